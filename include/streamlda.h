@@ -1,0 +1,333 @@
+/* streamlda.h - the public API of streamlda: streaming hybrid LDA. */
+#ifndef STREAMLDA_H
+#define STREAMLDA_H
+
+/*
+ * streamlda learns LDA topic models from a never-ending stream of documents.
+ * Each document gets a hybrid local step (collapsed Gibbs sampling for the
+ * word-document pairs that occur at most r times, collapsed variational
+ * updates for the rest); each minibatch then moves the global topic-word
+ * counts by a stochastic step rho_t (SCVB0-style). The math is in
+ * docs/ALGORITHM.md (a copy of the project's contract).
+ *
+ * Example 1 - train from a file and write a snapshot:
+ *
+ *     char err[512];
+ *     slda_conf_t *conf = slda_conf_new();
+ *     slda_conf_set(conf, "topics", "20", err, sizeof err);
+ *     slda_model_t *model = slda_model_new(conf, err, sizeof err);
+ *     slda_reader_t *rd = slda_reader_open(conf, model, "docs.txt",
+ *                                          SLDA_FORMAT_TEXT, err, sizeof err);
+ *     slda_doc_t docs[256]; size_t n;
+ *     while ((n = slda_reader_next_batch(rd, docs, 256)) > 0) {
+ *         slda_model_train(model, docs, n, NULL, NULL, err, sizeof err);
+ *         slda_docs_clear(docs, n);
+ *     }
+ *     slda_snapshot_write(model, "model.slda", err, sizeof err);
+ *     slda_reader_close(rd); slda_model_destroy(model); slda_conf_destroy(conf);
+ *
+ * Example 2 - run the Kafka service on a topic (what `streamlda run` does):
+ *
+ *     slda_conf_set(conf, "input.topics", "docs", err, sizeof err);
+ *     slda_conf_set(conf, "kafka.bootstrap.servers", "localhost:9092", err, sizeof err);
+ *     slda_service_t *svc = slda_service_new(conf, err, sizeof err);
+ *     slda_service_run(svc, &stop_flag);      returns when stop_flag is set
+ *     slda_service_destroy(svc);
+ *
+ * Example 3 - load a snapshot and query it:
+ *
+ *     slda_model_t *model = slda_snapshot_read("model.slda", err, sizeof err);
+ *     float theta[SLDA_MAX_TOPICS];
+ *     slda_doc_t doc;
+ *     slda_doc_from_text(model, "the stock market fell", 21, &doc, err, sizeof err);
+ *     slda_model_infer(model, &doc, theta, 42);
+ *     slda_doc_clear(&doc);
+ *
+ * Conventions: every _destroy/_clear accepts NULL. Functions that can fail on
+ * user input return slda_err_t and write a human reason into errstr (of
+ * errstr_size bytes), formatted `<what> "<name>": <problem>` so the caller can
+ * prefix `file:line: `. The library never prints and never exits.
+ * Thread safety: a model is used by one thread at a time; slda_model_train
+ * may fan out to its own worker threads (`threads=`).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @name Version @{ */
+#define SLDA_VERSION 0x000100 /* 0.1.0: 0xMMmmpp */
+#define SLDA_VERSION_STR "0.1.0"
+const char *slda_version_str(void);
+/** @} */
+
+#define SLDA_MAX_TOPICS 4096
+
+/** @name Errors @{ */
+typedef enum {
+    SLDA_OK = 0,
+    SLDA_ERR_INVALID,   /* invalid argument or configuration value */
+    SLDA_ERR_UNKNOWN,   /* unknown configuration key or name */
+    SLDA_ERR_NOMEM,     /* model-sized allocation failed */
+    SLDA_ERR_IO,        /* open/read/write/fsync/rename failed */
+    SLDA_ERR_PARSE,     /* malformed input line or record */
+    SLDA_ERR_UTF8,      /* invalid UTF-8 */
+    SLDA_ERR_EMPTY,     /* empty document (no tokens after tokenising) */
+    SLDA_ERR_RANGE,     /* id or value out of range */
+    SLDA_ERR_TRUNCATED, /* input ended early */
+    SLDA_ERR_CORRUPT,   /* checksum mismatch, bad magic, inconsistent data */
+    SLDA_ERR_VERSION,   /* format version newer than this build understands */
+    SLDA_ERR_TOO_LARGE, /* over a configured size limit */
+    SLDA_ERR_KAFKA,     /* a Kafka client error */
+    SLDA_ERR_EOF,       /* no more input (not a failure) */
+    SLDA_ERR__COUNT
+} slda_err_t;
+
+/** Stable identifier of the code, e.g. "SLDA_ERR_PARSE". Never NULL. */
+const char *slda_err_name(slda_err_t err);
+/** One-line description of the code. Never NULL. */
+const char *slda_err_desc(slda_err_t err);
+/** @} */
+
+/** @name Configuration
+ * One property table drives slda_conf_set, --help, `-X list` and
+ * config/CONFIGURATION.md. Keys starting with "kafka." are stored verbatim and
+ * passed to librdkafka unchanged. Precedence: defaults < config file <
+ * environment (SLDA_<KEY> with '.' -> '_', upper case) < -X.
+ * @{ */
+typedef struct slda_conf_s slda_conf_t;
+
+slda_conf_t *slda_conf_new(void);
+slda_conf_t *slda_conf_dup(const slda_conf_t *conf);
+void slda_conf_destroy(slda_conf_t *conf);
+/** Set one property. SLDA_ERR_UNKNOWN for unknown keys, SLDA_ERR_INVALID for a
+ *  value that does not parse or is out of range; errstr says which. */
+slda_err_t slda_conf_set(slda_conf_t *conf, const char *name, const char *value,
+                         char *errstr, size_t errstr_size);
+/** Current value as text into dest. SLDA_ERR_UNKNOWN if no such key. */
+slda_err_t slda_conf_get(const slda_conf_t *conf, const char *name, char *dest,
+                         size_t dest_size);
+/** Read a flat key=value file ('#' comments, blank lines). Errors carry
+ *  "path:line: ". */
+slda_err_t slda_conf_load_file(slda_conf_t *conf, const char *path, char *errstr,
+                               size_t errstr_size);
+/** Apply SLDA_* environment variables (see above). */
+slda_err_t slda_conf_load_env(slda_conf_t *conf, char *errstr, size_t errstr_size);
+/** Print the property table: markdown=0 for `-X list`, 1 for CONFIGURATION.md. */
+void slda_conf_print_table(FILE *out, int markdown);
+/** Print every non-kafka key with its current value (`-X dump`). */
+void slda_conf_dump(const slda_conf_t *conf, FILE *out);
+/** Number of kafka.* properties; name i (without "kafka.") and value i are
+ *  borrowed and live as long as conf is not modified. */
+size_t slda_conf_kafka_count(const slda_conf_t *conf);
+void slda_conf_kafka_get(const slda_conf_t *conf, size_t i, const char **name,
+                         const char **value);
+/** @} */
+
+/** @name Documents
+ * A document is a bag of (word id, count) pairs with unique word ids.
+ * @{ */
+typedef struct slda_doc_s {
+    char *id;          /* owned, NUL-terminated; may be NULL */
+    int64_t time_ms;   /* message/document time, 0 if unknown */
+    uint32_t npairs;   /* number of distinct words */
+    uint32_t ntokens;  /* sum of counts */
+    uint32_t *word;    /* npairs word ids (owned) */
+    uint32_t *count;   /* npairs counts >= 1 (owned) */
+    uint32_t cap;      /* allocated length of word/count */
+} slda_doc_t;
+
+void slda_doc_init(slda_doc_t *doc);
+/** Free what doc owns and re-initialise it. */
+void slda_doc_clear(slda_doc_t *doc);
+void slda_docs_clear(slda_doc_t *docs, size_t n);
+/** Append count occurrences of word (merging duplicates at the end:
+ *  call slda_doc_finish once all words are in). */
+void slda_doc_add(slda_doc_t *doc, uint32_t word, uint32_t count);
+/** Sort pairs by word id and merge duplicates; sets ntokens. */
+void slda_doc_finish(slda_doc_t *doc);
+/** @} */
+
+/** @name Model
+ * @{ */
+typedef struct slda_model_s slda_model_t;
+
+/** A new empty model from the engine keys of conf (topics, alpha, eta,
+ *  local.*, rho.*, vocab.*, seed, threads). Fixed vocabulary when
+ *  vocab.file is set. Returns NULL with errstr set on failure (an impossible
+ *  size fails here with SLDA_ERR_NOMEM's text, not mid-stream). */
+slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errstr_size);
+void slda_model_destroy(slda_model_t *model);
+
+uint32_t slda_model_topics(const slda_model_t *model);
+/** Vocabulary rows in use (open vocabulary) or the fixed vocabulary size. */
+uint32_t slda_model_vocab_size(const slda_model_t *model);
+/** Updates applied so far (t). */
+uint64_t slda_model_updates(const slda_model_t *model);
+/** Training documents / tokens absorbed so far. */
+uint64_t slda_model_docs(const slda_model_t *model);
+uint64_t slda_model_tokens(const slda_model_t *model);
+/** The word of id, borrowed until the vocabulary next changes; NULL if unused. */
+const char *slda_model_word(const slda_model_t *model, uint32_t id);
+/** Id of a (normalised) word, or UINT32_MAX if unknown. */
+uint32_t slda_model_word_id(const slda_model_t *model, const char *word, size_t len);
+/** Current alpha (K values) into out. */
+void slda_model_alpha(const slda_model_t *model, double *out);
+
+typedef struct slda_train_stats_s {
+    uint64_t docs, tokens;      /* trained on in this call */
+    uint64_t skipped_empty;     /* documents with no tokens, not trained */
+    double rho;                 /* step size used */
+    double seconds;             /* wall time of the call */
+} slda_train_stats_t;
+
+/** One minibatch: local step on every document (global state frozen), then
+ *  one global update. Documents are borrowed. thetas (may be NULL) receives
+ *  each document's topic mixture, ndocs x K floats. stats may be NULL. */
+slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                            float *thetas, slda_train_stats_t *stats, char *errstr,
+                            size_t errstr_size);
+/** Topic mixture theta (K floats) of doc under the frozen model; seed makes
+ *  the sampled part reproducible. */
+slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc,
+                            float *theta, uint64_t seed);
+/** The n most probable words of topic k: ids and probabilities phi[w][k].
+ *  Returns how many were written (<= n). */
+size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n,
+                            uint32_t *ids, float *probs);
+/** phi[k][w] = (Nphi[w][k]+eta)/(NZ[k]+W eta) for the rows in use, written
+ *  row-major K x slda_model_vocab_size() into out; ids_out (may be NULL)
+ *  receives the word id of each column. */
+slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_out);
+/** Topic totals NZ[k] (K doubles). */
+void slda_model_topic_totals(const slda_model_t *model, double *out);
+
+/** Consumer positions that the model's state includes: for each
+ *  (topic, partition) the next offset to read. Stored in snapshots. */
+typedef struct slda_offset_s {
+    char topic[128];
+    int32_t partition;
+    int64_t offset;
+} slda_offset_t;
+slda_err_t slda_model_set_offsets(slda_model_t *model, const slda_offset_t *offs, size_t n);
+/** Borrowed array, valid until the next set; *n receives the count. */
+const slda_offset_t *slda_model_offsets(const slda_model_t *model, size_t *n);
+/** @} */
+
+/** @name Text
+ * @{ */
+/** Tokenise UTF-8 text with the model's tokenizer settings (lower-casing,
+ *  stop words, minimum length) and map the tokens to word ids, adding new
+ *  words in open-vocabulary mode (unknown words are dropped in fixed mode).
+ *  doc is (re)initialised. SLDA_ERR_UTF8 / SLDA_ERR_EMPTY on bad input. */
+slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
+                              slda_doc_t *doc, char *errstr, size_t errstr_size);
+/** Same, from already separated tokens (each normalised like text tokens). */
+slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
+                                const size_t *lens, size_t n, slda_doc_t *doc,
+                                char *errstr, size_t errstr_size);
+/** @} */
+
+/** @name Readers
+ * @{ */
+typedef enum {
+    SLDA_FORMAT_AUTO = 0, /* by file name / first line */
+    SLDA_FORMAT_UCI,      /* docword.*.txt with vocab (vocab.file) */
+    SLDA_FORMAT_LDAC,     /* lda-c: "N id:count ..." per line, vocab.file */
+    SLDA_FORMAT_TEXT,     /* raw text, one document per line */
+    SLDA_FORMAT_JSONL     /* {"id":..,"text":..} or {"id":..,"tokens":[..]} */
+} slda_format_t;
+
+typedef struct slda_reader_s slda_reader_t;
+
+/** Open path ("-" = standard input). The reader maps words through model's
+ *  vocabulary; model is borrowed for the reader's life. */
+slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
+                                const char *path, slda_format_t format, char *errstr,
+                                size_t errstr_size);
+/** Read the next document into doc. SLDA_OK, SLDA_ERR_EOF at the end, or an
+ *  input error (errstr has "path:line: ..."): the bad record is skipped and
+ *  counted, and the next call continues after it. */
+slda_err_t slda_reader_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                            size_t errstr_size);
+/** Counters: documents read, and records rejected for each error code. */
+uint64_t slda_reader_docs(const slda_reader_t *rd);
+uint64_t slda_reader_errors(const slda_reader_t *rd, slda_err_t code);
+void slda_reader_close(slda_reader_t *rd);
+slda_format_t slda_format_parse(const char *name); /* -1 cast if unknown */
+/** @} */
+
+/** @name Evaluation
+ * @{ */
+/** Held-out per-word perplexity by document completion (ALGORITHM.md,
+ *  "Evaluation in stream mode"): for each doc, a random half of its tokens
+ *  (seeded) folds in theta, the other half is scored. *ntokens_out (may be
+ *  NULL) receives the number of scored tokens. */
+slda_err_t slda_eval_perplexity(const slda_model_t *model, const slda_doc_t *docs,
+                                size_t ndocs, uint64_t seed, double *perplexity,
+                                uint64_t *ntokens_out);
+/** UMass coherence of each topic's top n words over reference docs; mean
+ *  into *mean, per-topic into per_topic (K doubles, may be NULL). */
+slda_err_t slda_eval_umass(const slda_model_t *model, const slda_doc_t *docs,
+                           size_t ndocs, size_t n, double *mean, double *per_topic);
+/** @} */
+
+/** @name Snapshots
+ * Format: docs/snapshot-format.md. Written atomically (temp file, fsync,
+ * rename, directory fsync); checked with XXH3-64 on load.
+ * @{ */
+slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char *errstr,
+                               size_t errstr_size);
+/** A new model from a snapshot file; NULL with errstr on failure
+ *  (SLDA_ERR_CORRUPT / _VERSION / _TRUNCATED / _IO; *err_out may be NULL). */
+slda_model_t *slda_snapshot_read(const char *path, slda_err_t *err_out, char *errstr,
+                                 size_t errstr_size);
+/** Encode to a malloc'ed buffer (caller frees) / decode from memory. */
+slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *len,
+                                char *errstr, size_t errstr_size);
+slda_model_t *slda_snapshot_decode(const void *buf, size_t len, slda_err_t *err_out,
+                                   char *errstr, size_t errstr_size);
+/** K x W float32 phi as a NumPy .npy file (row k = topic k, column = row of
+ *  slda_model_phi). */
+slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *errstr,
+                           size_t errstr_size);
+/** @} */
+
+/** @name Batch mode (the hybrid paper's experiment)
+ * @{ */
+typedef struct slda_batch_result_s {
+    double perplexity;  /* on the withheld 10% of each document's tokens */
+    double seconds;
+    uint64_t train_tokens, test_tokens;
+} slda_batch_result_t;
+/** Run `iterations` in-place sweeps of the configured local variant
+ *  (local=, local.threshold=) over docs, with 10% of each document's tokens
+ *  withheld (seeded). progress (may be NULL) is called every `every`
+ *  iterations with the current test perplexity. model (may be NULL) receives
+ *  the final counts. */
+slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_t ndocs,
+                          uint32_t nwords, uint32_t iterations,
+                          void (*progress)(uint32_t iter, double perplexity, void *opaque),
+                          uint32_t every, void *opaque, slda_batch_result_t *result,
+                          char *errstr, size_t errstr_size);
+/** @} */
+
+/** @name Service
+ * @{ */
+typedef struct slda_service_s slda_service_t;
+slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t errstr_size);
+/** Runs until *stop becomes non-zero (set it from a signal handler), then
+ *  finishes the minibatch, writes a final snapshot, commits and returns. */
+slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,
+                            size_t errstr_size);
+void slda_service_destroy(slda_service_t *svc);
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STREAMLDA_H */

@@ -1,0 +1,73 @@
+/* alloc.c - the two allocation paths: small ones abort, model-sized ones fail softly.
+ *
+ * A failed small allocation (a token, a document, a config string) leaves no
+ * sensible way on, so it prints the size and aborts. Model-sized arrays (K x W)
+ * return NULL with the size in errstr, so an impossible K or W fails at start-up
+ * with a message instead of mid-stream.
+ */
+#include "slda_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "streamlda: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *slda_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *slda_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom(n * size);
+    return p;
+}
+
+void *slda_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *slda_xstrdup(const char *s)
+{
+    return slda_xstrndup(s, strlen(s));
+}
+
+char *slda_xstrndup(const char *s, size_t n)
+{
+    char *p = slda_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void *slda_big_alloc(size_t n, const char *what, char *errstr, size_t errstr_size)
+{
+    void *p = NULL;
+    size_t rounded = (n + 63) & ~(size_t)63;
+    if (rounded < n || posix_memalign(&p, 64, rounded ? rounded : 64) != 0) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM, "%s: cannot allocate %zu bytes",
+                     what, n);
+        return NULL;
+    }
+    memset(p, 0, rounded);
+    return p;
+}
+
+void slda_big_free(void *p)
+{
+    free(p);
+}

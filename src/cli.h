@@ -1,0 +1,39 @@
+/* cli.h - shared pieces of the command line (src/cli*.c): the only code that prints and exits. */
+#ifndef SLDA_CLI_H
+#define SLDA_CLI_H
+
+#include "streamlda.h"
+
+/* Exit codes. */
+#define SLDA_EXIT_OK 0
+#define SLDA_EXIT_FAIL 1
+#define SLDA_EXIT_USAGE 2
+
+/* Options every subcommand shares, collected by getopt_long in the
+ * subcommand and applied with slda_cli_conf_apply. */
+typedef struct slda_cli_opts_s {
+    const char *config_path; /* -c/--config FILE, may be NULL */
+    const char **xprops;     /* -X key=value, in order */
+    size_t nx, xcap;
+} slda_cli_opts_t;
+
+/* Remember one -X key=value (the string is borrowed from argv). */
+void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
+/* Apply defaults < config file < environment < -X into conf. `-X list`
+ * prints the property table and `-X dump` the effective configuration, and
+ * then return SLDA_EXIT_OK with *done set. Prints errors on stderr and
+ * returns SLDA_EXIT_USAGE on a bad key or value. */
+int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
+void slda_cli_opts_clear(slda_cli_opts_t *opts);
+
+/* Subcommands: argv[0] is the subcommand name. Return the exit code. */
+int slda_cli_train(int argc, char **argv);
+int slda_cli_topics(int argc, char **argv);
+int slda_cli_infer(int argc, char **argv);
+int slda_cli_export(int argc, char **argv);
+int slda_cli_batch(int argc, char **argv);   /* train --batch */
+int slda_cli_run(int argc, char **argv);     /* cli_kafka.c */
+int slda_cli_produce(int argc, char **argv); /* cli_kafka.c */
+int slda_cli_broker(int argc, char **argv);  /* cli_kafka.c */
+
+#endif

@@ -1,0 +1,82 @@
+/* doc.c - documents as sorted (word id, count) bags. */
+#include "slda_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void slda_doc_init(slda_doc_t *doc)
+{
+    memset(doc, 0, sizeof *doc);
+}
+
+void slda_doc_clear(slda_doc_t *doc)
+{
+    if (!doc)
+        return;
+    free(doc->id);
+    free(doc->word);
+    free(doc->count);
+    slda_doc_init(doc);
+}
+
+void slda_docs_clear(slda_doc_t *docs, size_t n)
+{
+    for (size_t i = 0; docs && i < n; i++)
+        slda_doc_clear(&docs[i]);
+}
+
+void slda_doc_add(slda_doc_t *doc, uint32_t word, uint32_t count)
+{
+    if (doc->npairs == doc->cap) {
+        doc->cap = doc->cap ? doc->cap * 2 : 16;
+        doc->word = slda_xrealloc(doc->word, doc->cap * sizeof *doc->word);
+        doc->count = slda_xrealloc(doc->count, doc->cap * sizeof *doc->count);
+    }
+    doc->word[doc->npairs] = word;
+    doc->count[doc->npairs] = count;
+    doc->npairs++;
+    doc->ntokens += count;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void sort_pairs(uint32_t *w, uint32_t *c, uint32_t n)
+{
+    uint64_t *packed = slda_xmalloc((size_t)n * sizeof *packed);
+    for (uint32_t i = 0; i < n; i++)
+        packed[i] = ((uint64_t)w[i] << 32) | c[i];
+    qsort(packed, n, sizeof *packed, cmp_u64);
+    for (uint32_t i = 0; i < n; i++) {
+        w[i] = (uint32_t)(packed[i] >> 32);
+        c[i] = (uint32_t)packed[i];
+    }
+    free(packed);
+}
+
+void slda_doc_finish(slda_doc_t *doc)
+{
+    uint32_t n = doc->npairs, out = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        if (doc->word[i - 1] >= doc->word[i]) {
+            sort_pairs(doc->word, doc->count, n);
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (out > 0 && doc->word[out - 1] == doc->word[i]) {
+            doc->count[out - 1] += doc->count[i];
+        } else {
+            doc->word[out] = doc->word[i];
+            doc->count[out] = doc->count[i];
+            out++;
+        }
+        total += doc->count[i];
+    }
+    doc->npairs = out;
+    doc->ntokens = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}

@@ -1,0 +1,219 @@
+/* slda_int.h - internal types shared by the streamlda modules (not installed). */
+#ifndef SLDA_INT_H
+#define SLDA_INT_H
+
+#include "streamlda.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- alloc.c: small allocations abort with the size; model-sized ones fail softly ---- */
+void *slda_xmalloc(size_t n);
+void *slda_xcalloc(size_t n, size_t size);
+void *slda_xrealloc(void *p, size_t n);
+char *slda_xstrdup(const char *s);
+char *slda_xstrndup(const char *s, size_t n);
+/* 64-byte aligned, zeroed; NULL (and errstr "<what>: cannot allocate N bytes") on failure. */
+void *slda_big_alloc(size_t n, const char *what, char *errstr, size_t errstr_size);
+void slda_big_free(void *p);
+
+/* ---- err.c ---- */
+/* snprintf into errstr (if errstr_size > 0); returns err. */
+slda_err_t slda_set_err(char *errstr, size_t errstr_size, slda_err_t err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- hash.c: the only file that includes xxhash.h ---- */
+uint64_t slda_hash64(const void *data, size_t len, uint64_t seed);
+
+/* ---- rng.c: xoshiro256** seeded by splitmix64 ---- */
+typedef struct slda_rng_s {
+    uint64_t s[4];
+} slda_rng_t;
+void slda_rng_seed(slda_rng_t *rng, uint64_t seed);
+/* Seed from several values (e.g. seed, update number, document index). */
+void slda_rng_seed3(slda_rng_t *rng, uint64_t a, uint64_t b, uint64_t c);
+uint64_t slda_rng_next(slda_rng_t *rng);
+static inline float slda_rng_float(slda_rng_t *rng) /* uniform [0,1) */
+{
+    return (float)(slda_rng_next(rng) >> 40) * (1.0f / 16777216.0f);
+}
+static inline double slda_rng_double(slda_rng_t *rng) /* uniform [0,1) */
+{
+    return (double)(slda_rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+uint32_t slda_rng_below(slda_rng_t *rng, uint32_t n);
+
+/* ---- mathx.c ---- */
+double slda_digamma(double x);
+
+/* ---- configuration (config.c owns the property table) ---- */
+typedef enum {
+    SLDA_VB_NONE = 0, /* pure CGS: every token sampled */
+    SLDA_VB_CVB0,
+    SLDA_VB_CVB,
+    SLDA_VB_SVB
+} slda_vb_kind_t;
+
+typedef enum { SLDA_ALPHA_FIXED = 0, SLDA_ALPHA_FIXEDPOINT, SLDA_ALPHA_NEWTON } slda_alpha_learn_t;
+typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
+typedef enum { SLDA_INFMT_AUTO = 0, SLDA_INFMT_TEXT, SLDA_INFMT_JSON, SLDA_INFMT_MSGPACK } slda_infmt_t;
+
+/* Engine parameters: everything the model and its steps read. */
+typedef struct slda_params_s {
+    uint32_t topics;            /* topics: K */
+    double alpha;               /* alpha: symmetric initial alpha_k */
+    double eta;                 /* eta */
+    slda_alpha_learn_t alpha_learn; /* alpha.learn: off | fixedpoint | newton */
+    slda_vb_kind_t vb;          /* local: cgs | cvb0 | cvb | svb | cvb0+cgs | cvb+cgs | svb+cgs */
+    int hybrid;                 /* 1 for the "+cgs" variants */
+    uint32_t threshold;         /* local.threshold: r of the hybrids; pairs with count <= r are
+                                   sampled. Use slda_params_r() for the effective value. */
+    uint32_t burnin;            /* local.burnin sweeps */
+    uint32_t samples;           /* local.samples collection sweeps */
+    double tolerance;           /* local.tolerance: stop burn-in early when mean |dNtheta|/L < tol */
+    slda_stats_kind_t stats;    /* local.stats: rb | sample */
+    double rho_s, rho_tau, rho_kappa, rho_min; /* rho.s, rho.tau, rho.kappa, rho.min */
+    double corpus_tokens;       /* corpus.tokens: C; 0 = number of training tokens when known */
+    double init_scale;          /* init.scale: mean of the random initial Nphi entries */
+    uint32_t vocab_capacity;    /* vocab.capacity: W in open-vocabulary mode */
+    char *vocab_file;           /* vocab.file: fixed vocabulary, one word a line (NULL = open) */
+    uint64_t seed;              /* seed */
+    uint32_t threads;           /* threads */
+    /* tokenizer */
+    char *stopwords;            /* text.stopwords: "none", "smart", "snowball", "onix" or a path */
+    uint32_t min_length;        /* text.min.length: minimum token length in characters */
+    uint32_t max_doc_bytes;     /* text.max.bytes: larger documents are rejected */
+} slda_params_t;
+
+struct slda_conf_s {
+    slda_params_t p;
+    /* training CLI */
+    uint32_t minibatch_docs;    /* minibatch.docs */
+    uint32_t minibatch_ms;      /* minibatch.ms */
+    uint32_t heldout_modulo;    /* heldout.modulo: doc held out when hash(id) % m == 0; 0 = none */
+    uint32_t progress_ms;       /* progress.ms: status line interval */
+    /* service */
+    char *model_name;           /* model.name */
+    char *input_topics;         /* input.topics: comma separated */
+    slda_infmt_t input_format;  /* input.format: auto | text | json | msgpack */
+    uint32_t input_max_bytes;   /* input.max.bytes */
+    char *snapshot_dir;         /* snapshot.dir */
+    uint32_t snapshot_keep;     /* snapshot.keep */
+    uint32_t snapshot_every_batches; /* snapshot.every.batches (0 = off) */
+    uint32_t snapshot_every_ms; /* snapshot.every.ms (0 = off) */
+    char *snapshot_topic;       /* snapshot.topic ("" = off) */
+    uint32_t snapshot_chunk_bytes; /* snapshot.chunk.bytes */
+    char *output_topic;         /* output.topic ("" = off) */
+    uint32_t output_top;        /* output.top: topics per document in the output */
+    char *deadletter_topic;     /* deadletter.topic */
+    int32_t http_port;          /* http.port (-1 = off, 0 = ephemeral) */
+    uint32_t status_ms;         /* status.ms */
+    /* kafka.* pass-through, in insertion order */
+    size_t nkafka;
+    char **kafka_names;         /* without the "kafka." prefix */
+    char **kafka_values;
+};
+
+/* ---- vocab.c: word <-> id keyed by XXH3-64 of the normalised token, bounded ---- */
+typedef struct slda_vocab_s slda_vocab_t;
+/* Called when row id is evicted (so the model can drop its counts). */
+typedef void (*slda_evict_cb)(uint32_t id, void *opaque);
+slda_vocab_t *slda_vocab_new(uint32_t capacity, uint64_t seed, int fixed);
+void slda_vocab_destroy(slda_vocab_t *vocab);
+void slda_vocab_set_evict_cb(slda_vocab_t *vocab, slda_evict_cb cb, void *opaque);
+/* Id of word; in open mode adds it (evicting the rarest unpinned words when
+ * full). *added (may be NULL) is set when the word is new. UINT32_MAX when the
+ * word is unknown in fixed mode or nothing could be evicted. */
+uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len, bool *added);
+uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len);
+/* Add with a given id (snapshot load / fixed vocabulary). */
+slda_err_t slda_vocab_put(slda_vocab_t *vocab, uint32_t id, const char *word, size_t len,
+                          double freq, char *errstr, size_t errstr_size);
+const char *slda_vocab_word(const slda_vocab_t *vocab, uint32_t id); /* NULL if unused */
+uint32_t slda_vocab_size(const slda_vocab_t *vocab);     /* ids in use */
+uint32_t slda_vocab_capacity(const slda_vocab_t *vocab);
+uint32_t slda_vocab_max_id(const slda_vocab_t *vocab);   /* 1 + highest id ever used */
+int slda_vocab_is_fixed(const slda_vocab_t *vocab);
+uint64_t slda_vocab_seed(const slda_vocab_t *vocab);
+/* Frequency bookkeeping used for eviction (decayed document frequency). */
+void slda_vocab_touch(slda_vocab_t *vocab, uint32_t id, double weight);
+double slda_vocab_freq(const slda_vocab_t *vocab, uint32_t id);
+/* Words touched in the current minibatch are pinned: not evicted until the
+ * next slda_vocab_new_epoch. */
+void slda_vocab_new_epoch(slda_vocab_t *vocab);
+uint64_t slda_vocab_evictions(const slda_vocab_t *vocab);
+
+/* ---- tokenize.c ---- */
+typedef struct slda_tokenizer_s slda_tokenizer_t;
+slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_t errstr_size);
+void slda_tokenizer_destroy(slda_tokenizer_t *tok);
+/* Calls cb for each normalised token (lower-cased UTF-8, stop words and short
+ * tokens removed). SLDA_ERR_UTF8 (with byte offset in errstr) on invalid UTF-8,
+ * before any callback is made. */
+typedef void (*slda_token_cb)(const char *tok, size_t len, void *opaque);
+slda_err_t slda_tokenize(const slda_tokenizer_t *tok, const char *text, size_t len,
+                         slda_token_cb cb, void *opaque, char *errstr, size_t errstr_size);
+/* Normalise one token as the tokenizer would (lower-case); returns 0 if it is
+ * dropped (stop word, too short, invalid). out has room for 4*len+1 bytes. */
+size_t slda_token_normalise(const slda_tokenizer_t *tok, const char *in, size_t len, char *out);
+
+/* ---- docmsg.c: one Kafka message value -> document ---- */
+/* Decode val (text, JSON {"id","text"|"tokens"} or MessagePack map with the
+ * same fields; SLDA_INFMT_AUTO sniffs) and tokenise it through model. The id
+ * comes from the "id" field, else from key (may be NULL), else stays NULL.
+ * Errors: SLDA_ERR_PARSE (undecodable), SLDA_ERR_UTF8, SLDA_ERR_EMPTY,
+ * SLDA_ERR_TOO_LARGE (len > max_bytes, when max_bytes > 0). */
+slda_err_t slda_doc_from_message(slda_model_t *model, slda_infmt_t fmt, const void *val,
+                                 size_t len, const void *key, size_t keylen,
+                                 uint32_t max_bytes, slda_doc_t *doc, char *errstr,
+                                 size_t errstr_size);
+
+/* ---- model.c: global state ---- */
+/*
+ * Nphi[w][k] = sigma * A[w*Kp + k] (lazy scale, ALGORITHM.md "Global step").
+ * Rows are Kp floats (K rounded up to 16) and 64-byte aligned, so the K loops
+ * vectorise; padding entries stay 0. NZ[k] = sum_w Nphi[w][k] is kept dense.
+ */
+struct slda_model_s {
+    slda_params_t p;            /* own copy (strings owned) */
+    uint32_t K, Kp;
+    uint32_t W;                 /* rows allocated: fixed vocabulary size or vocab.capacity */
+    float *A;                   /* W * Kp */
+    double sigma;
+    double *NZ;                 /* K */
+    double *alpha;              /* K */
+    double alpha_sum;
+    uint64_t t;                 /* global updates applied */
+    uint64_t docs, tokens;      /* trained on */
+    double corpus_tokens;       /* C in use */
+    slda_vocab_t *vocab;
+    slda_tokenizer_t *tok;
+    slda_offset_t *offsets;
+    size_t noffsets;
+    char *name;                 /* model.name */
+    int64_t created_ms, updated_ms;
+    struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
+};
+
+/* Build a model from params without a vocabulary file (snapshot loader). */
+slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,
+                               char *errstr, size_t errstr_size);
+/* Fold sigma into A (O(W K)); done when sigma falls below SLDA_SIGMA_FOLD. */
+void slda_model_fold_scale(slda_model_t *model);
+#define SLDA_SIGMA_FOLD 1e-6
+/* Copy a params struct, duplicating its strings / free them. */
+void slda_params_copy(slda_params_t *dst, const slda_params_t *src);
+void slda_params_clear(slda_params_t *p);
+/* Parse "cvb0+cgs" etc. into vb/threshold; returns 0 on unknown name. */
+int slda_local_parse(const char *name, slda_vb_kind_t *vb, int *hybrid);
+const char *slda_local_name(slda_vb_kind_t vb, int hybrid);
+/* Effective singleton threshold: UINT32_MAX for cgs, 0 for pure VB, else r. */
+static inline uint32_t slda_params_r(const slda_params_t *p)
+{
+    if (p->vb == SLDA_VB_NONE)
+        return UINT32_MAX;
+    return p->hybrid ? p->threshold : 0;
+}
+
+#endif /* SLDA_INT_H */

@@ -1,0 +1,41 @@
+/* testutil.c - shared test helpers: summary line, temporary files. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+int slda_test_failures = 0;
+
+int slda_test_done(const char *name)
+{
+    if (slda_test_failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, slda_test_failures);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}
+
+char *slda_test_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *path = malloc(4096);
+    snprintf(path, 4096, "%s/slda-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(path)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    return path;
+}
+
+int slda_test_write_file(const char *path, const char *content)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t n = strlen(content);
+    int rc = fwrite(content, 1, n, f) == n ? 0 : -1;
+    if (fclose(f))
+        rc = -1;
+    return rc;
+}
