@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# setup.sh - install the Debian packages streamlda needs to build, test and benchmark.
+# Idempotent: installs only what is missing. Needs root (or sudo) and Debian's archive.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config          # toolchain
+  librdkafka-dev libmsgpack-dev libxxhash-dev libmicrohttpd-dev   # libraries
+  python3 python3-numpy python3-msgpack python3-kafka kcat        # tests: independent clients
+  curl time                                 # tests (/metrics) and bench (peak memory)
+)
+if [ "${SLDA_BENCH:-0}" = 1 ]; then
+  packages+=(python3-gensim python3-sklearn linux-perf valgrind)  # bench/ peers and profilers
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
