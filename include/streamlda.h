@@ -270,6 +270,12 @@ slda_format_t slda_format_parse(const char *name); /* -1 cast if unknown */
 slda_err_t slda_eval_perplexity(const slda_model_t *model, const slda_doc_t *docs,
                                 size_t ndocs, uint64_t seed, double *perplexity,
                                 uint64_t *ntokens_out);
+/** Document completion with a given split: theta is folded in on obs_docs[j]
+ *  and test_docs[j] is scored (same formula as slda_eval_perplexity). With
+ *  test_docs NULL, each obs_docs[j] is split at random (that function). */
+slda_err_t slda_eval_completion(const slda_model_t *model, const slda_doc_t *obs_docs,
+                                const slda_doc_t *test_docs, size_t ndocs, uint64_t seed,
+                                double *perplexity, uint64_t *ntokens_out);
 /** UMass coherence of each topic's top n words over reference docs; mean
  *  into *mean, per-topic into per_topic (K doubles, may be NULL). */
 slda_err_t slda_eval_umass(const slda_model_t *model, const slda_doc_t *docs,

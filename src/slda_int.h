@@ -193,12 +193,19 @@ struct slda_model_s {
     size_t noffsets;
     char *name;                 /* model.name */
     int64_t created_ms, updated_ms;
+    uint8_t *row_ready;         /* W: 1 once the row holds its initial or learned counts */
     struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
+    struct slda_accum_s *accum; /* minibatch statistics buffer (global_step.c) */
 };
 
 /* Build a model from params without a vocabulary file (snapshot loader). */
 slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,
                                char *errstr, size_t errstr_size);
+/* Mark a row as holding counts (the snapshot loader calls it for each row). */
+static inline void slda_model_mark_row(slda_model_t *model, uint32_t id)
+{
+    model->row_ready[id] = 1;
+}
 /* Fold sigma into A (O(W K)); done when sigma falls below SLDA_SIGMA_FOLD. */
 void slda_model_fold_scale(slda_model_t *model);
 #define SLDA_SIGMA_FOLD 1e-6

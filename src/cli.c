@@ -1,0 +1,800 @@
+/* cli.c - the streamlda command: subcommand dispatch, shared options, train/topics/infer/export.
+ *
+ * The only code that prints and exits (with cli_*.c). stdout carries data
+ * (topics, mixtures, the training summary); diagnostics and progress go to
+ * stderr. Exit codes: 0 success, 1 runtime failure, 2 usage error.
+ */
+#include "cli.h"
+#include "reader.h"
+#include "slda_int.h"
+#include "snapshot.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- shared options ---- */
+
+void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
+{
+    if (opts->nx == opts->xcap) {
+        opts->xcap = opts->xcap ? opts->xcap * 2 : 8;
+        opts->xprops = slda_xrealloc(opts->xprops, opts->xcap * sizeof *opts->xprops);
+    }
+    opts->xprops[opts->nx++] = kv;
+}
+
+void slda_cli_opts_clear(slda_cli_opts_t *opts)
+{
+    free(opts->xprops);
+    memset(opts, 0, sizeof *opts);
+}
+
+int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
+{
+    char err[512];
+    *done = 0;
+    if (opts->config_path && slda_conf_load_file(conf, opts->config_path, err, sizeof err)) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        return SLDA_EXIT_USAGE;
+    }
+    if (slda_conf_load_env(conf, err, sizeof err)) {
+        fprintf(stderr, "streamlda: environment: %s\n", err);
+        return SLDA_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < opts->nx; i++) {
+        const char *kv = opts->xprops[i];
+        if (!strcmp(kv, "list")) {
+            slda_conf_print_table(stdout, 0);
+            *done = 1;
+            return SLDA_EXIT_OK;
+        }
+        const char *eq = strchr(kv, '=');
+        if (!eq) {
+            fprintf(stderr, "streamlda: -X \"%s\": expected key=value, list or dump\n", kv);
+            return SLDA_EXIT_USAGE;
+        }
+        char *key = slda_xstrndup(kv, (size_t)(eq - kv));
+        slda_err_t e = slda_conf_set(conf, key, eq + 1, err, sizeof err);
+        free(key);
+        if (e != SLDA_OK) {
+            fprintf(stderr, "streamlda: -X %s: %s\n", kv, err);
+            return SLDA_EXIT_USAGE;
+        }
+    }
+    for (size_t i = 0; i < opts->nx; i++) {
+        if (!strcmp(opts->xprops[i], "dump")) {
+            slda_conf_dump(conf, stdout);
+            *done = 1;
+        }
+    }
+    return SLDA_EXIT_OK;
+}
+
+/* Common option letters: -c FILE, -X key=value, -h. Returns 1 if handled. */
+static int common_opt(int c, slda_cli_opts_t *opts)
+{
+    if (c == 'c') {
+        opts->config_path = optarg;
+        return 1;
+    }
+    if (c == 'X') {
+        slda_cli_add_x(opts, optarg);
+        return 1;
+    }
+    return 0;
+}
+
+static volatile sig_atomic_t g_stop = 0;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- train (stream mode over files or standard input) ---- */
+
+static const char train_usage[] =
+    "Usage: streamlda train [OPTIONS] [FILE...]\n"
+    "Learn a topic model from documents in FILEs (or standard input, '-').\n"
+    "Stream mode runs minibatches of minibatch.docs documents through the hybrid\n"
+    "local step and the stochastic global update; --batch runs the hybrid paper's\n"
+    "in-place batch algorithms instead (see `streamlda train --batch --help`).\n"
+    "\n"
+    "  -f, --format FMT     auto (default), uci, ldac, text, jsonl\n"
+    "  -o, --output FILE    write the final model snapshot to FILE\n"
+    "  -p, --passes N       passes over the input (default 1; files are held in memory)\n"
+    "  -k, --topics N       number of topics (same as -X topics=N)\n"
+    "      --heldout M      hold out documents with XXH3(id) %% M == 0 (-X heldout.modulo=M)\n"
+    "                       and report their document-completion perplexity\n"
+    "      --print-topics N print the top N words of each topic at the end\n"
+    "      --coherence      report UMass coherence (top 10 words) on the held-out docs\n"
+    "      --test-obs FILE  with --test-held: an explicit document-completion split;\n"
+    "      --test-held FILE theta is folded in on each document of --test-obs and the\n"
+    "                       document with the same id in --test-held is scored\n"
+    "      --batch          batch mode (the hybrid paper's experiment)\n"
+    "  -c, --config FILE    configuration file (key=value lines)\n"
+    "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
+    "  -q, --quiet          no progress lines\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Standard output gets one summary line:\n"
+    "  train docs=N tokens=N seconds=S tokens_per_s=R test_docs=N perplexity=P errors=N\n"
+    "(seconds and tokens_per_s count the training steps only, not reading or evaluation).\n";
+
+typedef struct docvec_s {
+    slda_doc_t *v;
+    size_t n, cap;
+    uint64_t tokens;
+} docvec_t;
+
+static slda_doc_t *docvec_push(docvec_t *dv)
+{
+    if (dv->n == dv->cap) {
+        dv->cap = dv->cap ? dv->cap * 2 : 1024;
+        dv->v = slda_xrealloc(dv->v, dv->cap * sizeof *dv->v);
+    }
+    slda_doc_init(&dv->v[dv->n]);
+    return &dv->v[dv->n++];
+}
+
+static void docvec_clear(docvec_t *dv)
+{
+    slda_docs_clear(dv->v, dv->n);
+    free(dv->v);
+    memset(dv, 0, sizeof *dv);
+}
+
+typedef struct train_run_s {
+    slda_conf_t *conf;
+    slda_model_t *model;
+    docvec_t heldout;
+    docvec_t batch;
+    uint64_t ndocs_read, nerrors;
+    double train_seconds;
+    double last_progress;
+    int quiet;
+    char **files;
+    int nfiles;
+    slda_format_t fmt;
+    const char *test_obs, *test_held;
+    docvec_t obs, held;      /* explicit split, paired by id */
+} train_run_t;
+
+static int is_heldout(const slda_conf_t *conf, const slda_doc_t *doc, uint64_t ordinal)
+{
+    char buf[32];
+    const char *id = doc->id;
+    if (conf->heldout_modulo == 0)
+        return 0;
+    if (!id) {
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)ordinal);
+        id = buf;
+    }
+    return slda_hash64(id, strlen(id), 0) % conf->heldout_modulo == 0;
+}
+
+static double heldout_perplexity(train_run_t *tr)
+{
+    double perp = NAN;
+    if (tr->obs.n)
+        slda_eval_completion(tr->model, tr->obs.v, tr->held.v, tr->obs.n, tr->conf->p.seed,
+                             &perp, NULL);
+    else if (tr->heldout.n)
+        slda_eval_perplexity(tr->model, tr->heldout.v, tr->heldout.n, tr->conf->p.seed, &perp,
+                             NULL);
+    return perp;
+}
+
+static void progress(train_run_t *tr, int force)
+{
+    double now = now_s();
+    if (tr->quiet || tr->conf->progress_ms == 0)
+        return;
+    if (!force && (now - tr->last_progress) * 1000 < tr->conf->progress_ms)
+        return;
+    tr->last_progress = now;
+    double secs = tr->train_seconds > 0 ? tr->train_seconds : 1e-9;
+    fprintf(stderr,
+            "progress: docs %llu tokens %llu docs/s %.0f tokens/s %.0f rho %.4f updates %llu "
+            "vocabulary %u errors %llu\n",
+            (unsigned long long)slda_model_docs(tr->model),
+            (unsigned long long)slda_model_tokens(tr->model), slda_model_docs(tr->model) / secs,
+            slda_model_tokens(tr->model) / secs,
+            slda_rho(&tr->model->p, slda_model_updates(tr->model)),
+            (unsigned long long)slda_model_updates(tr->model), slda_model_vocab_size(tr->model),
+            (unsigned long long)tr->nerrors);
+}
+
+static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
+{
+    char err[512];
+    slda_train_stats_t st;
+    if (n == 0)
+        return 0;
+    if (slda_model_train(tr->model, docs, n, NULL, &st, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda: train: %s\n", err);
+        return -1;
+    }
+    tr->train_seconds += st.seconds;
+    progress(tr, 0);
+    return 0;
+}
+
+static int load_file(train_run_t *tr, const char *path, docvec_t *dv)
+{
+    char err[1024];
+    slda_reader_t *rd = slda_reader_open(tr->conf, tr->model, path, tr->fmt, err, sizeof err);
+    if (!rd) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        return -1;
+    }
+    for (;;) {
+        slda_doc_t *doc = docvec_push(dv);
+        slda_err_t e = slda_reader_next(rd, doc, err, sizeof err);
+        if (e == SLDA_OK)
+            continue;
+        slda_doc_clear(doc);
+        dv->n--;
+        if (e == SLDA_ERR_EOF)
+            break;
+        fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+    }
+    slda_reader_close(rd);
+    return 0;
+}
+
+static int cmp_doc_id(const void *a, const void *b)
+{
+    const slda_doc_t *x = a, *y = b;
+    return strcmp(x->id ? x->id : "", y->id ? y->id : "");
+}
+
+/* Load --test-obs and --test-held and keep the documents present in both,
+ * paired by id at the same index. */
+static int load_test_split(train_run_t *tr)
+{
+    docvec_t obs = {0}, held = {0};
+    if (load_file(tr, tr->test_obs, &obs) || load_file(tr, tr->test_held, &held)) {
+        docvec_clear(&obs);
+        docvec_clear(&held);
+        return -1;
+    }
+    qsort(obs.v, obs.n, sizeof *obs.v, cmp_doc_id);
+    qsort(held.v, held.n, sizeof *held.v, cmp_doc_id);
+    size_t i = 0, j = 0;
+    while (i < obs.n && j < held.n) {
+        int c = cmp_doc_id(&obs.v[i], &held.v[j]);
+        if (c == 0) {
+            *docvec_push(&tr->obs) = obs.v[i];
+            *docvec_push(&tr->held) = held.v[j];
+            slda_doc_init(&obs.v[i++]);
+            slda_doc_init(&held.v[j++]);
+        } else if (c < 0) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    docvec_clear(&obs);
+    docvec_clear(&held);
+    return 0;
+}
+
+/* Read every document of the inputs; keep held-out ones aside; hand the
+ * rest to sink (stream: train every minibatch; passes > 1: keep them). */
+static int read_inputs(train_run_t *tr, int keep_all)
+{
+    char err[1024];
+    uint32_t mb = tr->conf->minibatch_docs;
+    for (int f = 0; f < tr->nfiles && !g_stop; f++) {
+        slda_reader_t *rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err,
+                                             sizeof err);
+        if (!rd) {
+            fprintf(stderr, "streamlda: %s\n", err);
+            return -1;
+        }
+        for (;;) {
+            if (g_stop)
+                break;
+            slda_doc_t *doc = docvec_push(&tr->batch);
+            slda_err_t e = slda_reader_next(rd, doc, err, sizeof err);
+            if (e != SLDA_OK) {
+                slda_doc_clear(doc);
+                tr->batch.n--;
+                if (e == SLDA_ERR_EOF)
+                    break;
+                tr->nerrors++;
+                fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+                continue;
+            }
+            tr->ndocs_read++;
+            if (is_heldout(tr->conf, doc, tr->ndocs_read)) {
+                *docvec_push(&tr->heldout) = *doc;
+                tr->batch.n--;
+                continue;
+            }
+            tr->batch.tokens += doc->ntokens;
+            if (!keep_all && tr->batch.n >= mb) {
+                if (train_minibatch(tr, tr->batch.v, tr->batch.n)) {
+                    slda_reader_close(rd);
+                    return -1;
+                }
+                slda_docs_clear(tr->batch.v, tr->batch.n);
+                tr->batch.n = 0;
+            }
+        }
+        slda_reader_close(rd);
+    }
+    if (!keep_all && tr->batch.n) {
+        if (train_minibatch(tr, tr->batch.v, tr->batch.n))
+            return -1;
+        slda_docs_clear(tr->batch.v, tr->batch.n);
+        tr->batch.n = 0;
+    }
+    return 0;
+}
+
+static int train_passes(train_run_t *tr, uint32_t passes)
+{
+    uint32_t mb = tr->conf->minibatch_docs;
+    if (tr->model->corpus_tokens <= 0)
+        tr->model->corpus_tokens = (double)tr->batch.tokens;
+    for (uint32_t pass = 0; pass < passes && !g_stop; pass++) {
+        for (size_t i = 0; i < tr->batch.n && !g_stop; i += mb) {
+            size_t n = tr->batch.n - i < mb ? tr->batch.n - i : mb;
+            if (train_minibatch(tr, tr->batch.v + i, n))
+                return -1;
+        }
+        if (!tr->quiet && (tr->heldout.n || tr->obs.n))
+            fprintf(stderr, "pass %u: held-out perplexity %.2f\n", pass + 1,
+                    heldout_perplexity(tr));
+    }
+    return 0;
+}
+
+static void print_topics(const slda_model_t *model, size_t n, FILE *out)
+{
+    uint32_t *ids = slda_xmalloc(n * sizeof *ids);
+    float *probs = slda_xmalloc(n * sizeof *probs);
+    for (uint32_t k = 0; k < slda_model_topics(model); k++) {
+        size_t m = slda_model_top_words(model, k, n, ids, probs);
+        fprintf(out, "topic %u:", k);
+        for (size_t i = 0; i < m; i++)
+            fprintf(out, " %s", slda_model_word(model, ids[i]));
+        fputc('\n', out);
+    }
+    free(ids);
+    free(probs);
+}
+
+/* Set vocab.file from the first input when the format needs one. */
+static int guess_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt)
+{
+    char err[512];
+    if (conf->p.vocab_file && *conf->p.vocab_file)
+        return 0;
+    char *vocab = slda_reader_guess_vocab(path, fmt);
+    if (!vocab)
+        return 0;
+    int rc = slda_conf_set(conf, "vocab.file", vocab, err, sizeof err) == SLDA_OK ? 0 : -1;
+    if (rc)
+        fprintf(stderr, "streamlda: %s\n", err);
+    free(vocab);
+    return rc;
+}
+
+int slda_cli_train(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, 0, 'f'},  {"output", required_argument, 0, 'o'},
+        {"passes", required_argument, 0, 'p'},  {"topics", required_argument, 0, 'k'},
+        {"heldout", required_argument, 0, 'H'}, {"print-topics", required_argument, 0, 'T'},
+        {"coherence", no_argument, 0, 'C'},     {"config", required_argument, 0, 'c'},
+        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+        {"batch", no_argument, 0, 'B'},         {"test-obs", required_argument, 0, 'O'},
+        {"test-held", required_argument, 0, 'L'}, {0, 0, 0, 0}};
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--batch"))
+            return slda_cli_batch(argc, argv);
+
+    slda_cli_opts_t opts = {0};
+    train_run_t tr = {0};
+    const char *output = NULL;
+    uint32_t passes = 1, print_n = 0;
+    int coherence = 0, c, rc = SLDA_EXIT_FAIL, done;
+    char err[1024], kbuf[64], hbuf[64]; /* -k / --heldout as -X, alive until return */
+    tr.conf = slda_conf_new();
+    tr.fmt = SLDA_FORMAT_AUTO;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:o:p:k:c:X:qh", longopts, NULL)) != -1) {
+        if (common_opt(c, &opts))
+            continue;
+        switch (c) {
+        case 'f':
+            tr.fmt = slda_format_parse(optarg);
+            if ((int)tr.fmt < 0) {
+                fprintf(stderr, "streamlda train: unknown format \"%s\"\n", optarg);
+                goto usage;
+            }
+            break;
+        case 'o': output = optarg; break;
+        case 'p': passes = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'k':
+            snprintf(kbuf, sizeof kbuf, "topics=%s", optarg);
+            slda_cli_add_x(&opts, kbuf);
+            break;
+        case 'H':
+            snprintf(hbuf, sizeof hbuf, "heldout.modulo=%s", optarg);
+            slda_cli_add_x(&opts, hbuf);
+            break;
+        case 'T': print_n = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'C': coherence = 1; break;
+        case 'O': tr.test_obs = optarg; break;
+        case 'L': tr.test_held = optarg; break;
+        case 'q': tr.quiet = 1; break;
+        case 'h':
+            fputs(train_usage, stdout);
+            rc = SLDA_EXIT_OK;
+            goto out;
+        default: goto usage;
+        }
+    }
+    if (!tr.test_obs != !tr.test_held) {
+        fprintf(stderr, "streamlda train: --test-obs and --test-held go together\n");
+        goto usage;
+    }
+    if (passes < 1 || passes > 100000) {
+        fprintf(stderr, "streamlda train: --passes must be 1..100000\n");
+        goto usage;
+    }
+    if ((rc = slda_cli_conf_apply(tr.conf, &opts, &done)) != SLDA_EXIT_OK || done)
+        goto out;
+    static char *stdin_only[] = {"-"};
+    tr.files = optind < argc ? argv + optind : stdin_only;
+    tr.nfiles = optind < argc ? argc - optind : 1;
+    if (guess_vocab(tr.conf, tr.files[0], tr.fmt)) {
+        rc = SLDA_EXIT_USAGE;
+        goto out;
+    }
+    rc = SLDA_EXIT_FAIL;
+    tr.model = slda_model_new(tr.conf, err, sizeof err);
+    if (!tr.model) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        goto out;
+    }
+    if (tr.test_obs && load_test_split(&tr))
+        goto out;
+    install_signals();
+    /* Files (or several passes) are held in memory so C (corpus.tokens) is
+     * the training set's size; a single pass over standard input streams. */
+    int streaming = passes == 1 && tr.nfiles == 1 && !strcmp(tr.files[0], "-");
+    if (read_inputs(&tr, !streaming))
+        goto out;
+    if (!streaming && train_passes(&tr, passes))
+        goto out;
+    progress(&tr, 1);
+    double perp = heldout_perplexity(&tr);
+    printf("train docs=%llu tokens=%llu seconds=%.3f tokens_per_s=%.0f test_docs=%zu "
+           "perplexity=%.2f errors=%llu\n",
+           (unsigned long long)slda_model_docs(tr.model),
+           (unsigned long long)slda_model_tokens(tr.model), tr.train_seconds,
+           slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
+           tr.obs.n ? tr.obs.n : tr.heldout.n, perp, (unsigned long long)tr.nerrors);
+    if (coherence && tr.heldout.n) {
+        double mean;
+        if (slda_eval_umass(tr.model, tr.heldout.v, tr.heldout.n, 10, &mean, NULL) == SLDA_OK)
+            printf("coherence umass_top10=%.3f\n", mean);
+    }
+    if (print_n)
+        print_topics(tr.model, print_n, stdout);
+    if (output && slda_snapshot_write(tr.model, output, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        goto out;
+    }
+    rc = SLDA_EXIT_OK;
+    goto out;
+usage:
+    fputs(train_usage, stderr);
+    rc = SLDA_EXIT_USAGE;
+out:
+    docvec_clear(&tr.batch);
+    docvec_clear(&tr.heldout);
+    docvec_clear(&tr.obs);
+    docvec_clear(&tr.held);
+    slda_model_destroy(tr.model);
+    slda_conf_destroy(tr.conf);
+    slda_cli_opts_clear(&opts);
+    return rc;
+}
+
+/* ---- topics, infer, export ---- */
+
+static slda_model_t *load_snapshot(const char *path)
+{
+    char err[1024];
+    slda_err_t e;
+    slda_model_t *model = slda_snapshot_read(path, &e, err, sizeof err);
+    if (!model)
+        fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+    return model;
+}
+
+static const char topics_usage[] =
+    "Usage: streamlda topics [-n N] SNAPSHOT\n"
+    "Print the N most probable words of each topic (default 10), one topic a line:\n"
+    "  topic K: word word ...\n"
+    "  -n, --words N   words per topic\n"
+    "  -h, --help      this help\n";
+
+int slda_cli_topics(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"words", required_argument, 0, 'n'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    long n = 10;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(topics_usage, stdout);
+            return SLDA_EXIT_OK;
+        }
+        if (c != 'n' || (n = strtol(optarg, NULL, 10)) < 1 || n > 1000) {
+            fputs(topics_usage, stderr);
+            return SLDA_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(topics_usage, stderr);
+        return SLDA_EXIT_USAGE;
+    }
+    slda_model_t *model = load_snapshot(argv[optind]);
+    if (!model)
+        return SLDA_EXIT_FAIL;
+    print_topics(model, (size_t)n, stdout);
+    slda_model_destroy(model);
+    return SLDA_EXIT_OK;
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static const char infer_usage[] =
+    "Usage: streamlda infer [OPTIONS] SNAPSHOT [FILE...]\n"
+    "Print the topic mixture of each document in FILEs (or standard input) as a JSON line:\n"
+    "  {\"id\":\"...\",\"topics\":[[k,weight],...]}   (the --top largest, by weight)\n"
+    "  -f, --format FMT   auto (default), uci, ldac, text, jsonl\n"
+    "  -t, --top N        topics per document (default 5)\n"
+    "  -h, --help         this help\n"
+    "Documents that cannot be read are reported on stderr and skipped.\n";
+
+static void print_mixture(const slda_doc_t *doc, const float *theta, uint32_t K, uint32_t top)
+{
+    uint32_t best[64];
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < K; k++) {
+        if (m == top && theta[k] <= theta[best[top - 1]])
+            continue;
+        uint32_t i = m < top ? m++ : top - 1;
+        while (i > 0 && theta[best[i - 1]] < theta[k]) {
+            best[i] = best[i - 1];
+            i--;
+        }
+        best[i] = k;
+    }
+    printf("{\"id\":");
+    json_string(stdout, doc->id ? doc->id : "");
+    printf(",\"topics\":[");
+    for (uint32_t i = 0; i < m; i++)
+        printf("%s[%u,%.6f]", i ? "," : "", best[i], theta[best[i]]);
+    printf("]}\n");
+}
+
+int slda_cli_infer(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"format", required_argument, 0, 'f'},
+                                             {"top", required_argument, 0, 't'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    slda_format_t fmt = SLDA_FORMAT_AUTO;
+    long top = 5;
+    int c, rc = SLDA_EXIT_OK;
+    char err[1024];
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:t:h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(infer_usage, stdout);
+            return SLDA_EXIT_OK;
+        } else if (c == 'f' && (int)(fmt = slda_format_parse(optarg)) >= 0) {
+            continue;
+        } else if (c == 't' && (top = strtol(optarg, NULL, 10)) >= 1 && top <= 64) {
+            continue;
+        }
+        fputs(infer_usage, stderr);
+        return SLDA_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        fputs(infer_usage, stderr);
+        return SLDA_EXIT_USAGE;
+    }
+    slda_model_t *model = load_snapshot(argv[optind++]);
+    if (!model)
+        return SLDA_EXIT_FAIL;
+    /* Inference never grows the vocabulary: unknown words are dropped. */
+    slda_conf_t *conf = slda_conf_new();
+    float *theta = slda_xmalloc(slda_model_topics(model) * sizeof(float));
+    static char *stdin_only[] = {"-"};
+    char **files = optind < argc ? argv + optind : stdin_only;
+    int nfiles = optind < argc ? argc - optind : 1;
+    uint32_t K = slda_model_topics(model);
+    if ((uint32_t)top > K)
+        top = K;
+    for (int f = 0; f < nfiles; f++) {
+        slda_reader_t *rd = slda_reader_open(conf, model, files[f], fmt, err, sizeof err);
+        if (!rd) {
+            fprintf(stderr, "streamlda: %s\n", err);
+            rc = SLDA_EXIT_FAIL;
+            continue;
+        }
+        slda_doc_t doc;
+        slda_doc_init(&doc);
+        slda_err_t e;
+        uint64_t n = 0;
+        while ((e = slda_reader_next(rd, &doc, err, sizeof err)) != SLDA_ERR_EOF) {
+            n++;
+            if (e != SLDA_OK) {
+                fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+                slda_doc_clear(&doc);
+                continue;
+            }
+            if (slda_model_infer(model, &doc, theta, n) != SLDA_OK)
+                fprintf(stderr, "streamlda: document \"%s\": no known words\n",
+                        doc.id ? doc.id : "");
+            print_mixture(&doc, theta, K, (uint32_t)top);
+            slda_doc_clear(&doc);
+        }
+        slda_reader_close(rd);
+    }
+    free(theta);
+    slda_conf_destroy(conf);
+    slda_model_destroy(model);
+    return rc;
+}
+
+static const char export_usage[] =
+    "Usage: streamlda export SNAPSHOT --npy FILE [--vocab FILE]\n"
+    "Write the K x V topic-word probabilities phi as a NumPy .npy file (float32,\n"
+    "row k = topic k, columns = the words in use in id order) and optionally the\n"
+    "column words, one per line.\n";
+
+int slda_cli_export(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"npy", required_argument, 0, 'n'},
+                                             {"vocab", required_argument, 0, 'v'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *npy = NULL, *vocab = NULL;
+    int c, rc = SLDA_EXIT_OK;
+    char err[1024];
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'n')
+            npy = optarg;
+        else if (c == 'v')
+            vocab = optarg;
+        else if (c == 'h') {
+            fputs(export_usage, stdout);
+            return SLDA_EXIT_OK;
+        } else {
+            fputs(export_usage, stderr);
+            return SLDA_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || (!npy && !vocab)) {
+        fputs(export_usage, stderr);
+        return SLDA_EXIT_USAGE;
+    }
+    slda_model_t *model = load_snapshot(argv[optind]);
+    if (!model)
+        return SLDA_EXIT_FAIL;
+    if ((npy && slda_export_npy(model, npy, err, sizeof err) != SLDA_OK) ||
+        (vocab && slda_export_vocab(model, vocab, err, sizeof err) != SLDA_OK)) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        rc = SLDA_EXIT_FAIL;
+    }
+    slda_model_destroy(model);
+    return rc;
+}
+
+/* ---- config, version, dispatch ---- */
+
+static int cli_config(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--markdown")) {
+        slda_conf_print_table(stdout, 1);
+        return SLDA_EXIT_OK;
+    }
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        puts("Usage: streamlda config [--markdown]\n"
+             "Print every property with its type, default and description\n"
+             "(--markdown: as config/CONFIGURATION.md).");
+        return SLDA_EXIT_OK;
+    }
+    slda_conf_print_table(stdout, 0);
+    return SLDA_EXIT_OK;
+}
+
+static const char main_usage[] =
+    "Usage: streamlda COMMAND [OPTIONS]\n"
+    "Learn LDA topic models from a stream of documents.\n"
+    "\n"
+    "Commands:\n"
+    "  train    learn from files or standard input (stream, or --batch)\n"
+    "  run      the Kafka service: consume documents, learn, publish snapshots\n"
+    "  topics   print the top words of each topic of a snapshot\n"
+    "  infer    topic mixtures of new documents under a snapshot\n"
+    "  export   write a snapshot's topic-word probabilities as a NumPy .npy file\n"
+    "  produce  feed files into a Kafka topic, one document per line\n"
+    "  broker   host a standalone embedded Kafka cluster for other processes\n"
+    "  config   list every configuration property\n"
+    "  version  print the version\n"
+    "\n"
+    "`streamlda COMMAND --help` describes each command.\n";
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"train", slda_cli_train},     {"run", slda_cli_run},
+                {"topics", slda_cli_topics},   {"infer", slda_cli_infer},
+                {"export", slda_cli_export},   {"produce", slda_cli_produce},
+                {"broker", slda_cli_broker},   {"config", cli_config}};
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(main_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? SLDA_EXIT_USAGE : SLDA_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "-V") ||
+        !strcmp(argv[1], "--version")) {
+        printf("streamlda %s\n", slda_version_str());
+        return SLDA_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(argv[1], cmds[i].name))
+            return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "streamlda: unknown command \"%s\"\n\n%s", argv[1], main_usage);
+    return SLDA_EXIT_USAGE;
+}

@@ -1,0 +1,228 @@
+/* global_step.c - the rho_t schedule and the stochastic update of the global counts.
+ *
+ * ALGORITHM.md, "Global step": rho_t = max(rho_min, s (tau + t)^-kappa);
+ * Nphi <- (1 - rho) Nphi + rho (C/|M|) sum_j S_j, done lazily: the decay only
+ * scales sigma, and the words the minibatch touched get rho (C/|M|) / sigma
+ * times their statistics added to A, so an update costs O(words touched x K)
+ * plus O(K) for NZ. sigma is folded into A (O(W K)) only when it falls below
+ * SLDA_SIGMA_FOLD, which with rho_min = 0 and kappa = 0.7 happens rarely.
+ * The stochastic alpha step (Minka's fixed point or Newton on the minibatch's
+ * document counts, blended with rho_t) lives here too.
+ */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A stream with no known size stands for this many tokens (corpus.tokens=0). */
+#define SLDA_DEFAULT_HORIZON 1e6
+
+slda_accum_t *slda_accum_new(uint32_t W, uint32_t Kp, char *errstr, size_t errstr_size)
+{
+    slda_accum_t *acc = slda_xcalloc(1, sizeof *acc);
+    acc->W = W;
+    acc->Kp = Kp;
+    acc->slot_of = slda_big_alloc((size_t)W * sizeof(int32_t), "minibatch word index",
+                                  errstr, errstr_size);
+    if (!acc->slot_of) {
+        free(acc);
+        return NULL;
+    }
+    memset(acc->slot_of, 0xff, (size_t)W * sizeof(int32_t));
+    return acc;
+}
+
+void slda_accum_free(slda_accum_t *acc)
+{
+    if (!acc)
+        return;
+    slda_big_free(acc->slot_of);
+    free(acc->word);
+    slda_big_free(acc->sum);
+    free(acc);
+}
+
+void slda_accum_reset(slda_accum_t *acc)
+{
+    for (uint32_t s = 0; s < acc->nslots; s++)
+        acc->slot_of[acc->word[s]] = -1;
+    acc->nslots = 0;
+}
+
+static void accum_grow(slda_accum_t *acc)
+{
+    uint32_t cap = acc->cap ? acc->cap * 2 : 1024;
+    float *sum = slda_big_alloc((size_t)cap * acc->Kp * sizeof(float), "minibatch", NULL, 0);
+    if (!sum)
+        slda_xmalloc(SIZE_MAX); /* prints and aborts: a minibatch cannot shrink */
+    if (acc->nslots)
+        memcpy(sum, acc->sum, (size_t)acc->nslots * acc->Kp * sizeof(float));
+    slda_big_free(acc->sum);
+    acc->sum = sum;
+    acc->word = slda_xrealloc(acc->word, cap * sizeof *acc->word);
+    acc->cap = cap;
+}
+
+__attribute__((target_clones("avx2", "default"))) void
+slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n)
+{
+    uint32_t Kp = acc->Kp;
+    for (uint32_t u = 0; u < n; u++) {
+        int32_t s = acc->slot_of[words[u]];
+        if (s < 0) {
+            if (acc->nslots == acc->cap)
+                accum_grow(acc);
+            s = (int32_t)acc->nslots++;
+            acc->slot_of[words[u]] = s;
+            acc->word[s] = words[u];
+            memset(acc->sum + (size_t)s * Kp, 0, Kp * sizeof(float));
+        }
+        float *dst = acc->sum + (size_t)s * Kp;
+        const float *src = stats + (size_t)u * Kp;
+        for (uint32_t k = 0; k < Kp; k++)
+            dst[k] += src[k];
+    }
+}
+
+double slda_rho(const slda_params_t *p, uint64_t t)
+{
+    double rho = p->rho_s * pow(p->rho_tau + (double)t, -p->rho_kappa);
+    if (rho < p->rho_min)
+        rho = p->rho_min;
+    return rho > 1.0 ? 1.0 : rho;
+}
+
+static void forget_all(slda_model_t *model)
+{
+    memset(model->A, 0, (size_t)model->W * model->Kp * sizeof(float));
+    memset(model->NZ, 0, model->K * sizeof(double));
+    model->sigma = 1.0;
+}
+
+double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens)
+{
+    uint32_t K = model->K, Kp = model->Kp;
+    double rho = slda_rho(&model->p, model->t);
+    double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;
+    double c = ntokens ? rho * C / (double)ntokens : 0;
+    double colsum[SLDA_MAX_TOPICS] = {0};
+
+    if (1.0 - rho < 1e-12)
+        forget_all(model);
+    else
+        model->sigma *= 1.0 - rho;
+    if (model->sigma < SLDA_SIGMA_FOLD)
+        slda_model_fold_scale(model);
+    float scale = (float)(c / model->sigma);
+    for (uint32_t s = 0; s < acc->nslots; s++) {
+        float *a = model->A + (size_t)acc->word[s] * Kp;
+        const float *x = acc->sum + (size_t)s * Kp;
+        for (uint32_t k = 0; k < K; k++) {
+            a[k] += scale * x[k];
+            colsum[k] += x[k];
+        }
+    }
+    for (uint32_t k = 0; k < K; k++)
+        model->NZ[k] = (1.0 - rho) * model->NZ[k] + c * colsum[k];
+    model->t++;
+    return rho;
+}
+
+double slda_trigamma(double x)
+{
+    double r = 0.0;
+    while (x < 6.0) {
+        r += 1.0 / (x * x);
+        x += 1.0;
+    }
+    double f = 1.0 / (x * x);
+    return r + 1.0 / x + f / 2.0 +
+           f / x * (1.0 / 6 + f * (-1.0 / 30 + f * (1.0 / 42 + f * (-1.0 / 30))));
+}
+
+/* Minka's fixed point for a Dirichlet-multinomial (Heinrich eq. 10 form):
+ * alpha_k <- alpha_k sum_j [psi(n_jk + alpha_k) - psi(alpha_k)] /
+ *                   sum_j [psi(L_j + sum alpha) - psi(sum alpha)]. */
+static void fixed_point(double *a, uint32_t K, const float *nt, const uint32_t *len,
+                        size_t nd)
+{
+    for (int it = 0; it < 20; it++) {
+        double as = 0, den = 0;
+        for (uint32_t k = 0; k < K; k++)
+            as += a[k];
+        for (size_t j = 0; j < nd; j++)
+            den += slda_digamma(len[j] + as) - slda_digamma(as);
+        if (den <= 0)
+            return;
+        for (uint32_t k = 0; k < K; k++) {
+            double num = 0, dk = slda_digamma(a[k]);
+            for (size_t j = 0; j < nd; j++)
+                num += slda_digamma(nt[j * K + k] + a[k]) - dk;
+            double na = a[k] * num / den;
+            a[k] = na > 1e-6 ? na : 1e-6;
+        }
+    }
+}
+
+/* Newton's method with the diagonal-plus-constant Hessian (Minka 2000;
+ * Heinrich eq. 11), step-halved to keep alpha positive. */
+static void newton(double *a, uint32_t K, const float *nt, const uint32_t *len, size_t nd)
+{
+    double g[SLDA_MAX_TOPICS], q[SLDA_MAX_TOPICS];
+    for (int it = 0; it < 20; it++) {
+        double as = 0, gz = 0, z = 0;
+        for (uint32_t k = 0; k < K; k++)
+            as += a[k];
+        for (size_t j = 0; j < nd; j++) {
+            gz += slda_digamma(len[j] + as) - slda_digamma(as);
+            z += slda_trigamma(len[j] + as) - slda_trigamma(as);
+        }
+        double sgq = 0, siq = 0;
+        for (uint32_t k = 0; k < K; k++) {
+            double dk = slda_digamma(a[k]), tk = slda_trigamma(a[k]);
+            g[k] = -gz;
+            q[k] = 0;
+            for (size_t j = 0; j < nd; j++) {
+                g[k] += slda_digamma(nt[j * K + k] + a[k]) - dk;
+                q[k] += slda_trigamma(nt[j * K + k] + a[k]) - tk;
+            }
+            if (q[k] >= 0)
+                q[k] = -1e-9;
+            sgq += g[k] / q[k];
+            siq += 1.0 / q[k];
+        }
+        double b = sgq / (1.0 / z + siq);
+        double step = 1.0;
+        for (int tries = 0; tries < 30; tries++, step *= 0.5) {
+            int ok = 1;
+            for (uint32_t k = 0; k < K && ok; k++)
+                ok = a[k] - step * (g[k] - b) / q[k] > 0;
+            if (ok)
+                break;
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            double na = a[k] - step * (g[k] - b) / q[k];
+            a[k] = na > 1e-6 ? na : 1e-6;
+        }
+    }
+}
+
+void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t *lengths,
+                       size_t ndocs, double rho)
+{
+    uint32_t K = model->K;
+    double est[SLDA_MAX_TOPICS];
+    if (model->p.alpha_learn == SLDA_ALPHA_FIXED || ndocs == 0)
+        return;
+    memcpy(est, model->alpha, K * sizeof(double));
+    if (model->p.alpha_learn == SLDA_ALPHA_NEWTON)
+        newton(est, K, ntheta, lengths, ndocs);
+    else
+        fixed_point(est, K, ntheta, lengths, ndocs);
+    model->alpha_sum = 0;
+    for (uint32_t k = 0; k < K; k++) {
+        model->alpha[k] = (1.0 - rho) * model->alpha[k] + rho * est[k];
+        model->alpha_sum += model->alpha[k];
+    }
+}

@@ -1,0 +1,89 @@
+/* local.h - the per-document local step: shared scratch and the variant table. */
+#ifndef SLDA_LOCAL_H
+#define SLDA_LOCAL_H
+
+#include "slda_int.h"
+
+/* K-vectors are processed 8 floats at a time with GCC vector extensions; Kp
+ * is a multiple of 16 and every K-vector is 64-byte aligned, padding zero. */
+typedef float slda_v8f __attribute__((vector_size(32), aligned(32)));
+
+/*
+ * Scratch of one worker for one document at a time. Unique words of the
+ * document are indexed u = 0..nu-1 (in document order); VB pairs and CG
+ * tokens refer to them by u. All K-vectors have stride Kp.
+ */
+typedef struct slda_local_s {
+    uint32_t K, Kp;
+    uint32_t cap_u, cap_g;  /* allocated unique words / CG tokens */
+    /* document */
+    uint32_t nu;            /* unique words */
+    uint32_t nv;            /* VB pairs (count > r) */
+    uint32_t ng;            /* CG tokens (words with count <= r) */
+    uint32_t L;             /* tokens */
+    uint32_t *v_u;          /* nv: unique-word index of each VB pair */
+    float *v_n;             /* nv: count of each VB pair */
+    uint32_t *g_u;          /* ng: unique-word index of each CG token */
+    uint32_t *z;            /* ng: topic of each CG token */
+    float *f;               /* nu*Kp: word factor (ALGORITHM.md f[w][k]; SVB: exp E[log phi]) */
+    float *gamma;           /* nv*Kp */
+    float *stats;           /* nu*Kp: collected sufficient statistics S_j */
+    float *ntheta;          /* Kp: document counts N_theta */
+    float *ntheta_sum;      /* Kp: N_theta summed over collection sweeps */
+    float *var;             /* Kp: CVB variance sum_v n_v gamma_v (1 - gamma_v) */
+    float *expdig;          /* Kp: SVB exp(psi(N_theta + alpha)) of the current sweep */
+    float *p;               /* Kp: sampling distribution scratch */
+    float *alpha;           /* Kp: alpha_k, padding 0 */
+    slda_rng_t rng;
+    int collect;            /* this sweep adds to stats */
+    int want_stats;
+    slda_stats_kind_t stats_kind;
+} slda_local_t;
+
+/* One VB variant: prepare the word factors of the document's unique words,
+ * then sweep all VB pairs once. */
+typedef struct slda_vb_ops_s {
+    const char *name;
+    void (*init_words)(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
+                       const float *inv_nz);
+    void (*sweep)(slda_local_t *loc);
+} slda_vb_ops_t;
+
+extern const slda_vb_ops_t slda_vb_cvb0, slda_vb_cvb, slda_vb_svb;
+const slda_vb_ops_t *slda_vb_ops(slda_vb_kind_t vb);
+
+/* local_cgs.c: one sweep over the CG tokens (eq. 25); initial draws. */
+void slda_cgs_sweep(slda_local_t *loc);
+void slda_cgs_init(slda_local_t *loc);
+
+/* local_cvb0.c: the plain word factor f[w][k] = (Nphi[w][k]+eta) * inv_nz[k]
+ * for every unique word (CVB0, CVB, CGS). */
+void slda_local_word_factors(slda_local_t *loc, const slda_model_t *model,
+                             const uint32_t *words, const float *inv_nz);
+
+slda_local_t *slda_local_new(uint32_t K);
+void slda_local_destroy(slda_local_t *loc);
+
+/* Frozen global view shared by all documents of a minibatch. */
+typedef struct slda_frozen_s {
+    const slda_model_t *model;
+    const slda_vb_ops_t *ops;   /* NULL for pure CGS */
+    uint32_t r;                 /* effective singleton threshold */
+    float *inv_nz;              /* Kp: 1 / (NZ[k] + W eta), padding 0 */
+    float *alpha;               /* Kp */
+    double alpha_sum;
+} slda_frozen_t;
+
+slda_err_t slda_frozen_init(slda_frozen_t *fz, const slda_model_t *model, char *errstr,
+                            size_t errstr_size);
+void slda_frozen_clear(slda_frozen_t *fz);
+
+/* Run the local step on doc (words/counts, npairs) with the given seed.
+ * Afterwards loc->stats (if want_stats) holds S_j for the unique words in
+ * doc order and loc->ntheta_sum / samples the mean document counts. theta
+ * (may be NULL) receives (Ntheta + alpha)/(L + sum alpha). */
+void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *words,
+                    const uint32_t *counts, uint32_t npairs, uint64_t seed_a, uint64_t seed_b,
+                    int want_stats, float *theta);
+
+#endif

@@ -1,0 +1,281 @@
+/* model.c - global state: topic-word counts with a lazy scale, topic totals, alpha, eta.
+ *
+ * Nphi[w][k] = sigma * A[w*Kp + k] (ALGORITHM.md, "Global step": lazy
+ * scaling); NZ[k] = sum_w Nphi[w][k] is kept dense in doubles. Rows of the
+ * fixed vocabulary get their random initial values at creation; rows of an
+ * open vocabulary get them when a word first reaches training (row_ready),
+ * and an evicted word's row is zeroed and taken out of NZ. Only the thread
+ * that owns the model mutates it; worker threads read it while it is frozen.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int64_t slda_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_evict(uint32_t id, void *opaque)
+{
+    slda_model_t *model = opaque;
+    float *a = model->A + (size_t)id * model->Kp;
+    for (uint32_t k = 0; k < model->K; k++) {
+        model->NZ[k] -= model->sigma * a[k];
+        if (model->NZ[k] < 0)
+            model->NZ[k] = 0;
+        a[k] = 0;
+    }
+    if (model->row_ready)
+        model->row_ready[id] = 0;
+}
+
+slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,
+                               char *errstr, size_t errstr_size)
+{
+    if (p->topics < 1 || p->topics > SLDA_MAX_TOPICS || W < 1) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                     "model: topics %u or vocabulary size %u out of range", p->topics, W);
+        return NULL;
+    }
+    slda_model_t *model = slda_xcalloc(1, sizeof *model);
+    slda_params_copy(&model->p, p);
+    model->K = p->topics;
+    model->Kp = (p->topics + 15) & ~15u;
+    model->W = W;
+    model->sigma = 1.0;
+    model->A = slda_big_alloc((size_t)W * model->Kp * sizeof(float), "topic-word counts",
+                              errstr, errstr_size);
+    model->row_ready = slda_big_alloc(W, "vocabulary rows", errstr, errstr_size);
+    model->NZ = slda_xcalloc(model->K, sizeof(double));
+    model->alpha = slda_xcalloc(model->K, sizeof(double));
+    if (!model->A || !model->row_ready) {
+        slda_model_destroy(model);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < model->K; k++)
+        model->alpha[k] = p->alpha;
+    model->alpha_sum = p->alpha * model->K;
+    model->vocab = slda_vocab_new(W, p->seed, fixed_vocab);
+    slda_vocab_set_evict_cb(model->vocab, on_evict, model);
+    model->tok = slda_tokenizer_new(p, errstr, errstr_size);
+    if (!model->tok) {
+        slda_model_destroy(model);
+        return NULL;
+    }
+    model->name = slda_xstrdup("streamlda");
+    model->created_ms = model->updated_ms = slda_now_ms();
+    return model;
+}
+
+/* Random initial row (ALGORITHM.md leaves the initial state open; random
+ * entries break the symmetry between topics): Nphi[w][k] = init.scale * 2u,
+ * u ~ U(0,1) from a generator seeded by (seed, word id), so the model does
+ * not depend on the order rows are first seen. */
+void slda_model_init_row(slda_model_t *model, uint32_t id)
+{
+    slda_rng_t rng;
+    float *a = model->A + (size_t)id * model->Kp;
+    slda_rng_seed3(&rng, model->p.seed, 0x726f77, id);
+    for (uint32_t k = 0; k < model->K; k++) {
+        double v = model->p.init_scale * 2.0 * slda_rng_double(&rng);
+        a[k] = (float)(v / model->sigma);
+        model->NZ[k] += v;
+    }
+    model->row_ready[id] = 1;
+}
+
+static slda_err_t load_vocab_file(slda_model_t **out, const slda_params_t *p, char *errstr,
+                                  size_t errstr_size)
+{
+    FILE *f = fopen(p->vocab_file, "r");
+    if (!f)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "vocabulary \"%s\": %s",
+                            p->vocab_file, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, nwords = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0)
+        nwords++;
+    if (nwords == 0 || nwords > UINT32_MAX / 2) {
+        free(line);
+        fclose(f);
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "vocabulary \"%s\": no words", p->vocab_file);
+    }
+    slda_model_t *model = slda_model_alloc(p, (uint32_t)nwords, 1, errstr, errstr_size);
+    if (!model) {
+        free(line);
+        fclose(f);
+        return SLDA_ERR_NOMEM;
+    }
+    rewind(f);
+    slda_err_t err = SLDA_OK;
+    for (uint32_t id = 0; (len = getline(&line, &cap, f)) > 0 && err == SLDA_OK; id++) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        char msg[256];
+        err = slda_vocab_put(model->vocab, id, line, (size_t)len, 0, msg, sizeof msg);
+        if (err != SLDA_OK)
+            slda_set_err(errstr, errstr_size, err, "%s:%u: %s", p->vocab_file, id + 1, msg);
+    }
+    free(line);
+    fclose(f);
+    if (err != SLDA_OK) {
+        slda_model_destroy(model);
+        return err;
+    }
+    *out = model;
+    return SLDA_OK;
+}
+
+slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errstr_size)
+{
+    const slda_params_t *p = &conf->p;
+    slda_model_t *model = NULL;
+    if (p->vocab_file && *p->vocab_file) {
+        if (load_vocab_file(&model, p, errstr, errstr_size) != SLDA_OK)
+            return NULL;
+        for (uint32_t w = 0; w < model->W; w++)
+            slda_model_init_row(model, w);
+    } else {
+        model = slda_model_alloc(p, p->vocab_capacity, 0, errstr, errstr_size);
+        if (!model)
+            return NULL;
+    }
+    free(model->name);
+    model->name = slda_xstrdup(conf->model_name && *conf->model_name ? conf->model_name
+                                                                     : "streamlda");
+    model->corpus_tokens = p->corpus_tokens;
+    if (slda_pool_start(model, errstr, errstr_size) != SLDA_OK) {
+        slda_model_destroy(model);
+        return NULL;
+    }
+    return model;
+}
+
+void slda_model_destroy(slda_model_t *model)
+{
+    if (!model)
+        return;
+    slda_pool_stop(model);
+    slda_big_free(model->A);
+    slda_big_free(model->row_ready);
+    free(model->NZ);
+    free(model->alpha);
+    slda_vocab_destroy(model->vocab);
+    slda_tokenizer_destroy(model->tok);
+    slda_params_clear(&model->p);
+    free(model->offsets);
+    free(model->name);
+    slda_accum_free(model->accum);
+    free(model);
+}
+
+void slda_model_fold_scale(slda_model_t *model)
+{
+    float s = (float)model->sigma;
+    size_t n = (size_t)model->W * model->Kp;
+    for (size_t i = 0; i < n; i++)
+        model->A[i] *= s;
+    model->sigma = 1.0;
+}
+
+uint32_t slda_model_topics(const slda_model_t *model)
+{
+    return model->K;
+}
+
+uint32_t slda_model_vocab_size(const slda_model_t *model)
+{
+    return slda_vocab_is_fixed(model->vocab) ? model->W : slda_vocab_size(model->vocab);
+}
+
+uint64_t slda_model_updates(const slda_model_t *model)
+{
+    return model->t;
+}
+
+uint64_t slda_model_docs(const slda_model_t *model)
+{
+    return model->docs;
+}
+
+uint64_t slda_model_tokens(const slda_model_t *model)
+{
+    return model->tokens;
+}
+
+const char *slda_model_word(const slda_model_t *model, uint32_t id)
+{
+    return id < model->W ? slda_vocab_word(model->vocab, id) : NULL;
+}
+
+uint32_t slda_model_word_id(const slda_model_t *model, const char *word, size_t len)
+{
+    return slda_vocab_find(model->vocab, word, len);
+}
+
+void slda_model_alpha(const slda_model_t *model, double *out)
+{
+    memcpy(out, model->alpha, model->K * sizeof(double));
+}
+
+void slda_model_topic_totals(const slda_model_t *model, double *out)
+{
+    memcpy(out, model->NZ, model->K * sizeof(double));
+}
+
+slda_err_t slda_model_set_offsets(slda_model_t *model, const slda_offset_t *offs, size_t n)
+{
+    free(model->offsets);
+    model->offsets = n ? slda_xmalloc(n * sizeof *offs) : NULL;
+    if (n)
+        memcpy(model->offsets, offs, n * sizeof *offs);
+    model->noffsets = n;
+    return SLDA_OK;
+}
+
+const slda_offset_t *slda_model_offsets(const slda_model_t *model, size_t *n)
+{
+    *n = model->noffsets;
+    return model->offsets;
+}
+
+/* phi[w][k] for one topic over the rows in use: used by top words. */
+static float phi_of(const slda_model_t *model, uint32_t w, uint32_t k, double denom)
+{
+    return (float)((model->sigma * model->A[(size_t)w * model->Kp + k] + model->p.eta) / denom);
+}
+
+size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n, uint32_t *ids,
+                            float *probs)
+{
+    if (k >= model->K || n == 0)
+        return 0;
+    double denom = model->NZ[k] + model->W * model->p.eta;
+    size_t have = 0;
+    uint32_t maxid = slda_vocab_max_id(model->vocab);
+    for (uint32_t w = 0; w < maxid; w++) {
+        if (!slda_vocab_word(model->vocab, w))
+            continue;
+        float pw = phi_of(model, w, k, denom);
+        if (have == n && pw <= probs[n - 1])
+            continue;
+        size_t i = have < n ? have++ : n - 1;
+        while (i > 0 && probs[i - 1] < pw) {
+            probs[i] = probs[i - 1];
+            ids[i] = ids[i - 1];
+            i--;
+        }
+        probs[i] = pw;
+        ids[i] = w;
+    }
+    return have;
+}

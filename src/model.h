@@ -1,0 +1,45 @@
+/* model.h - internals shared by model.c, train.c, global_step.c and pool.c. */
+#ifndef SLDA_MODEL_H
+#define SLDA_MODEL_H
+
+#include "local.h"
+
+int64_t slda_now_ms(void);
+void slda_model_init_row(slda_model_t *model, uint32_t id);
+
+/* Minibatch statistics: one Kp-vector per distinct word touched, found
+ * through slot_of (W entries, -1 = none); reset costs O(words touched). */
+typedef struct slda_accum_s {
+    uint32_t Kp, W;
+    int32_t *slot_of;   /* W */
+    uint32_t *word;     /* nslots: word id of each slot */
+    float *sum;         /* nslots * Kp */
+    uint32_t nslots, cap;
+} slda_accum_t;
+
+slda_accum_t *slda_accum_new(uint32_t W, uint32_t Kp, char *errstr, size_t errstr_size);
+void slda_accum_free(slda_accum_t *acc);
+void slda_accum_reset(slda_accum_t *acc);
+/* acc[word[u]] += stats[u] for u < n. */
+void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n);
+
+/* global_step.c */
+double slda_rho(const slda_params_t *p, uint64_t t);
+/* Apply the minibatch statistics in acc with ntokens training tokens
+ * (ALGORITHM.md "Global step"); returns rho_t. */
+double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens);
+/* Stochastic alpha step from the minibatch's mean document counts
+ * (ntheta: ndocs x K, lengths: ndocs). */
+void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t *lengths,
+                       size_t ndocs, double rho);
+
+/* pool.c: worker threads for the local steps of a minibatch. */
+slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size);
+void slda_pool_stop(slda_model_t *model);
+/* Run job(i, worker, opaque) for i in [0, n) on the pool (or inline). worker
+ * is the index of the calling thread (0..threads-1). */
+void slda_pool_run(slda_model_t *model, size_t n,
+                   void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
+uint32_t slda_pool_threads(const slda_model_t *model);
+
+#endif

@@ -1,0 +1,439 @@
+/* unit_engine.c - the stream engine: local-step variants against references,
+ * the Gibbs conditional, lazy scaling, determinism, threads, topic recovery. */
+#include "model.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static slda_params_t base_params(uint32_t K)
+{
+    slda_params_t p;
+    memset(&p, 0, sizeof p);
+    p.topics = K;
+    p.alpha = 0.1;
+    p.eta = 0.1;
+    p.vb = SLDA_VB_CVB0;
+    p.hybrid = 1;
+    p.threshold = 1;
+    p.burnin = 5;
+    p.samples = 5;
+    p.stats = SLDA_STATS_RB;
+    p.rho_s = 1;
+    p.rho_tau = 10;
+    p.rho_kappa = 0.7;
+    p.init_scale = 1;
+    p.seed = 7;
+    p.threads = 1;
+    p.min_length = 1;
+    p.stopwords = "none";
+    return p;
+}
+
+/* A model over a fixed vocabulary "w0".."w{W-1}" with random initial rows. */
+static slda_model_t *make_model(const slda_params_t *p, uint32_t W)
+{
+    char err[256], word[32];
+    slda_model_t *model = slda_model_alloc(p, W, 1, err, sizeof err);
+    if (!model) {
+        fprintf(stderr, "slda_model_alloc: %s\n", err);
+        exit(1);
+    }
+    for (uint32_t w = 0; w < W; w++) {
+        int n = snprintf(word, sizeof word, "w%u", w);
+        CHECK_INT(slda_vocab_put(model->vocab, w, word, (size_t)n, 0, err, sizeof err), SLDA_OK);
+        slda_model_init_row(model, w);
+    }
+    if (p->threads > 1 && slda_pool_start(model, err, sizeof err) != SLDA_OK)
+        exit(1);
+    return model;
+}
+
+/* ---- local-step variants against a straightforward double reference ---- */
+
+/* One initialisation plus one sweep of a pure VB variant (r = 0: no
+ * sampling, so the result is deterministic), in doubles, straight from
+ * ALGORITHM.md. Returns n_w gamma_w[k] into out (npairs x K). */
+static void reference_vb(const slda_model_t *model, slda_vb_kind_t vb, const uint32_t *w,
+                         const uint32_t *n, uint32_t np, double *out)
+{
+    uint32_t K = model->K;
+    double f[8][16], g[8][16], nt[16] = {0}, var[16] = {0}, weta = model->W * model->p.eta;
+    for (uint32_t u = 0; u < np; u++) {
+        double s = 0;
+        for (uint32_t k = 0; k < K; k++) {
+            double nphi = model->sigma * model->A[(size_t)w[u] * model->Kp + k];
+            f[u][k] = (nphi + model->p.eta) / (model->NZ[k] + weta);
+            s += f[u][k] * model->alpha[k];
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            g[u][k] = f[u][k] * model->alpha[k] / s;
+            nt[k] += n[u] * g[u][k];
+            var[k] += n[u] * g[u][k] * (1 - g[u][k]);
+        }
+        if (vb == SLDA_VB_SVB)
+            for (uint32_t k = 0; k < K; k++) {
+                double nphi = model->sigma * model->A[(size_t)w[u] * model->Kp + k];
+                f[u][k] = exp(slda_digamma(nphi + model->p.eta) -
+                              slda_digamma(model->NZ[k] + weta));
+            }
+    }
+    double ed[16];
+    for (uint32_t k = 0; k < K; k++)
+        ed[k] = exp(slda_digamma(nt[k] + model->alpha[k]));
+    for (uint32_t u = 0; u < np; u++) {
+        double t[16], s = 0;
+        for (uint32_t k = 0; k < K; k++) {
+            double e = nt[k] - g[u][k] + model->alpha[k];
+            if (vb == SLDA_VB_CVB0)
+                t[k] = f[u][k] * e;
+            else if (vb == SLDA_VB_CVB)
+                t[k] = f[u][k] * e *
+                       exp(-(var[k] - g[u][k] * (1 - g[u][k])) / (2 * e * e));
+            else
+                t[k] = f[u][k] * ed[k];
+            s += t[k];
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            double gn = t[k] / s;
+            nt[k] += n[u] * (gn - g[u][k]);
+            var[k] += n[u] * (gn * (1 - gn) - g[u][k] * (1 - g[u][k]));
+            g[u][k] = gn;
+            out[u * K + k] = n[u] * gn;
+        }
+    }
+}
+
+static void test_vb_variants_against_reference(void)
+{
+    static const slda_vb_kind_t kinds[] = {SLDA_VB_CVB0, SLDA_VB_CVB, SLDA_VB_SVB};
+    const uint32_t w[] = {1, 3, 4, 7}, n[] = {3, 2, 5, 2};
+    for (size_t i = 0; i < 3; i++) {
+        slda_params_t p = base_params(5);
+        p.vb = kinds[i];
+        p.hybrid = 0;
+        p.burnin = 0;
+        p.samples = 1;
+        slda_model_t *model = make_model(&p, 10);
+        slda_frozen_t fz;
+        CHECK_INT(slda_frozen_init(&fz, model, NULL, 0), SLDA_OK);
+        slda_local_t *loc = slda_local_new(model->K);
+        slda_local_run(loc, &fz, w, n, 4, 1, 2, 1, NULL);
+        double ref[4 * 5];
+        reference_vb(model, kinds[i], w, n, 4, ref);
+        double maxdiff = 0;
+        for (uint32_t u = 0; u < 4; u++)
+            for (uint32_t k = 0; k < 5; k++) {
+                double d = fabs(loc->stats[u * loc->Kp + k] - ref[u * 5 + k]);
+                maxdiff = d > maxdiff ? d : maxdiff;
+            }
+        fprintf(stderr, "variant %s: max |engine - reference| = %.3g\n",
+                slda_local_name(kinds[i], 0), maxdiff);
+        CHECK_NEAR(maxdiff, 0, 1e-4);
+        slda_local_destroy(loc);
+        slda_frozen_clear(&fz);
+        slda_model_destroy(model);
+    }
+}
+
+/* ---- the Gibbs conditional: chi-square against the exact joint ---- */
+
+/* Two singleton tokens (words a, b) under frozen f: the collapsed joint is
+ * p(z1, z2) ∝ f_a[z1] f_b[z2] alpha_z1 (alpha_z2 + [z1 == z2]). Many
+ * independent chains (seeded differently) each give one draw after burn-in;
+ * their histogram must fit the exact distribution (chi-square, 15 degrees of
+ * freedom, critical value 37.70 at p = 0.001). */
+static void test_gibbs_conditional(void)
+{
+    slda_params_t p = base_params(4);
+    p.vb = SLDA_VB_NONE;
+    p.hybrid = 0;
+    p.alpha = 0.5;
+    p.burnin = 20;
+    p.samples = 1;
+    p.stats = SLDA_STATS_SAMPLE;
+    slda_model_t *model = make_model(&p, 6);
+    slda_frozen_t fz;
+    CHECK_INT(slda_frozen_init(&fz, model, NULL, 0), SLDA_OK);
+    slda_local_t *loc = slda_local_new(4);
+    const uint32_t w[] = {2, 5}, n[] = {1, 1};
+    double exact[16], total = 0, f[2][4], weta = model->W * p.eta;
+    for (int u = 0; u < 2; u++)
+        for (int k = 0; k < 4; k++)
+            f[u][k] = (model->sigma * model->A[(size_t)w[u] * model->Kp + k] + p.eta) /
+                      (model->NZ[k] + weta);
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) {
+            exact[a * 4 + b] = f[0][a] * f[1][b] * p.alpha * (p.alpha + (a == b));
+            total += exact[a * 4 + b];
+        }
+    uint32_t hist[16] = {0}, runs = 20000;
+    for (uint32_t r = 0; r < runs; r++) {
+        slda_local_run(loc, &fz, w, n, 2, 99, r, 1, NULL);
+        int za = -1, zb = -1;
+        for (int k = 0; k < 4; k++) {
+            if (loc->stats[k] > 0.5f)
+                za = k;
+            if (loc->stats[loc->Kp + k] > 0.5f)
+                zb = k;
+        }
+        CHECK(za >= 0 && zb >= 0);
+        if (za >= 0 && zb >= 0)
+            hist[za * 4 + zb]++;
+    }
+    double chi2 = 0;
+    for (int c = 0; c < 16; c++) {
+        double e = runs * exact[c] / total;
+        chi2 += (hist[c] - e) * (hist[c] - e) / e;
+    }
+    fprintf(stderr, "gibbs conditional: chi-square %.2f (15 df, critical 37.70)\n", chi2);
+    CHECK(chi2 < 37.70);
+    slda_local_destroy(loc);
+    slda_frozen_clear(&fz);
+    slda_model_destroy(model);
+}
+
+/* ---- lazy scaling equals the dense update ---- */
+
+static void test_lazy_scaling(void)
+{
+    slda_params_t p = base_params(7);
+    p.rho_min = 0.3; /* sigma shrinks fast: folds happen within the test */
+    p.corpus_tokens = 1000;
+    slda_model_t *model = make_model(&p, 40);
+    uint32_t W = model->W, K = model->K, Kp = model->Kp;
+    double *dense = malloc(sizeof(double) * W * K), nz[7];
+    for (uint32_t w = 0; w < W; w++)
+        for (uint32_t k = 0; k < K; k++)
+            dense[w * K + k] = model->sigma * model->A[(size_t)w * Kp + k];
+    memcpy(nz, model->NZ, sizeof nz);
+    slda_accum_t *acc = slda_accum_new(W, Kp, NULL, 0);
+    slda_rng_t rng;
+    slda_rng_seed(&rng, 5);
+    float *stats = calloc((size_t)5 * Kp, sizeof(float));
+    uint32_t words[5];
+    int folds = 0;
+    for (int step = 0; step < 60; step++) {
+        slda_accum_reset(acc);
+        double ntok = 0, colsum[7] = {0};
+        for (uint32_t u = 0; u < 5; u++) {
+            words[u] = slda_rng_below(&rng, W);
+            for (uint32_t k = 0; k < K; k++) {
+                stats[u * Kp + k] = slda_rng_float(&rng) * 3;
+                ntok += stats[u * Kp + k];
+            }
+        }
+        /* a word may repeat: the accumulator must merge it */
+        slda_accum_add(acc, words, stats, 5);
+        double rho = slda_rho(&model->p, model->t), c = rho * 1000 / (uint64_t)ntok;
+        for (uint32_t w = 0; w < W; w++)
+            for (uint32_t k = 0; k < K; k++)
+                dense[w * K + k] *= 1 - rho;
+        for (uint32_t u = 0; u < 5; u++)
+            for (uint32_t k = 0; k < K; k++) {
+                dense[words[u] * K + k] += c * stats[u * Kp + k];
+                colsum[k] += stats[u * Kp + k];
+            }
+        for (uint32_t k = 0; k < K; k++)
+            nz[k] = (1 - rho) * nz[k] + c * colsum[k];
+        double before = model->sigma;
+        slda_global_update(model, acc, (uint64_t)ntok);
+        folds += model->sigma > before;
+    }
+    double maxrel = 0, maxnz = 0;
+    for (uint32_t w = 0; w < W; w++)
+        for (uint32_t k = 0; k < K; k++) {
+            double lazy = model->sigma * model->A[(size_t)w * Kp + k];
+            double rel = fabs(lazy - dense[w * K + k]) / (fabs(dense[w * K + k]) + 1e-3);
+            maxrel = rel > maxrel ? rel : maxrel;
+        }
+    for (uint32_t k = 0; k < K; k++)
+        maxnz = fmax(maxnz, fabs(model->NZ[k] - nz[k]) / nz[k]);
+    fprintf(stderr, "lazy scaling: %d folds, max relative difference %.3g, NZ %.3g\n", folds,
+            maxrel, maxnz);
+    CHECK(folds >= 1);
+    CHECK_NEAR(maxrel, 0, 1e-4);
+    CHECK_NEAR(maxnz, 0, 1e-9);
+    free(stats);
+    free(dense);
+    slda_accum_free(acc);
+    slda_model_destroy(model);
+}
+
+/* ---- a synthetic corpus from a known LDA ---- */
+
+typedef struct corpus_s {
+    slda_doc_t *docs;
+    size_t n;
+    double *phi; /* K x W true topics */
+} corpus_t;
+
+/* K topics over W words; topic k puts most of its mass on its own block of
+ * W/K words plus a little everywhere. theta ~ sparse random (alpha-like). */
+static corpus_t make_corpus(uint32_t K, uint32_t W, size_t ndocs, uint32_t len, uint64_t seed)
+{
+    corpus_t c = {calloc(ndocs, sizeof(slda_doc_t)), ndocs, calloc((size_t)K * W, sizeof(double))};
+    slda_rng_t rng;
+    slda_rng_seed(&rng, seed);
+    uint32_t block = W / K;
+    for (uint32_t k = 0; k < K; k++) {
+        double s = 0;
+        for (uint32_t w = 0; w < W; w++) {
+            double v = (w / block == k ? 1.0 + slda_rng_double(&rng) : 0.01);
+            c.phi[k * W + w] = v;
+            s += v;
+        }
+        for (uint32_t w = 0; w < W; w++)
+            c.phi[k * W + w] /= s;
+    }
+    for (size_t d = 0; d < ndocs; d++) {
+        double theta[64], s = 0;
+        for (uint32_t k = 0; k < K; k++) {
+            double u = slda_rng_double(&rng);
+            theta[k] = u * u * u * u; /* a few topics dominate each document */
+            s += theta[k];
+        }
+        slda_doc_init(&c.docs[d]);
+        char id[32];
+        snprintf(id, sizeof id, "d%zu", d);
+        c.docs[d].id = strdup(id);
+        for (uint32_t i = 0; i < len; i++) {
+            double u = slda_rng_double(&rng) * s, acc = 0;
+            uint32_t k = 0;
+            for (; k < K - 1; k++)
+                if ((acc += theta[k]) > u)
+                    break;
+            double v = slda_rng_double(&rng);
+            uint32_t w = 0;
+            acc = 0;
+            for (; w < W - 1; w++)
+                if ((acc += c.phi[k * W + w]) > v)
+                    break;
+            slda_doc_add(&c.docs[d], w, 1);
+        }
+        slda_doc_finish(&c.docs[d]);
+    }
+    return c;
+}
+
+static void free_corpus(corpus_t *c)
+{
+    slda_docs_clear(c->docs, c->n);
+    free(c->docs);
+    free(c->phi);
+}
+
+static void train_passes(slda_model_t *model, corpus_t *c, size_t first, size_t count,
+                         int passes, size_t mb)
+{
+    char err[256];
+    for (int p = 0; p < passes; p++)
+        for (size_t i = first; i < first + count; i += mb) {
+            size_t n = first + count - i < mb ? first + count - i : mb;
+            if (slda_model_train(model, c->docs + i, n, NULL, NULL, err, sizeof err) != SLDA_OK) {
+                fprintf(stderr, "train: %s\n", err);
+                slda_test_failures++;
+                return;
+            }
+        }
+}
+
+/* Every true topic is matched by a learned one within L1 distance 0.25
+ * (out of 2). */
+static void test_topic_recovery(void)
+{
+    const uint32_t K = 5, W = 100;
+    corpus_t c = make_corpus(K, W, 1500, 80, 11);
+    slda_params_t p = base_params(K);
+    p.corpus_tokens = 1200.0 * 80;
+    slda_model_t *model = make_model(&p, W);
+    double perp0, perp1;
+    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp0, NULL), SLDA_OK);
+    train_passes(model, &c, 0, 1200, 3, 50);
+    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp1, NULL), SLDA_OK);
+    fprintf(stderr, "recovery: held-out perplexity %.2f before, %.2f after training\n", perp0,
+            perp1);
+    CHECK(perp1 < perp0 * 0.8);
+    float *phi = malloc(sizeof(float) * K * W);
+    CHECK_INT(slda_model_phi(model, phi, NULL), SLDA_OK);
+    double worst = 0;
+    for (uint32_t t = 0; t < K; t++) {
+        double best = 2;
+        for (uint32_t k = 0; k < K; k++) {
+            double l1 = 0;
+            for (uint32_t w = 0; w < W; w++)
+                l1 += fabs(phi[k * W + w] - c.phi[t * W + w]);
+            best = l1 < best ? l1 : best;
+        }
+        fprintf(stderr, "recovery: true topic %u best L1 %.3f\n", t, best);
+        worst = best > worst ? best : worst;
+    }
+    CHECK(worst < 0.25);
+    free(phi);
+    slda_model_destroy(model);
+    free_corpus(&c);
+}
+
+/* Same seed and input give the same model bit for bit, and threads=2
+ * gives what threads=1 gives. */
+static void test_determinism_and_threads(void)
+{
+    corpus_t c = make_corpus(4, 60, 300, 40, 5);
+    slda_model_t *m[3];
+    for (int i = 0; i < 3; i++) {
+        slda_params_t p = base_params(4);
+        p.threads = i == 2 ? 2 : 1;
+        p.alpha_learn = SLDA_ALPHA_FIXEDPOINT;
+        m[i] = make_model(&p, 60);
+        train_passes(m[i], &c, 0, 300, 1, 32);
+    }
+    size_t bytes = (size_t)m[0]->W * m[0]->Kp * sizeof(float);
+    CHECK(memcmp(m[0]->A, m[1]->A, bytes) == 0);
+    CHECK(memcmp(m[0]->A, m[2]->A, bytes) == 0);
+    CHECK(memcmp(m[0]->NZ, m[2]->NZ, 4 * sizeof(double)) == 0);
+    CHECK(memcmp(m[0]->alpha, m[2]->alpha, 4 * sizeof(double)) == 0);
+    CHECK(m[0]->sigma == m[2]->sigma);
+    CHECK_INT(slda_model_docs(m[2]), 300);
+    /* alpha learning moved alpha away from its start */
+    CHECK(fabs(m[0]->alpha[0] - 0.1) > 1e-4);
+    for (int i = 0; i < 3; i++)
+        slda_model_destroy(m[i]);
+    free_corpus(&c);
+}
+
+/* Empty documents are skipped and counted, not trained on. */
+static void test_empty_documents(void)
+{
+    slda_params_t p = base_params(3);
+    slda_model_t *model = make_model(&p, 10);
+    slda_doc_t docs[2];
+    slda_doc_init(&docs[0]);
+    slda_doc_init(&docs[1]);
+    slda_doc_add(&docs[1], 3, 2);
+    slda_doc_finish(&docs[1]);
+    slda_train_stats_t st;
+    char err[128];
+    CHECK_INT(slda_model_train(model, docs, 2, NULL, &st, err, sizeof err), SLDA_OK);
+    CHECK_INT(st.docs, 1);
+    CHECK_INT(st.skipped_empty, 1);
+    CHECK_INT(st.tokens, 2);
+    /* an out-of-range word id is refused before anything changes */
+    docs[1].word[0] = 99;
+    CHECK_INT(slda_model_train(model, docs, 2, NULL, &st, err, sizeof err), SLDA_ERR_RANGE);
+    CHECK_CONTAINS(err, "out of range");
+    CHECK_INT(slda_model_updates(model), 1);
+    slda_docs_clear(docs, 2);
+    slda_model_destroy(model);
+}
+
+int main(void)
+{
+    test_vb_variants_against_reference();
+    test_gibbs_conditional();
+    test_lazy_scaling();
+    test_topic_recovery();
+    test_determinism_and_threads();
+    test_empty_documents();
+    return slda_test_done("unit_engine");
+}
