@@ -108,18 +108,20 @@ void slda_conf_destroy(slda_conf_t *conf);
  *  value that does not parse or is out of range; errstr says which. */
 slda_err_t slda_conf_set(slda_conf_t *conf, const char *name, const char *value,
                          char *errstr, size_t errstr_size);
-/** Current value as text into dest. SLDA_ERR_UNKNOWN if no such key. */
+/** Current value as text into dest. SLDA_ERR_UNKNOWN if no such key,
+ *  SLDA_ERR_TOO_LARGE (with a truncated copy) if dest is too small. */
 slda_err_t slda_conf_get(const slda_conf_t *conf, const char *name, char *dest,
                          size_t dest_size);
 /** Read a flat key=value file ('#' comments, blank lines). Errors carry
  *  "path:line: ". */
 slda_err_t slda_conf_load_file(slda_conf_t *conf, const char *path, char *errstr,
                                size_t errstr_size);
-/** Apply SLDA_* environment variables (see above). */
+/** Apply SLDA_* environment variables (see above); SLDA_KAFKA_<NAME> sets
+ *  kafka.<name> (lower case, '_' -> '.'). All or nothing. */
 slda_err_t slda_conf_load_env(slda_conf_t *conf, char *errstr, size_t errstr_size);
 /** Print the property table: markdown=0 for `-X list`, 1 for CONFIGURATION.md. */
 void slda_conf_print_table(FILE *out, int markdown);
-/** Print every non-kafka key with its current value (`-X dump`). */
+/** Print every table key and then every kafka.* key as key=value (`-X dump`). */
 void slda_conf_dump(const slda_conf_t *conf, FILE *out);
 /** Number of kafka.* properties; name i (without "kafka.") and value i are
  *  borrowed and live as long as conf is not modified. */

@@ -43,7 +43,7 @@ int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
         return SLDA_EXIT_USAGE;
     }
     if (slda_conf_load_env(conf, err, sizeof err)) {
-        fprintf(stderr, "streamlda: environment: %s\n", err);
+        fprintf(stderr, "streamlda: %s\n", err);
         return SLDA_EXIT_USAGE;
     }
     for (size_t i = 0; i < opts->nx; i++) {

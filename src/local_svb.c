@@ -9,7 +9,8 @@
  * K digammas plus O(K) per pair. A word is either a VB pair or CG tokens of
  * a document, never both, so loc->f holds exp E[log phi] for VB words and
  * the plain factor f (ALGORITHM.md) for the CG words of the SVB/CGS hybrid,
- * which sample from eq. 25 like every hybrid.
+ * which sample from eq. 25 like every hybrid. gamma starts from this factor
+ * times alpha (ALGORITHM.md's f·alpha with the variant's own word factor).
  */
 #include "local.h"
 

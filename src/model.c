@@ -62,6 +62,7 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     for (uint32_t k = 0; k < model->K; k++)
         model->alpha[k] = p->alpha;
     model->alpha_sum = p->alpha * model->K;
+    model->corpus_tokens = p->corpus_tokens;
     model->vocab = slda_vocab_new(W, p->seed, fixed_vocab);
     slda_vocab_set_evict_cb(model->vocab, on_evict, model);
     model->tok = slda_tokenizer_new(p, errstr, errstr_size);
@@ -152,7 +153,6 @@ slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errst
     free(model->name);
     model->name = slda_xstrdup(conf->model_name && *conf->model_name ? conf->model_name
                                                                      : "streamlda");
-    model->corpus_tokens = p->corpus_tokens;
     if (slda_pool_start(model, errstr, errstr_size) != SLDA_OK) {
         slda_model_destroy(model);
         return NULL;

@@ -60,11 +60,15 @@ static void reference_vb(const slda_model_t *model, slda_vb_kind_t vb, const uin
 {
     uint32_t K = model->K;
     double f[8][16], g[8][16], nt[16] = {0}, var[16] = {0}, weta = model->W * model->p.eta;
+    /* gamma starts from the variant's own word factor times alpha: the plain
+     * f for CVB0/CVB, exp E[log phi] for SVB */
     for (uint32_t u = 0; u < np; u++) {
         double s = 0;
         for (uint32_t k = 0; k < K; k++) {
             double nphi = model->sigma * model->A[(size_t)w[u] * model->Kp + k];
-            f[u][k] = (nphi + model->p.eta) / (model->NZ[k] + weta);
+            f[u][k] = vb == SLDA_VB_SVB ? exp(slda_digamma(nphi + model->p.eta) -
+                                              slda_digamma(model->NZ[k] + weta))
+                                        : (nphi + model->p.eta) / (model->NZ[k] + weta);
             s += f[u][k] * model->alpha[k];
         }
         for (uint32_t k = 0; k < K; k++) {
@@ -72,12 +76,6 @@ static void reference_vb(const slda_model_t *model, slda_vb_kind_t vb, const uin
             nt[k] += n[u] * g[u][k];
             var[k] += n[u] * g[u][k] * (1 - g[u][k]);
         }
-        if (vb == SLDA_VB_SVB)
-            for (uint32_t k = 0; k < K; k++) {
-                double nphi = model->sigma * model->A[(size_t)w[u] * model->Kp + k];
-                f[u][k] = exp(slda_digamma(nphi + model->p.eta) -
-                              slda_digamma(model->NZ[k] + weta));
-            }
     }
     double ed[16];
     for (uint32_t k = 0; k < K; k++)
@@ -254,7 +252,7 @@ static void test_lazy_scaling(void)
             maxrel, maxnz);
     CHECK(folds >= 1);
     CHECK_NEAR(maxrel, 0, 1e-4);
-    CHECK_NEAR(maxnz, 0, 1e-9);
+    CHECK_NEAR(maxnz, 0, 1e-7); /* float statistics summed in another order */
     free(stats);
     free(dense);
     slda_accum_free(acc);

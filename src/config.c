@@ -1,0 +1,1003 @@
+/* config.c - the property table and what it drives: set/get, config files, environment, listings.
+ *
+ * Invariants: every table key always holds a valid value in a conf, because
+ * slda_conf_new applies each row's default text through the same parser as
+ * slda_conf_set (a default that does not parse is a bug in the table, caught
+ * by tests/unit_config.c). String fields are owned and never NULL, except
+ * vocab.file, where NULL means "open vocabulary". kafka.* properties live in
+ * kafka_names/kafka_values: nkafka owned strings, names without the "kafka."
+ * prefix, unique, in the order they were first set. slda_conf_load_file and
+ * slda_conf_load_env are all or nothing: they apply to a copy and replace
+ * conf only when every setting was accepted. A conf belongs to one thread.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* Enum fields are written through int pointers. */
+_Static_assert(sizeof(slda_alpha_learn_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(slda_stats_kind_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(slda_infmt_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(slda_vb_kind_t) == sizeof(int), "enum size");
+
+#define KAFKA_PREFIX "kafka."
+#define KAFKA_PREFIX_LEN 6
+#define ENV_PREFIX "SLDA_"
+#define ENV_KAFKA_PREFIX "SLDA_KAFKA_"
+#define MAX_SUGGEST_DIST 2 /* "did you mean": at most this many edits away */
+
+/* ---- the table ---- */
+
+static const char *const alpha_learn_values[] = {"off", "fixedpoint", "newton", NULL};
+static const char *const local_values[] = {"cgs",      "cvb0",    "cvb",     "svb",
+                                           "cvb0+cgs", "cvb+cgs", "svb+cgs", NULL};
+static const char *const stats_values[] = {"rb", "sample", NULL};
+static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
+static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
+static const char *const bool_values[] = {"false", "true", NULL};
+
+#define OFF(field) offsetof(struct slda_conf_s, field)
+#define NUM(name, type, field, def, lo, hi, flags, desc)                                   \
+    {name, type, OFF(field), def, lo, hi, NULL, flags, desc}
+#define UINT(name, field, def, lo, hi, desc) NUM(name, SLDA_PT_UINT, field, def, lo, hi, 0, desc)
+#define DBL(name, field, def, lo, hi, flags, desc)                                         \
+    NUM(name, SLDA_PT_DOUBLE, field, def, lo, hi, flags, desc)
+#define STR(name, field, def, flags, desc) {name, SLDA_PT_STRING, OFF(field), def, 0, 0, NULL, flags, desc}
+#define ENUM(name, field, def, values, desc) {name, SLDA_PT_ENUM, OFF(field), def, 0, 0, values, 0, desc}
+
+static const slda_prop_t props[] = {
+    /* model */
+    UINT("topics", p.topics, "100", 1, SLDA_MAX_TOPICS, "Number of topics K."),
+    DBL("alpha", p.alpha, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN,
+        "Initial symmetric Dirichlet prior alpha_k on each document's topic mixture."),
+    DBL("eta", p.eta, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN,
+        "Symmetric Dirichlet prior eta on each topic's word distribution (fixed)."),
+    ENUM("alpha.learn", p.alpha_learn, "off", alpha_learn_values,
+         "Re-estimation of alpha after each minibatch: off keeps it fixed; fixedpoint (Minka) or "
+         "newton estimate it from the minibatch and blend it in with step rho_t."),
+    /* local step */
+    {"local", SLDA_PT_LOCAL, OFF(p.vb), "cvb0+cgs", 0, 0, local_values, 0,
+     "Per-document inference: cgs samples every token; cvb0, cvb and svb are collapsed "
+     "variational (zero order, second order, standard VB); the +cgs hybrids sample the words "
+     "that occur at most local.threshold times in the document and use the variational update "
+     "for the rest."},
+    UINT("local.threshold", p.threshold, "1", 0, 1000000,
+         "Threshold r of the +cgs hybrids: word-document pairs with count <= r are sampled; "
+         "ignored by the other variants."),
+    UINT("local.burnin", p.burnin, "5", 0, 1000,
+         "Burn-in sweeps over each document before statistics are collected."),
+    UINT("local.samples", p.samples, "5", 1, 1000,
+         "Collection sweeps averaged into each document's statistics and topic mixture."),
+    DBL("local.tolerance", p.tolerance, "0", 0, 1, 0,
+        "End burn-in early once the document's topic counts change by less than this per token "
+        "(mean absolute change); 0 = always run all burn-in sweeps."),
+    ENUM("local.stats", p.stats, "rb", stats_values,
+         "What sampled tokens contribute to the statistics: rb = their sampling distributions "
+         "(Rao-Blackwellised), sample = the one-hot samples."),
+    /* schedule */
+    DBL("rho.s", p.rho_s, "1", 0, 1e6, SLDA_PF_MIN_OPEN,
+        "Scale s of the step size rho_t = max(rho.min, s (tau + t)^-kappa) of update t."),
+    DBL("rho.tau", p.rho_tau, "10", 0, 1e9, 0,
+        "Delay tau of the step size; larger values make the first updates smaller."),
+    DBL("rho.kappa", p.rho_kappa, "0.7", 0.5, 1, 0,
+        "Forgetting rate kappa of the step size: the larger, the faster the steps shrink and the "
+        "sooner the model settles."),
+    DBL("rho.min", p.rho_min, "0", 0, 1, 0,
+        "Floor of the step size; above 0 the model keeps forgetting old documents and tracks "
+        "drifting topics."),
+    DBL("corpus.tokens", p.corpus_tokens, "0", 0, INFINITY, 0,
+        "Tokens C the model stands for (each minibatch's statistics are scaled to C); 0 = the "
+        "training set's size when known, else 1000000."),
+    DBL("init.scale", p.init_scale, "1", 0, INFINITY, 0,
+        "Mean of the random initial topic-word counts that break the symmetry between topics; "
+        "0 starts from zero counts."),
+    /* vocabulary and text */
+    UINT("vocab.capacity", p.vocab_capacity, "131072", 16, 268435456,
+         "Vocabulary rows W in open-vocabulary mode; when all are in use the rarest words are "
+         "evicted."),
+    STR("vocab.file", p.vocab_file, "", SLDA_PF_EMPTY_NULL,
+        "Fixed vocabulary file, one word a line; other words are dropped. Empty = an open "
+        "vocabulary grown from the input."),
+    NUM("seed", SLDA_PT_UINT64, p.seed, "42", 0, 0, 0,
+        "Seed of the random initialisation and sampling; the same seed and input give the same "
+        "model."),
+    UINT("threads", p.threads, "1", 1, 256,
+         "Worker threads for the local step of each minibatch."),
+    {"text.stopwords", SLDA_PT_STRING, OFF(p.stopwords), "smart", 0, 0, stopwords_values,
+     SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH,
+     "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
+     "or the path of a file with one word a line."},
+    UINT("text.min.length", p.min_length, "3", 1, 64,
+         "Tokens shorter than this many characters are dropped."),
+    UINT("text.max.bytes", p.max_doc_bytes, "1048576", 0, 2147483648.0,
+         "Documents longer than this many bytes are rejected; 0 = no limit."),
+    /* training */
+    UINT("minibatch.docs", minibatch_docs, "256", 1, 1000000,
+         "Documents per minibatch; each minibatch makes one global update."),
+    UINT("minibatch.ms", minibatch_ms, "1000", 1, 3600000,
+         "A minibatch that is not full is closed after this many milliseconds (stream input)."),
+    UINT("heldout.modulo", heldout_modulo, "0", 0, 4294967295.0,
+         "Documents whose XXH3(id) % m == 0 are held out of training to measure perplexity; "
+         "0 = none (1 would hold out every document)."),
+    UINT("progress.ms", progress_ms, "2000", 0, 86400000,
+         "Milliseconds between progress lines on standard error while training; 0 = off."),
+    /* service */
+    STR("model.name", model_name, "streamlda", SLDA_PF_NONEMPTY,
+        "Name of the model, stored in snapshots and reported in metrics."),
+    STR("input.topics", input_topics, "documents", SLDA_PF_NONEMPTY,
+        "Kafka topics to read documents from, comma separated."),
+    ENUM("input.format", input_format, "auto", infmt_values,
+         "Format of input message values: text, json ({\"id\", \"text\" or \"tokens\"}), "
+         "msgpack (a map with the same fields), or auto to detect it for each message."),
+    UINT("input.max.bytes", input_max_bytes, "1048576", 0, 2147483648.0,
+         "Input messages longer than this many bytes are rejected; 0 = no limit."),
+    STR("snapshot.dir", snapshot_dir, "snapshots", SLDA_PF_NONEMPTY,
+        "Directory of the snapshot files."),
+    UINT("snapshot.keep", snapshot_keep, "3", 1, 1000,
+         "Number of newest snapshot files kept in snapshot.dir; older ones are deleted."),
+    UINT("snapshot.every.batches", snapshot_every_batches, "50", 0, 4294967295.0,
+         "Write a snapshot after this many minibatches; 0 = off."),
+    UINT("snapshot.every.ms", snapshot_every_ms, "60000", 0, 4294967295.0,
+         "Write a snapshot once this many milliseconds have passed since the last one; 0 = off."),
+    STR("snapshot.topic", snapshot_topic, "streamlda.snapshots", 0,
+        "Kafka topic each snapshot is also published to, in chunks; empty = off."),
+    UINT("snapshot.chunk.bytes", snapshot_chunk_bytes, "900000", 1024, 100000000,
+         "Largest chunk of a snapshot on snapshot.topic; the default fits consumers with "
+         "Kafka's default 1 MB message limit."),
+    STR("output.topic", output_topic, "", 0,
+        "Kafka topic receiving each trained document's topic mixture; empty = off."),
+    UINT("output.top", output_top, "5", 1, 100,
+         "Most probable topics listed per document on output.topic."),
+    STR("deadletter.topic", deadletter_topic, "streamlda.deadletter", SLDA_PF_NONEMPTY,
+        "Kafka topic receiving input messages that cannot be decoded or tokenised, with the "
+        "reason."),
+    NUM("http.port", SLDA_PT_INT, http_port, "-1", -1, 65535, 0,
+        "Port of the HTTP endpoint serving /metrics and /healthz; -1 = off, 0 = any free port."),
+    UINT("status.ms", status_ms, "5000", 0, 86400000,
+         "Milliseconds between status lines on standard error while running; 0 = off."),
+};
+
+#define NPROPS (sizeof props / sizeof props[0])
+
+const slda_prop_t *slda_conf_props(size_t *n)
+{
+    *n = NPROPS;
+    return props;
+}
+
+const slda_prop_t *slda_conf_prop_find(const char *name)
+{
+    for (size_t i = 0; i < NPROPS; i++)
+        if (strcmp(props[i].name, name) == 0)
+            return &props[i];
+    return NULL;
+}
+
+const char *slda_prop_type_name(slda_prop_type_t type)
+{
+    switch (type) {
+    case SLDA_PT_INT: return "int";
+    case SLDA_PT_UINT: return "uint";
+    case SLDA_PT_UINT64: return "uint64";
+    case SLDA_PT_DOUBLE: return "double";
+    case SLDA_PT_STRING: return "string";
+    case SLDA_PT_ENUM:
+    case SLDA_PT_LOCAL: return "enum";
+    case SLDA_PT_BOOL: return "bool";
+    }
+    return "?";
+}
+
+/* ---- local step names ---- */
+
+static const struct {
+    const char *name;
+    slda_vb_kind_t vb;
+    int hybrid;
+} local_names[] = {
+    {"cgs", SLDA_VB_NONE, 0},     {"cvb0", SLDA_VB_CVB0, 0},    {"cvb", SLDA_VB_CVB, 0},
+    {"svb", SLDA_VB_SVB, 0},      {"cvb0+cgs", SLDA_VB_CVB0, 1}, {"cvb+cgs", SLDA_VB_CVB, 1},
+    {"svb+cgs", SLDA_VB_SVB, 1},
+};
+
+int slda_local_parse(const char *name, slda_vb_kind_t *vb, int *hybrid)
+{
+    for (size_t i = 0; i < sizeof local_names / sizeof local_names[0]; i++) {
+        if (strcasecmp(name, local_names[i].name) == 0) {
+            *vb = local_names[i].vb;
+            *hybrid = local_names[i].hybrid;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *slda_local_name(slda_vb_kind_t vb, int hybrid)
+{
+    if (vb == SLDA_VB_NONE)
+        return "cgs"; /* every token is sampled: "hybrid" means nothing */
+    for (size_t i = 0; i < sizeof local_names / sizeof local_names[0]; i++)
+        if (local_names[i].vb == vb && local_names[i].hybrid == (hybrid != 0))
+            return local_names[i].name;
+    return "invalid";
+}
+
+/* ---- params ---- */
+
+static char *strdup_or_null(const char *s)
+{
+    return s ? slda_xstrdup(s) : NULL;
+}
+
+void slda_params_copy(slda_params_t *dst, const slda_params_t *src)
+{
+    *dst = *src;
+    dst->vocab_file = strdup_or_null(src->vocab_file);
+    dst->stopwords = strdup_or_null(src->stopwords);
+}
+
+void slda_params_clear(slda_params_t *p)
+{
+    if (!p)
+        return;
+    free(p->vocab_file);
+    free(p->stopwords);
+    p->vocab_file = NULL;
+    p->stopwords = NULL;
+}
+
+/* ---- parsing and formatting one value ---- */
+
+static void *field_of(const slda_prop_t *prop, void *base)
+{
+    return (char *)base + prop->offset;
+}
+
+static void fmt_double(double v, char *buf, size_t n)
+{
+    /* Shortest of the two precisions that reads back as the same double. */
+    snprintf(buf, n, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, n, "%.17g", v);
+}
+
+static int join_values(const char *const *values, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; values[i]; i++)
+        len += snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, "%s%s",
+                        i ? ", " : "", values[i]);
+    return (int)len;
+}
+
+/* The accepted values of a row as text, e.g. "0.5..1", "> 0", "off, fixedpoint, newton". */
+static void range_text(const slda_prop_t *prop, char *buf, size_t n)
+{
+    char lo[40], hi[40];
+    switch (prop->type) {
+    case SLDA_PT_INT:
+    case SLDA_PT_UINT:
+        snprintf(buf, n, "%.0f..%.0f", prop->min, prop->max);
+        return;
+    case SLDA_PT_UINT64:
+        snprintf(buf, n, "0..%llu", (unsigned long long)UINT64_MAX);
+        return;
+    case SLDA_PT_DOUBLE:
+        fmt_double(prop->min, lo, sizeof lo);
+        fmt_double(prop->max, hi, sizeof hi);
+        if (isinf(prop->max))
+            snprintf(buf, n, "%s %s", prop->flags & SLDA_PF_MIN_OPEN ? ">" : ">=", lo);
+        else if (prop->flags & SLDA_PF_MIN_OPEN)
+            snprintf(buf, n, "> %s and <= %s", lo, hi);
+        else
+            snprintf(buf, n, "%s..%s", lo, hi);
+        return;
+    case SLDA_PT_STRING:
+        if (prop->values) {
+            size_t len = (size_t)join_values(prop->values, buf, n);
+            if (prop->flags & SLDA_PF_OR_PATH && len < n)
+                snprintf(buf + len, n - len, ", or a path");
+        } else {
+            snprintf(buf, n, "%s", prop->flags & SLDA_PF_NONEMPTY ? "non-empty" : "any");
+        }
+        return;
+    case SLDA_PT_ENUM:
+    case SLDA_PT_LOCAL:
+        join_values(prop->values, buf, n);
+        return;
+    case SLDA_PT_BOOL:
+        join_values(bool_values, buf, n);
+        return;
+    }
+}
+
+static slda_err_t out_of_range(const slda_prop_t *prop, const char *value, char *errstr,
+                               size_t errstr_size)
+{
+    char range[160];
+    range_text(prop, range, sizeof range);
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                        "property \"%s\": value \"%s\" out of range %s", prop->name, value, range);
+}
+
+static slda_err_t not_a(const slda_prop_t *prop, const char *value, const char *what,
+                        char *errstr, size_t errstr_size)
+{
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                        "property \"%s\": value \"%s\" is not %s", prop->name, value, what);
+}
+
+/* A whole-string decimal integer: 1, 0 if it is not one, -1 if it overflows. */
+static int parse_ll(const char *s, long long *out)
+{
+    char *end;
+    if (!(isdigit((unsigned char)*s) || *s == '-' || *s == '+'))
+        return 0; /* strtoll would skip leading blanks */
+    errno = 0;
+    *out = strtoll(s, &end, 10);
+    if (end == s || *end)
+        return 0;
+    return errno == ERANGE ? -1 : 1;
+}
+
+static slda_err_t set_integer(const slda_prop_t *prop, void *field, const char *value,
+                              char *errstr, size_t errstr_size)
+{
+    long long v;
+    int ok = parse_ll(value, &v);
+    if (ok == 0)
+        return not_a(prop, value, "an integer", errstr, errstr_size);
+    if (ok < 0 || (double)v < prop->min || (double)v > prop->max)
+        return out_of_range(prop, value, errstr, errstr_size);
+    if (prop->type == SLDA_PT_INT)
+        *(int32_t *)field = (int32_t)v;
+    else
+        *(uint32_t *)field = (uint32_t)v;
+    return SLDA_OK;
+}
+
+static slda_err_t set_uint64(const slda_prop_t *prop, void *field, const char *value,
+                             char *errstr, size_t errstr_size)
+{
+    char *end;
+    unsigned long long v;
+    if (!(isdigit((unsigned char)*value) || *value == '+'))
+        return *value == '-' && isdigit((unsigned char)value[1])
+                   ? out_of_range(prop, value, errstr, errstr_size)
+                   : not_a(prop, value, "an integer", errstr, errstr_size);
+    errno = 0;
+    v = strtoull(value, &end, 10);
+    if (end == value || *end)
+        return not_a(prop, value, "an integer", errstr, errstr_size);
+    if (errno == ERANGE)
+        return out_of_range(prop, value, errstr, errstr_size);
+    *(uint64_t *)field = v;
+    return SLDA_OK;
+}
+
+static slda_err_t set_double(const slda_prop_t *prop, void *field, const char *value,
+                             char *errstr, size_t errstr_size)
+{
+    char *end;
+    double v;
+    if (!*value || !(isdigit((unsigned char)*value) || strchr("+-.", *value)))
+        return not_a(prop, value, "a number", errstr, errstr_size);
+    v = strtod(value, &end);
+    if (end == value || *end)
+        return not_a(prop, value, "a number", errstr, errstr_size);
+    if (!isfinite(v))
+        return not_a(prop, value, "a finite number", errstr, errstr_size);
+    if (prop->flags & SLDA_PF_MIN_OPEN ? !(v > prop->min) : !(v >= prop->min))
+        return out_of_range(prop, value, errstr, errstr_size);
+    if (v > prop->max)
+        return out_of_range(prop, value, errstr, errstr_size);
+    *(double *)field = v;
+    return SLDA_OK;
+}
+
+static slda_err_t set_string(const slda_prop_t *prop, void *field, const char *value,
+                             char *errstr, size_t errstr_size)
+{
+    char **slot = field;
+    if (!*value && prop->flags & SLDA_PF_NONEMPTY)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "property \"%s\": value must not be empty", prop->name);
+    free(*slot);
+    *slot = !*value && prop->flags & SLDA_PF_EMPTY_NULL ? NULL : slda_xstrdup(value);
+    return SLDA_OK;
+}
+
+/* Index of value in a NULL-terminated list (case-insensitive), or -1. */
+static int find_value(const char *const *values, const char *value)
+{
+    for (int i = 0; values[i]; i++)
+        if (strcasecmp(values[i], value) == 0)
+            return i;
+    return -1;
+}
+
+static slda_err_t not_one_of(const slda_prop_t *prop, const char *const *values,
+                             const char *value, char *errstr, size_t errstr_size)
+{
+    char list[160];
+    join_values(values, list, sizeof list);
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                        "property \"%s\": value \"%s\" is not one of %s", prop->name, value, list);
+}
+
+static slda_err_t set_choice(const slda_prop_t *prop, void *base, const char *value,
+                             char *errstr, size_t errstr_size)
+{
+    const char *const *values = prop->type == SLDA_PT_BOOL ? bool_values : prop->values;
+    int i = find_value(values, value);
+    if (i < 0)
+        return not_one_of(prop, values, value, errstr, errstr_size);
+    if (prop->type == SLDA_PT_LOCAL) {
+        struct slda_conf_s *conf = base;
+        slda_local_parse(values[i], &conf->p.vb, &conf->p.hybrid);
+    } else {
+        *(int *)field_of(prop, base) = i;
+    }
+    return SLDA_OK;
+}
+
+slda_err_t slda_prop_set(const slda_prop_t *prop, void *base, const char *value, char *errstr,
+                         size_t errstr_size)
+{
+    void *field = field_of(prop, base);
+    switch (prop->type) {
+    case SLDA_PT_INT:
+    case SLDA_PT_UINT:
+        return set_integer(prop, field, value, errstr, errstr_size);
+    case SLDA_PT_UINT64:
+        return set_uint64(prop, field, value, errstr, errstr_size);
+    case SLDA_PT_DOUBLE:
+        return set_double(prop, field, value, errstr, errstr_size);
+    case SLDA_PT_STRING:
+        return set_string(prop, field, value, errstr, errstr_size);
+    case SLDA_PT_ENUM:
+    case SLDA_PT_BOOL:
+    case SLDA_PT_LOCAL:
+        return set_choice(prop, base, value, errstr, errstr_size);
+    }
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "property \"%s\": bad type",
+                        prop->name);
+}
+
+static const char *choice_name(const slda_prop_t *prop, const void *base)
+{
+    const struct slda_conf_s *conf = base;
+    int i;
+    if (prop->type == SLDA_PT_LOCAL)
+        return slda_local_name(conf->p.vb, conf->p.hybrid);
+    i = *(const int *)field_of(prop, (void *)base);
+    if (prop->type == SLDA_PT_BOOL)
+        return bool_values[i != 0];
+    for (int j = 0; j <= i && prop->values[j]; j++)
+        if (j == i)
+            return prop->values[j];
+    return "invalid";
+}
+
+/* The field's value as text: borrowed from base or written into num. */
+static const char *prop_text(const slda_prop_t *prop, const void *base, char *num, size_t n)
+{
+    const void *field = field_of(prop, (void *)base);
+    switch (prop->type) {
+    case SLDA_PT_INT: snprintf(num, n, "%d", (int)*(const int32_t *)field); return num;
+    case SLDA_PT_UINT: snprintf(num, n, "%u", (unsigned)*(const uint32_t *)field); return num;
+    case SLDA_PT_UINT64:
+        snprintf(num, n, "%llu", (unsigned long long)*(const uint64_t *)field);
+        return num;
+    case SLDA_PT_DOUBLE: fmt_double(*(const double *)field, num, n); return num;
+    case SLDA_PT_STRING: return *(char *const *)field ? *(char *const *)field : "";
+    case SLDA_PT_ENUM:
+    case SLDA_PT_BOOL:
+    case SLDA_PT_LOCAL: return choice_name(prop, base);
+    }
+    return "invalid";
+}
+
+/* Copy text into dest; SLDA_ERR_TOO_LARGE (with a truncated copy) if it does not fit. */
+static slda_err_t copy_out(const char *text, char *dest, size_t dest_size)
+{
+    if (dest_size == 0 || (size_t)snprintf(dest, dest_size, "%s", text) >= dest_size)
+        return SLDA_ERR_TOO_LARGE;
+    return SLDA_OK;
+}
+
+slda_err_t slda_prop_get(const slda_prop_t *prop, const void *base, char *dest, size_t dest_size)
+{
+    char num[40];
+    return copy_out(prop_text(prop, base, num, sizeof num), dest, dest_size);
+}
+
+/* ---- conf objects ---- */
+
+/* Free what conf owns (its string fields and kafka.* pairs), not conf itself. */
+static void conf_free_fields(slda_conf_t *conf)
+{
+    for (size_t i = 0; i < NPROPS; i++) {
+        if (props[i].type == SLDA_PT_STRING) {
+            char **slot = field_of(&props[i], conf);
+            free(*slot);
+            *slot = NULL;
+        }
+    }
+    for (size_t i = 0; i < conf->nkafka; i++) {
+        free(conf->kafka_names[i]);
+        free(conf->kafka_values[i]);
+    }
+    free(conf->kafka_names);
+    free(conf->kafka_values);
+    conf->kafka_names = conf->kafka_values = NULL;
+    conf->nkafka = 0;
+}
+
+slda_conf_t *slda_conf_new(void)
+{
+    slda_conf_t *conf = slda_xcalloc(1, sizeof *conf);
+    for (size_t i = 0; i < NPROPS; i++) {
+        /* A default that does not parse is a bug in the table above. */
+        if (slda_prop_set(&props[i], conf, props[i].def, NULL, 0) != SLDA_OK)
+            abort();
+    }
+    return conf;
+}
+
+slda_conf_t *slda_conf_dup(const slda_conf_t *conf)
+{
+    slda_conf_t *dup = slda_xmalloc(sizeof *dup);
+    *dup = *conf;
+    for (size_t i = 0; i < NPROPS; i++) {
+        if (props[i].type == SLDA_PT_STRING) {
+            char **slot = field_of(&props[i], dup);
+            *slot = strdup_or_null(*slot);
+        }
+    }
+    dup->kafka_names = slda_xcalloc(conf->nkafka, sizeof(char *));
+    dup->kafka_values = slda_xcalloc(conf->nkafka, sizeof(char *));
+    for (size_t i = 0; i < conf->nkafka; i++) {
+        dup->kafka_names[i] = slda_xstrdup(conf->kafka_names[i]);
+        dup->kafka_values[i] = slda_xstrdup(conf->kafka_values[i]);
+    }
+    return dup;
+}
+
+void slda_conf_destroy(slda_conf_t *conf)
+{
+    if (!conf)
+        return;
+    conf_free_fields(conf);
+    free(conf);
+}
+
+/* Move the contents of src into conf and free src's shell. */
+static void conf_replace(slda_conf_t *conf, slda_conf_t *src)
+{
+    conf_free_fields(conf);
+    *conf = *src;
+    free(src);
+}
+
+/* ---- kafka.* pass-through ---- */
+
+static ssize_t kafka_find(const slda_conf_t *conf, const char *name)
+{
+    for (size_t i = 0; i < conf->nkafka; i++)
+        if (strcmp(conf->kafka_names[i], name) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+static slda_err_t kafka_set(slda_conf_t *conf, const char *name, const char *value,
+                            char *errstr, size_t errstr_size)
+{
+    ssize_t i;
+    if (!*name)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "property \"%s\": no librdkafka property after the prefix",
+                            KAFKA_PREFIX);
+    i = kafka_find(conf, name);
+    if (i >= 0) {
+        free(conf->kafka_values[i]);
+        conf->kafka_values[i] = slda_xstrdup(value);
+        return SLDA_OK;
+    }
+    conf->kafka_names = slda_xrealloc(conf->kafka_names, (conf->nkafka + 1) * sizeof(char *));
+    conf->kafka_values = slda_xrealloc(conf->kafka_values, (conf->nkafka + 1) * sizeof(char *));
+    conf->kafka_names[conf->nkafka] = slda_xstrdup(name);
+    conf->kafka_values[conf->nkafka] = slda_xstrdup(value);
+    conf->nkafka++;
+    return SLDA_OK;
+}
+
+size_t slda_conf_kafka_count(const slda_conf_t *conf)
+{
+    return conf->nkafka;
+}
+
+void slda_conf_kafka_get(const slda_conf_t *conf, size_t i, const char **name,
+                         const char **value)
+{
+    int ok = i < conf->nkafka;
+    *name = ok ? conf->kafka_names[i] : NULL;
+    *value = ok ? conf->kafka_values[i] : NULL;
+}
+
+/* ---- set / get ---- */
+
+/* Levenshtein distance, or MAX_SUGGEST_DIST + 1 when it is larger or a word is too long. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    enum { MAXLEN = 64 };
+    size_t la = strlen(a), lb = strlen(b), row[MAXLEN + 1];
+    if (la > MAXLEN || lb > MAXLEN || (la > lb ? la - lb : lb - la) > MAX_SUGGEST_DIST)
+        return MAX_SUGGEST_DIST + 1;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The table key closest to name within MAX_SUGGEST_DIST edits (and closer
+ * than name's own length, so short keys do not match everything), or NULL. */
+static const char *suggest(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = MAX_SUGGEST_DIST + 1, len = strlen(name);
+    for (size_t i = 0; i < NPROPS; i++) {
+        size_t d = edit_distance(name, props[i].name);
+        if (d < best_d && d < len) {
+            best = props[i].name;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+static slda_err_t unknown_property(const char *name, char *errstr, size_t errstr_size)
+{
+    const char *dot = strchr(name, '.');
+    const char *near = suggest(name);
+    char prefix[MAX_SUGGEST_DIST + KAFKA_PREFIX_LEN + 1];
+    if (near)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_UNKNOWN,
+                            "unknown property \"%s\" (did you mean \"%s\"?)", name, near);
+    /* "kafak.acks" -> "kafka.acks" */
+    if (dot && (size_t)(dot - name) < sizeof prefix) {
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(dot - name), name);
+        if (edit_distance(prefix, "kafka") <= MAX_SUGGEST_DIST)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_UNKNOWN,
+                                "unknown property \"%s\" (did you mean \"%s%s\"?)", name,
+                                KAFKA_PREFIX, dot + 1);
+    }
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_UNKNOWN, "unknown property \"%s\"", name);
+}
+
+static int is_kafka_key(const char *name)
+{
+    return strncmp(name, KAFKA_PREFIX, KAFKA_PREFIX_LEN) == 0;
+}
+
+slda_err_t slda_conf_set(slda_conf_t *conf, const char *name, const char *value,
+                         char *errstr, size_t errstr_size)
+{
+    const slda_prop_t *prop;
+    if (is_kafka_key(name))
+        return kafka_set(conf, name + KAFKA_PREFIX_LEN, value, errstr, errstr_size);
+    prop = slda_conf_prop_find(name);
+    if (!prop)
+        return unknown_property(name, errstr, errstr_size);
+    return slda_prop_set(prop, conf, value, errstr, errstr_size);
+}
+
+slda_err_t slda_conf_get(const slda_conf_t *conf, const char *name, char *dest,
+                         size_t dest_size)
+{
+    const slda_prop_t *prop;
+    if (is_kafka_key(name)) {
+        ssize_t i = kafka_find(conf, name + KAFKA_PREFIX_LEN);
+        if (i < 0)
+            return SLDA_ERR_UNKNOWN;
+        return copy_out(conf->kafka_values[i], dest, dest_size);
+    }
+    prop = slda_conf_prop_find(name);
+    if (!prop)
+        return SLDA_ERR_UNKNOWN;
+    return slda_prop_get(prop, conf, dest, dest_size);
+}
+
+/* ---- config files ---- */
+
+static char *trim(char *s)
+{
+    char *end = s + strlen(s);
+    while (isspace((unsigned char)*s))
+        s++;
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+/* Apply one line of a config file; errors without the "path:line: " prefix. */
+static slda_err_t apply_line(slda_conf_t *conf, char *line, char *errstr, size_t errstr_size)
+{
+    char *s = trim(line), *eq, *key;
+    if (!*s || *s == '#')
+        return SLDA_OK;
+    eq = strchr(s, '=');
+    if (!eq)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "line \"%s\": expected key=value", s);
+    *eq = '\0';
+    key = trim(s);
+    if (!*key)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "line \"=%s\": no property name before '='", eq + 1);
+    return slda_conf_set(conf, key, trim(eq + 1), errstr, errstr_size);
+}
+
+/* Apply every line of f to conf; on error errstr has "path:line: ...". */
+static slda_err_t apply_file(slda_conf_t *conf, FILE *f, const char *path, char *errstr,
+                             size_t errstr_size)
+{
+    char *line = NULL, msg[1024];
+    size_t cap = 0;
+    ssize_t len;
+    unsigned long lineno = 0;
+    slda_err_t err = SLDA_OK;
+    while (err == SLDA_OK && (len = getline(&line, &cap, f)) >= 0) {
+        char *s = line;
+        lineno++;
+        if (lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+            s += 3; /* UTF-8 byte order mark */
+        if (strlen(line) != (size_t)len)
+            err = slda_set_err(msg, sizeof msg, SLDA_ERR_PARSE, "line contains a NUL byte");
+        else
+            err = apply_line(conf, s, msg, sizeof msg);
+        if (err != SLDA_OK)
+            slda_set_err(errstr, errstr_size, err, "%s:%lu: %s", path, lineno, msg);
+    }
+    if (err == SLDA_OK && ferror(f))
+        err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "config file \"%s\": %s", path,
+                           strerror(errno));
+    free(line);
+    return err;
+}
+
+slda_err_t slda_conf_load_file(slda_conf_t *conf, const char *path, char *errstr,
+                               size_t errstr_size)
+{
+    FILE *f = fopen(path, "r");
+    slda_conf_t *tmp;
+    slda_err_t err;
+    if (!f)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "config file \"%s\": %s", path,
+                            strerror(errno));
+    tmp = slda_conf_dup(conf);
+    err = apply_file(tmp, f, path, errstr, errstr_size);
+    fclose(f);
+    if (err != SLDA_OK) {
+        slda_conf_destroy(tmp);
+        return err;
+    }
+    conf_replace(conf, tmp);
+    return SLDA_OK;
+}
+
+/* ---- environment ---- */
+
+void slda_conf_env_name(const char *key, char *out, size_t out_size)
+{
+    size_t n = snprintf(out, out_size, ENV_PREFIX "%s", key);
+    for (size_t i = strlen(ENV_PREFIX); i < n && i + 1 < out_size; i++)
+        out[i] = out[i] == '.' ? '_' : (char)toupper((unsigned char)out[i]);
+}
+
+static slda_err_t env_set(slda_conf_t *conf, const char *var, const char *key,
+                          const char *value, char *errstr, size_t errstr_size)
+{
+    char msg[1024];
+    slda_err_t err = slda_conf_set(conf, key, value, msg, sizeof msg);
+    if (err != SLDA_OK)
+        slda_set_err(errstr, errstr_size, err, "environment %s: %s", var, msg);
+    return err;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* SLDA_KAFKA_SASL_MECHANISM=x sets kafka.sasl.mechanism, in sorted order of
+ * the variables so the result does not depend on the environment's order. */
+static slda_err_t env_kafka(slda_conf_t *conf, char *errstr, size_t errstr_size)
+{
+    const size_t plen = strlen(ENV_KAFKA_PREFIX);
+    size_t n = 0, cap = 0;
+    char **vars = NULL;
+    slda_err_t err = SLDA_OK;
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, ENV_KAFKA_PREFIX, plen) != 0 || !strchr(*e, '='))
+            continue;
+        if (n == cap)
+            vars = slda_xrealloc(vars, (cap = cap ? 2 * cap : 8) * sizeof *vars);
+        vars[n++] = *e;
+    }
+    if (n)
+        qsort(vars, n, sizeof *vars, cmp_str);
+    for (size_t i = 0; i < n && err == SLDA_OK; i++) {
+        const char *eq = strchr(vars[i], '=');
+        char *var = slda_xstrndup(vars[i], (size_t)(eq - vars[i]));
+        size_t keylen = KAFKA_PREFIX_LEN + strlen(var) - plen;
+        char *key = slda_xmalloc(keylen + 1);
+        snprintf(key, keylen + 1, KAFKA_PREFIX "%s", var + plen);
+        for (char *c = key + KAFKA_PREFIX_LEN; *c; c++)
+            *c = *c == '_' ? '.' : (char)tolower((unsigned char)*c);
+        err = env_set(conf, var, key, eq + 1, errstr, errstr_size);
+        free(key);
+        free(var);
+    }
+    free(vars);
+    return err;
+}
+
+static slda_err_t env_apply(slda_conf_t *conf, char *errstr, size_t errstr_size)
+{
+    char var[128];
+    for (size_t i = 0; i < NPROPS; i++) {
+        const char *value;
+        slda_err_t err;
+        slda_conf_env_name(props[i].name, var, sizeof var);
+        value = getenv(var);
+        if (value && (err = env_set(conf, var, props[i].name, value, errstr, errstr_size)))
+            return err;
+    }
+    return env_kafka(conf, errstr, errstr_size);
+}
+
+slda_err_t slda_conf_load_env(slda_conf_t *conf, char *errstr, size_t errstr_size)
+{
+    slda_conf_t *tmp = slda_conf_dup(conf);
+    slda_err_t err = env_apply(tmp, errstr, errstr_size);
+    if (err != SLDA_OK) {
+        slda_conf_destroy(tmp);
+        return err;
+    }
+    conf_replace(conf, tmp);
+    return SLDA_OK;
+}
+
+/* ---- listings ---- */
+
+/* The text shown for a row's default: "(empty)" rather than nothing. */
+static const char *default_text(const slda_prop_t *prop)
+{
+    return *prop->def ? prop->def : "(empty)";
+}
+
+static const char kafka_desc[] = "Passed to librdkafka without the \"kafka.\" prefix.";
+
+static void print_plain(FILE *out)
+{
+    static const char *const head[4] = {"NAME", "TYPE", "DEFAULT", "RANGE/VALUES"};
+    char range[NPROPS][160];
+    int w[4];
+    for (int c = 0; c < 4; c++)
+        w[c] = (int)strlen(head[c]);
+    for (size_t i = 0; i < NPROPS; i++) {
+        const char *cell[4] = {props[i].name, slda_prop_type_name(props[i].type),
+                               default_text(&props[i]), range[i]};
+        range_text(&props[i], range[i], sizeof range[i]);
+        for (int c = 0; c < 4; c++)
+            if ((int)strlen(cell[c]) > w[c])
+                w[c] = (int)strlen(cell[c]);
+    }
+    fprintf(out, "%-*s  %-*s  %-*s  %-*s  %s\n", w[0], head[0], w[1], head[1], w[2], head[2],
+            w[3], head[3], "DESCRIPTION");
+    for (size_t i = 0; i < NPROPS; i++)
+        fprintf(out, "%-*s  %-*s  %-*s  %-*s  %s\n", w[0], props[i].name, w[1],
+                slda_prop_type_name(props[i].type), w[2], default_text(&props[i]), w[3],
+                range[i], props[i].desc);
+    fprintf(out, "%-*s  %-*s  %-*s  %-*s  %s\n", w[0], "kafka.*", w[1], "string", w[2], "", w[3],
+            "", kafka_desc);
+}
+
+/* A markdown table cell: '|' escaped. */
+static void md_cell(FILE *out, const char *s, int code)
+{
+    fputs(code ? " `" : " ", out);
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+    fputs(code ? "` |" : " |", out);
+}
+
+static const char md_intro[] =
+    "# streamlda configuration\n"
+    "\n"
+    "<!-- Generated from the property table in src/config.c by\n"
+    "     `streamlda config --markdown > config/CONFIGURATION.md`; do not edit. -->\n"
+    "\n"
+    "Every property has a default and can be set in four places; a later one wins:\n"
+    "\n"
+    "    defaults < config file < environment < -X\n"
+    "\n"
+    "- **Config file** (`-c FILE`): one `key=value` a line; blank lines and lines starting\n"
+    "  with `#` are ignored; whitespace around keys and values is trimmed and values are taken\n"
+    "  literally (no quotes; `key=` sets an empty value). config/streamlda.conf lists every\n"
+    "  property with its default.\n"
+    "- **Environment**: `SLDA_<KEY>`, the key upper-cased with `.` replaced by `_`, e.g.\n"
+    "  `SLDA_RHO_KAPPA=0.6` sets `rho.kappa`. `SLDA_KAFKA_<NAME>` sets `kafka.<name>`, the name\n"
+    "  lower-cased with `_` replaced by `.`, e.g. `SLDA_KAFKA_BOOTSTRAP_SERVERS` sets\n"
+    "  `kafka.bootstrap.servers` (a librdkafka property containing `_` cannot be set this\n"
+    "  way). Other `SLDA_*` variables are ignored.\n"
+    "- **Command line**: `-X key=value`, repeatable. `-X list` prints this table and\n"
+    "  `-X dump` the effective configuration.\n"
+    "\n"
+    "Properties starting with `kafka.` are passed to librdkafka without the prefix and are\n"
+    "checked by librdkafka, e.g. `kafka.bootstrap.servers`, `kafka.security.protocol`,\n"
+    "`kafka.sasl.mechanism`, `kafka.sasl.username`, `kafka.ssl.ca.location`; see librdkafka's\n"
+    "CONFIGURATION.md.\n"
+    "\n";
+
+static void print_markdown(FILE *out)
+{
+    char range[160];
+    fputs(md_intro, out);
+    fputs("| Property | Type | Default | Range / values | Description |\n"
+          "|---|---|---|---|---|\n",
+          out);
+    for (size_t i = 0; i < NPROPS; i++) {
+        range_text(&props[i], range, sizeof range);
+        fputc('|', out);
+        md_cell(out, props[i].name, 1);
+        md_cell(out, slda_prop_type_name(props[i].type), 0);
+        md_cell(out, default_text(&props[i]), *props[i].def != '\0');
+        md_cell(out, range, 0);
+        md_cell(out, props[i].desc, 0);
+        fputc('\n', out);
+    }
+    fprintf(out, "| `kafka.*` | string | | | %s |\n", kafka_desc);
+}
+
+void slda_conf_print_table(FILE *out, int markdown)
+{
+    if (markdown)
+        print_markdown(out);
+    else
+        print_plain(out);
+}
+
+void slda_conf_dump(const slda_conf_t *conf, FILE *out)
+{
+    char num[40];
+    for (size_t i = 0; i < NPROPS; i++)
+        fprintf(out, "%s=%s\n", props[i].name, prop_text(&props[i], conf, num, sizeof num));
+    for (size_t i = 0; i < conf->nkafka; i++)
+        fprintf(out, KAFKA_PREFIX "%s=%s\n", conf->kafka_names[i], conf->kafka_values[i]);
+}
