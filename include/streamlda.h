@@ -315,8 +315,7 @@ typedef struct slda_batch_result_s {
 /** Run `iterations` in-place sweeps of the configured local variant
  *  (local=, local.threshold=) over docs, with 10% of each document's tokens
  *  withheld (seeded). progress (may be NULL) is called every `every`
- *  iterations with the current test perplexity. model (may be NULL) receives
- *  the final counts. */
+ *  iterations with the current test perplexity. */
 slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_t ndocs,
                           uint32_t nwords, uint32_t iterations,
                           void (*progress)(uint32_t iter, double perplexity, void *opaque),

@@ -33,16 +33,21 @@ static inline uint32_t locate(const float *p, uint32_t K, float u)
     return 0;
 }
 
-void slda_cgs_init(slda_local_t *loc)
+__attribute__((target_clones("avx2", "default"))) void slda_cgs_init(slda_local_t *loc)
 {
     uint32_t K = loc->K, Kp = loc->Kp;
+    const slda_v8f *al = (const slda_v8f *)loc->alpha;
+    slda_v8f *pv = (slda_v8f *)loc->p;
     for (uint32_t i = 0; i < loc->ng; i++) {
-        const float *f = loc->f + (size_t)loc->g_u[i] * Kp;
-        float total = 0;
-        for (uint32_t k = 0; k < Kp; k++) {
-            loc->p[k] = f[k] * loc->alpha[k];
-            total += loc->p[k];
+        const slda_v8f *f = (const slda_v8f *)(loc->f + (size_t)loc->g_u[i] * Kp);
+        slda_v8f acc = {0};
+        for (uint32_t b = 0; b < Kp / 8; b++) {
+            pv[b] = f[b] * al[b];
+            acc += pv[b];
         }
+        float total = 0;
+        for (int j = 0; j < 8; j++)
+            total += acc[j];
         uint32_t z = locate(loc->p, K, slda_rng_float(&loc->rng) * total);
         loc->z[i] = z;
         loc->ntheta[z] += 1;

@@ -175,6 +175,7 @@ void slda_model_destroy(slda_model_t *model)
     free(model->offsets);
     free(model->name);
     slda_accum_free(model->accum);
+    slda_model_free_locals(model);
     free(model);
 }
 

@@ -23,6 +23,9 @@ void slda_accum_reset(slda_accum_t *acc);
 /* acc[word[u]] += stats[u] for u < n. */
 void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n);
 
+/* train.c: free the per-worker scratch kept in the model. */
+void slda_model_free_locals(slda_model_t *model);
+
 /* global_step.c */
 double slda_rho(const slda_params_t *p, uint64_t t);
 /* Apply the minibatch statistics in acc with ntokens training tokens

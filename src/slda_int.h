@@ -196,6 +196,8 @@ struct slda_model_s {
     uint8_t *row_ready;         /* W: 1 once the row holds its initial or learned counts */
     struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
     struct slda_accum_s *accum; /* minibatch statistics buffer (global_step.c) */
+    struct slda_local_s **locals; /* per worker local-step scratch (train.c) */
+    uint32_t nlocals;
 };
 
 /* Build a model from params without a vocabulary file (snapshot loader). */

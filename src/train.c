@@ -48,12 +48,26 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
         slda_accum_add(job->model->accum, doc->word, loc->stats, doc->npairs);
 }
 
+/* Scratch of each worker, kept across minibatches (it grows to the largest
+ * document seen). */
 static slda_local_t **worker_locals(slda_model_t *model, uint32_t nthreads)
 {
-    slda_local_t **locs = slda_xcalloc(nthreads, sizeof *locs);
-    for (uint32_t i = 0; i < nthreads; i++)
-        locs[i] = slda_local_new(model->K);
-    return locs;
+    if (model->nlocals < nthreads) {
+        model->locals = slda_xrealloc(model->locals, nthreads * sizeof *model->locals);
+        for (uint32_t i = model->nlocals; i < nthreads; i++)
+            model->locals[i] = slda_local_new(model->K);
+        model->nlocals = nthreads;
+    }
+    return model->locals;
+}
+
+void slda_model_free_locals(slda_model_t *model)
+{
+    for (uint32_t i = 0; i < model->nlocals; i++)
+        slda_local_destroy(model->locals[i]);
+    free(model->locals);
+    model->locals = NULL;
+    model->nlocals = 0;
 }
 
 /* Give rows of words that reach training for the first time their initial
@@ -126,9 +140,6 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
     model->updated_ms = slda_now_ms();
     slda_vocab_new_epoch(model->vocab);
 
-    for (uint32_t i = 0; i < nthreads; i++)
-        slda_local_destroy(job.locs[i]);
-    free(job.locs);
     free(job.slices);
     free(job.ntheta);
     free(lengths);
