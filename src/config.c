@@ -84,7 +84,7 @@ static const slda_prop_t props[] = {
     /* schedule */
     DBL("rho.s", p.rho_s, "1", 0, 1e6, SLDA_PF_MIN_OPEN,
         "Scale s of the step size rho_t = max(rho.min, s (tau + t)^-kappa) of update t."),
-    DBL("rho.tau", p.rho_tau, "10", 0, 1e9, 0,
+    DBL("rho.tau", p.rho_tau, "1", 0, 1e9, 0,
         "Delay tau of the step size; larger values make the first updates smaller."),
     DBL("rho.kappa", p.rho_kappa, "0.7", 0.5, 1, 0,
         "Forgetting rate kappa of the step size: the larger, the faster the steps shrink and the "
@@ -119,7 +119,7 @@ static const slda_prop_t props[] = {
     UINT("text.max.bytes", p.max_doc_bytes, "1048576", 0, 2147483648.0,
          "Documents longer than this many bytes are rejected; 0 = no limit."),
     /* training */
-    UINT("minibatch.docs", minibatch_docs, "256", 1, 1000000,
+    UINT("minibatch.docs", minibatch_docs, "32", 1, 1000000,
          "Documents per minibatch; each minibatch makes one global update."),
     UINT("minibatch.ms", minibatch_ms, "1000", 1, 3600000,
          "A minibatch that is not full is closed after this many milliseconds (stream input)."),

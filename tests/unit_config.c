@@ -118,7 +118,7 @@ static void test_defaults(void)
     CHECK_NEAR(conf->p.tolerance, 0, 0);
     CHECK_INT(conf->p.stats, SLDA_STATS_RB);
     CHECK_NEAR(conf->p.rho_s, 1, 0);
-    CHECK_NEAR(conf->p.rho_tau, 10, 0);
+    CHECK_NEAR(conf->p.rho_tau, 1, 0);
     CHECK_NEAR(conf->p.rho_kappa, 0.7, 0);
     CHECK_NEAR(conf->p.rho_min, 0, 0);
     CHECK_NEAR(conf->p.corpus_tokens, 0, 0);
@@ -130,7 +130,7 @@ static void test_defaults(void)
     CHECK_STR(conf->p.stopwords, "smart");
     CHECK_INT(conf->p.min_length, 3);
     CHECK_INT(conf->p.max_doc_bytes, 1048576);
-    CHECK_INT(conf->minibatch_docs, 256);
+    CHECK_INT(conf->minibatch_docs, 32);
     CHECK_INT(conf->minibatch_ms, 1000);
     CHECK_INT(conf->heldout_modulo, 0);
     CHECK_INT(conf->progress_ms, 2000);
