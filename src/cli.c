@@ -173,6 +173,7 @@ typedef struct train_run_s {
     docvec_t batch;
     uint64_t ndocs_read, nerrors;
     double train_seconds;
+    double last_rho;
     double last_progress;
     int quiet;
     char **files;
@@ -222,7 +223,7 @@ static void progress(train_run_t *tr, int force)
             (unsigned long long)slda_model_docs(tr->model),
             (unsigned long long)slda_model_tokens(tr->model), slda_model_docs(tr->model) / secs,
             slda_model_tokens(tr->model) / secs,
-            slda_rho(&tr->model->p, slda_model_updates(tr->model)),
+            tr->last_rho,
             (unsigned long long)slda_model_updates(tr->model), slda_model_vocab_size(tr->model),
             (unsigned long long)tr->nerrors);
 }
@@ -238,6 +239,7 @@ static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
         return -1;
     }
     tr->train_seconds += st.seconds;
+    tr->last_rho = st.rho;
     progress(tr, 0);
     return 0;
 }

@@ -64,6 +64,12 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     model->alpha_sum = p->alpha * model->K;
     model->corpus_tokens = p->corpus_tokens;
     model->vocab = slda_vocab_new(W, p->seed, fixed_vocab);
+    if (!model->vocab) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM,
+                     "vocabulary: cannot allocate %u entries", W);
+        slda_model_destroy(model);
+        return NULL;
+    }
     slda_vocab_set_evict_cb(model->vocab, on_evict, model);
     model->tok = slda_tokenizer_new(p, errstr, errstr_size);
     if (!model->tok) {

@@ -1,0 +1,140 @@
+/* export.c - phi as a NumPy .npy matrix and its column vocabulary, written atomically.
+ *
+ * phi[k][c] = (sigma * A[w][k] + eta) / (NZ[k] + W * eta), the word factor of
+ * ALGORITHM.md ("Notation") with Nphi = sigma * A, where W is the model's row
+ * count (the fixed vocabulary size or vocab.capacity, so that adding a word
+ * does not move the model) and the columns c are the ids in use, in increasing
+ * id order. slda_model_phi, slda_export_npy and slda_export_vocab all use that
+ * column order. The model is only read; an export holds one K-row of phi (V
+ * floats) in memory at a time.
+ */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* NumPy format 1.0: magic, major, minor, uint16 LE header length, then a
+ * Python dict literal padded with spaces and a final '\n' so that the data
+ * starts on a 64-byte boundary (numpy/lib/format.py documents it). */
+#define NPY_ALIGN 64
+#define NPY_PREFIX 10
+
+/* One topic's row of phi over the columns ids[0..V). */
+static void phi_row(const slda_model_t *model, uint32_t k, const uint32_t *ids, uint32_t V,
+                    float *out)
+{
+    double eta = model->p.eta;
+    double denom = model->NZ[k] + (double)model->W * eta;
+    for (uint32_t c = 0; c < V; c++) {
+        double nphi = model->sigma * (double)model->A[(size_t)ids[c] * model->Kp + k];
+        out[c] = (float)((nphi + eta) / denom);
+    }
+}
+
+slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_out)
+{
+    uint32_t V, *ids;
+    if (!model || !out)
+        return SLDA_ERR_INVALID;
+    ids = slda_model_ids_in_use(model, &V);
+    if (V != slda_model_vocab_size(model)) { /* out is sized by slda_model_vocab_size */
+        free(ids);
+        return SLDA_ERR_INVALID;
+    }
+    for (uint32_t k = 0; k < model->K; k++)
+        phi_row(model, k, ids, V, out + (size_t)k * V);
+    if (ids_out)
+        memcpy(ids_out, ids, (size_t)V * sizeof *ids);
+    free(ids);
+    return SLDA_OK;
+}
+
+/* The .npy preamble for a K x V little-endian float32 C-order matrix into
+ * hdr (NPY_ALIGN * 2 bytes); returns its length, a multiple of NPY_ALIGN. */
+static size_t npy_header(unsigned char *hdr, uint32_t K, uint32_t V)
+{
+    char dict[NPY_ALIGN * 2];
+    int n = snprintf(dict, sizeof dict,
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': (%u, %u), }", K, V);
+    size_t total = (NPY_PREFIX + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
+    size_t hlen = total - NPY_PREFIX;
+    memcpy(hdr, "\x93NUMPY", 6);
+    hdr[6] = 1;
+    hdr[7] = 0;
+    hdr[8] = (unsigned char)(hlen & 0xff);
+    hdr[9] = (unsigned char)(hlen >> 8);
+    memcpy(hdr + NPY_PREFIX, dict, (size_t)n);
+    memset(hdr + NPY_PREFIX + n, ' ', hlen - (size_t)n - 1);
+    hdr[total - 1] = '\n';
+    return total;
+}
+
+static slda_err_t export_fail(slda_atomic_t *af, const char *path, int e, char *errstr,
+                              size_t errstr_size)
+{
+    slda_atomic_abort(af);
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "export \"%s\": write: %s", path,
+                        strerror(e ? e : EIO));
+}
+
+slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *errstr,
+                           size_t errstr_size)
+{
+    unsigned char hdr[NPY_ALIGN * 2], *le;
+    uint32_t V, *ids;
+    float *row;
+    size_t hlen;
+    slda_atomic_t af;
+    slda_err_t err;
+    int e = 0;
+    if (!model || !path)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "export \"%s\": no model or path", path ? path : "(null)");
+    err = slda_atomic_open(&af, "export", path, errstr, errstr_size);
+    if (err)
+        return err;
+    ids = slda_model_ids_in_use(model, &V);
+    row = slda_xmalloc((size_t)V * sizeof *row);
+    le = slda_xmalloc((size_t)V * 4);
+    hlen = npy_header(hdr, model->K, V);
+    if (fwrite(hdr, 1, hlen, af.fp) != hlen)
+        e = errno;
+    for (uint32_t k = 0; k < model->K && !e; k++) {
+        phi_row(model, k, ids, V, row);
+        slda_floats_to_le(row, V, le);
+        if (fwrite(le, 1, (size_t)V * 4, af.fp) != (size_t)V * 4)
+            e = errno;
+    }
+    free(le);
+    free(row);
+    free(ids);
+    if (e || ferror(af.fp))
+        return export_fail(&af, path, e, errstr, errstr_size);
+    return slda_atomic_commit(&af, errstr, errstr_size);
+}
+
+slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *errstr,
+                             size_t errstr_size)
+{
+    uint32_t V, *ids;
+    slda_atomic_t af;
+    slda_err_t err;
+    int e = 0;
+    if (!model || !path)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "export \"%s\": no model or path", path ? path : "(null)");
+    err = slda_atomic_open(&af, "export", path, errstr, errstr_size);
+    if (err)
+        return err;
+    ids = slda_model_ids_in_use(model, &V);
+    for (uint32_t c = 0; c < V && !e; c++) {
+        if (fputs(slda_vocab_word(model->vocab, ids[c]), af.fp) == EOF ||
+            fputc('\n', af.fp) == EOF)
+            e = errno;
+    }
+    free(ids);
+    if (e || ferror(af.fp))
+        return export_fail(&af, path, e, errstr, errstr_size);
+    return slda_atomic_commit(&af, errstr, errstr_size);
+}

@@ -1,0 +1,1684 @@
+/* snapshot.c - model snapshots: MessagePack, atomic write, XXH3-64 checked load.
+ *
+ * Layout (docs/snapshot-format.md): "SLDASNAP", uint32 big-endian format
+ * version, a MessagePack header map, body blocks of at most
+ * SLDA_SNAP_BLOCK_ROWS vocabulary rows, an end-marker map, and a big-endian
+ * XXH3-64 (seed 0) of every byte before it. Rows hold the raw lazy-scaled A
+ * (Nphi = sigma * A), so a restored model continues training bit for bit.
+ *
+ * Writing packs through a msgpack_packer into a snap_sink_t that either grows
+ * one memory buffer (encode) or is flushed to the temp file after every block
+ * (write): the same bytes either way, and a file write holds at most about one
+ * block in memory. The file's checksum is computed over a read-only mapping of
+ * the temp file once the body is out (hash.c offers no streaming state yet).
+ *
+ * Reading never trusts its input: envelope, version and checksum are checked
+ * before anything is parsed, and the MessagePack is then walked with a
+ * bounds-checked cursor rather than msgpack_unpack, which allocates whatever an
+ * array header claims (4 bytes can ask for 96 GB). Every count is bounded by the
+ * bytes that remain, nesting is bounded, and anything unexpected is refused
+ * with SLDA_ERR_CORRUPT naming the field and byte offset. Strings are copied
+ * out of the input buffer before it is released.
+ *
+ * The writer only reads the model; the caller owns a decoded model. Two writers
+ * in one process must not write the same path at the same time (the temp name
+ * is "<path>.tmp.<pid>").
+ */
+#include "snapshot.h"
+
+#include "config.h"
+#include "model.h"
+
+#include <msgpack.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SNAP_HEAD_LEN (SLDA_SNAP_MAGIC_LEN + 4)
+#define SNAP_MIN_LEN (SNAP_HEAD_LEN + SLDA_SNAP_TRAILER_LEN)
+#define SNAP_FLUSH_BYTES ((size_t)1 << 20) /* file mode: write out every 1 MiB */
+#define SNAP_MAX_DEPTH 32                  /* nesting allowed inside skipped values */
+#define SNAP_MEM_NAME "<memory>"
+
+/* ------------------------------------------------------------------------ */
+/* Field names: one table each for the writer and the reader.               */
+
+enum {
+    HDR_FORMAT, HDR_PRODUCER, HDR_NAME, HDR_K, HDR_W, HDR_VOCAB_SIZE, HDR_VOCAB_FIXED,
+    HDR_VOCAB_CAPACITY, HDR_HASH_SEED, HDR_ALPHA, HDR_ALPHA_SUM, HDR_ETA, HDR_SIGMA,
+    HDR_NZ, HDR_T, HDR_DOCS, HDR_TOKENS, HDR_CORPUS_TOKENS, HDR_CREATED_MS,
+    HDR_UPDATED_MS, HDR_PARAMS, HDR_OFFSETS, HDR__COUNT
+};
+
+static const char *const hdr_keys[HDR__COUNT] = {
+    [HDR_FORMAT] = "format",         [HDR_PRODUCER] = "producer",
+    [HDR_NAME] = "name",             [HDR_K] = "K",
+    [HDR_W] = "W",                   [HDR_VOCAB_SIZE] = "vocab_size",
+    [HDR_VOCAB_FIXED] = "vocab_fixed", [HDR_VOCAB_CAPACITY] = "vocab_capacity",
+    [HDR_HASH_SEED] = "hash_seed",   [HDR_ALPHA] = "alpha",
+    [HDR_ALPHA_SUM] = "alpha_sum",   [HDR_ETA] = "eta",
+    [HDR_SIGMA] = "sigma",           [HDR_NZ] = "NZ",
+    [HDR_T] = "t",                   [HDR_DOCS] = "docs",
+    [HDR_TOKENS] = "tokens",         [HDR_CORPUS_TOKENS] = "corpus_tokens",
+    [HDR_CREATED_MS] = "created_ms", [HDR_UPDATED_MS] = "updated_ms",
+    [HDR_PARAMS] = "params",         [HDR_OFFSETS] = "offsets",
+};
+
+typedef enum { PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS } snap_ptype_t;
+
+/* Every engine parameter under its configuration key (config.c's table). */
+static const struct snap_param {
+    const char *key;
+    snap_ptype_t type;
+    size_t off; /* into slda_params_t; unused for PT_LOCAL (vb + hybrid) */
+} snap_params[] = {
+    {"topics", PT_U32, offsetof(slda_params_t, topics)},
+    {"alpha", PT_DBL, offsetof(slda_params_t, alpha)},
+    {"eta", PT_DBL, offsetof(slda_params_t, eta)},
+    {"alpha.learn", PT_ALPHA_LEARN, offsetof(slda_params_t, alpha_learn)},
+    {"local", PT_LOCAL, 0},
+    {"local.threshold", PT_U32, offsetof(slda_params_t, threshold)},
+    {"local.burnin", PT_U32, offsetof(slda_params_t, burnin)},
+    {"local.samples", PT_U32, offsetof(slda_params_t, samples)},
+    {"local.tolerance", PT_DBL, offsetof(slda_params_t, tolerance)},
+    {"local.stats", PT_STATS, offsetof(slda_params_t, stats)},
+    {"rho.s", PT_DBL, offsetof(slda_params_t, rho_s)},
+    {"rho.tau", PT_DBL, offsetof(slda_params_t, rho_tau)},
+    {"rho.kappa", PT_DBL, offsetof(slda_params_t, rho_kappa)},
+    {"rho.min", PT_DBL, offsetof(slda_params_t, rho_min)},
+    {"corpus.tokens", PT_DBL, offsetof(slda_params_t, corpus_tokens)},
+    {"init.scale", PT_DBL, offsetof(slda_params_t, init_scale)},
+    {"vocab.capacity", PT_U32, offsetof(slda_params_t, vocab_capacity)},
+    {"vocab.file", PT_STR, offsetof(slda_params_t, vocab_file)},
+    {"seed", PT_U64, offsetof(slda_params_t, seed)},
+    {"threads", PT_U32, offsetof(slda_params_t, threads)},
+    {"text.stopwords", PT_STR, offsetof(slda_params_t, stopwords)},
+    {"text.min.length", PT_U32, offsetof(slda_params_t, min_length)},
+    {"text.max.bytes", PT_U32, offsetof(slda_params_t, max_doc_bytes)},
+};
+#define SNAP_NPARAMS (sizeof snap_params / sizeof snap_params[0])
+
+static const char *const alpha_learn_names[] = {
+    [SLDA_ALPHA_FIXED] = "off", [SLDA_ALPHA_FIXEDPOINT] = "fixedpoint",
+    [SLDA_ALPHA_NEWTON] = "newton"};
+static const char *const stats_names[] = {[SLDA_STATS_RB] = "rb",
+                                          [SLDA_STATS_SAMPLE] = "sample"};
+
+/* ------------------------------------------------------------------------ */
+/* Atomic file replacement                                                   */
+
+slda_err_t slda_atomic_open(slda_atomic_t *af, const char *what, const char *path,
+                            char *errstr, size_t errstr_size)
+{
+    size_t n = strlen(path) + 32;
+    memset(af, 0, sizeof *af);
+    af->what = what;
+    af->path = slda_xstrdup(path);
+    af->tmp = slda_xmalloc(n);
+    snprintf(af->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    af->fp = fopen(af->tmp, "w+b");
+    if (!af->fp) {
+        int e = errno;
+        slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": cannot create \"%s\": %s",
+                     what, path, af->tmp, strerror(e));
+        free(af->path);
+        free(af->tmp);
+        memset(af, 0, sizeof *af);
+        return SLDA_ERR_IO;
+    }
+    return SLDA_OK;
+}
+
+void slda_atomic_abort(slda_atomic_t *af)
+{
+    if (af->fp)
+        fclose(af->fp);
+    if (af->tmp)
+        unlink(af->tmp);
+    free(af->path);
+    free(af->tmp);
+    memset(af, 0, sizeof *af);
+}
+
+/* fsync the directory holding path so the rename itself is durable. Returns
+ * 0 or an errno. Some filesystems refuse fsync on directories (EINVAL). */
+static int fsync_parent_dir(const char *path)
+{
+    char *dir = slda_xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    int fd, e = 0;
+    if (!slash) {
+        free(dir);
+        dir = slda_xstrdup(".");
+    } else {
+        slash[slash == dir ? 1 : 0] = '\0';
+    }
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        e = errno;
+    else if (fsync(fd) != 0 && errno != EINVAL && errno != EBADF)
+        e = errno;
+    if (fd >= 0)
+        close(fd);
+    free(dir);
+    return e;
+}
+
+slda_err_t slda_atomic_commit(slda_atomic_t *af, char *errstr, size_t errstr_size)
+{
+    const char *op = NULL;
+    int e = 0;
+    slda_err_t err = SLDA_OK;
+    if (fflush(af->fp) != 0)
+        op = "fflush";
+    else if (fsync(fileno(af->fp)) != 0)
+        op = "fsync";
+    if (op)
+        e = errno;
+    if (fclose(af->fp) != 0 && !op) {
+        op = "close";
+        e = errno;
+    }
+    af->fp = NULL;
+    if (!op && rename(af->tmp, af->path) != 0) {
+        op = "rename";
+        e = errno;
+    }
+    if (op) {
+        unlink(af->tmp);
+    } else if ((e = fsync_parent_dir(af->path)) != 0) {
+        op = "fsync of the directory";
+    }
+    if (op)
+        err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": %s: %s", af->what,
+                           af->path, op, strerror(e));
+    free(af->path);
+    free(af->tmp);
+    memset(af, 0, sizeof *af);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output sink: a memory buffer that grows (encode) or is flushed to a file. */
+
+typedef struct snap_sink_s {
+    unsigned char *buf;
+    size_t len, cap;
+    FILE *fp;       /* NULL: memory mode, buf keeps everything */
+    uint64_t total; /* bytes emitted */
+    int err;        /* errno of the first failure, 0 if none */
+} snap_sink_t;
+
+static int sink_flush(snap_sink_t *sink)
+{
+    if (sink->err)
+        return -1;
+    if (sink->fp && sink->len) {
+        if (fwrite(sink->buf, 1, sink->len, sink->fp) != sink->len) {
+            sink->err = errno ? errno : EIO;
+            return -1;
+        }
+        sink->len = 0;
+    }
+    return 0;
+}
+
+static int sink_grow(snap_sink_t *sink, size_t n)
+{
+    size_t cap = sink->cap ? sink->cap : 65536;
+    void *p;
+    while (cap - sink->len < n) {
+        if (cap > SIZE_MAX / 2) {
+            sink->err = ENOMEM;
+            return -1;
+        }
+        cap *= 2;
+    }
+    p = realloc(sink->buf, cap); /* model-sized: fail softly, never abort */
+    if (!p) {
+        sink->err = ENOMEM;
+        return -1;
+    }
+    sink->buf = p;
+    sink->cap = cap;
+    return 0;
+}
+
+/* msgpack_packer_write: 0 on success, -1 once anything has failed. */
+static int sink_write(void *data, const char *bytes, size_t n)
+{
+    snap_sink_t *sink = data;
+    if (sink->err)
+        return -1;
+    if (sink->fp && n > sink->cap - sink->len && sink_flush(sink))
+        return -1;
+    if (sink->fp && n > sink->cap) {
+        if (fwrite(bytes, 1, n, sink->fp) != n) {
+            sink->err = errno ? errno : EIO;
+            return -1;
+        }
+    } else {
+        if (n > sink->cap - sink->len && sink_grow(sink, n))
+            return -1;
+        memcpy(sink->buf + sink->len, bytes, n);
+        sink->len += n;
+    }
+    sink->total += n;
+    return 0;
+}
+
+static slda_err_t sink_error(const snap_sink_t *sink, const char *name, char *errstr,
+                             size_t errstr_size)
+{
+    if (sink->fp)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot \"%s\": write: %s",
+                            name, strerror(sink->err));
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM,
+                        "snapshot \"%s\": cannot allocate the %" PRIu64 "-byte encoding",
+                        name, sink->total);
+}
+
+static void put_be(unsigned char *dst, uint64_t v, unsigned nbytes)
+{
+    for (unsigned i = 0; i < nbytes; i++)
+        dst[i] = (unsigned char)(v >> (8 * (nbytes - 1 - i)));
+}
+
+static uint64_t get_be(const unsigned char *src, unsigned nbytes)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < nbytes; i++)
+        v = (v << 8) | src[i];
+    return v;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                    */
+
+uint32_t *slda_model_ids_in_use(const slda_model_t *model, uint32_t *n)
+{
+    uint32_t max = slda_vocab_max_id(model->vocab), count = 0, *ids;
+    for (uint32_t id = 0; id < max; id++)
+        count += slda_vocab_word(model->vocab, id) != NULL;
+    ids = slda_xmalloc((size_t)count * sizeof *ids);
+    count = 0;
+    for (uint32_t id = 0; id < max; id++)
+        if (slda_vocab_word(model->vocab, id))
+            ids[count++] = id;
+    *n = count;
+    return ids;
+}
+
+static void pack_key(msgpack_packer *pk, const char *key)
+{
+    msgpack_pack_str_with_body(pk, key, strlen(key));
+}
+
+static void pack_str_or_nil(msgpack_packer *pk, const char *s)
+{
+    if (s)
+        msgpack_pack_str_with_body(pk, s, strlen(s));
+    else
+        msgpack_pack_nil(pk);
+}
+
+static void pack_doubles(msgpack_packer *pk, const double *v, uint32_t n)
+{
+    msgpack_pack_array(pk, n);
+    for (uint32_t i = 0; i < n; i++)
+        msgpack_pack_double(pk, v[i]);
+}
+
+static void snap_write_params(msgpack_packer *pk, const slda_params_t *p)
+{
+    msgpack_pack_map(pk, SNAP_NPARAMS);
+    for (size_t i = 0; i < SNAP_NPARAMS; i++) {
+        const char *field = (const char *)p + snap_params[i].off;
+        pack_key(pk, snap_params[i].key);
+        switch (snap_params[i].type) {
+        case PT_U32: msgpack_pack_uint32(pk, *(const uint32_t *)field); break;
+        case PT_U64: msgpack_pack_uint64(pk, *(const uint64_t *)field); break;
+        case PT_DBL: msgpack_pack_double(pk, *(const double *)field); break;
+        case PT_STR: pack_str_or_nil(pk, *(char *const *)field); break;
+        case PT_LOCAL: pack_key(pk, slda_local_name(p->vb, p->hybrid)); break;
+        case PT_ALPHA_LEARN: pack_key(pk, alpha_learn_names[p->alpha_learn]); break;
+        case PT_STATS: pack_key(pk, stats_names[p->stats]); break;
+        }
+    }
+}
+
+static void snap_write_offsets(msgpack_packer *pk, const slda_model_t *model)
+{
+    msgpack_pack_array(pk, model->noffsets);
+    for (size_t i = 0; i < model->noffsets; i++) {
+        const slda_offset_t *o = &model->offsets[i];
+        msgpack_pack_array(pk, 3);
+        msgpack_pack_str_with_body(pk, o->topic, strnlen(o->topic, sizeof o->topic));
+        msgpack_pack_int32(pk, o->partition);
+        msgpack_pack_int64(pk, o->offset);
+    }
+}
+
+static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uint32_t nrows)
+{
+    msgpack_pack_map(pk, HDR__COUNT);
+    pack_key(pk, hdr_keys[HDR_FORMAT]);
+    msgpack_pack_uint32(pk, SLDA_SNAP_VERSION);
+    pack_key(pk, hdr_keys[HDR_PRODUCER]);
+    pack_key(pk, "streamlda " SLDA_VERSION_STR);
+    pack_key(pk, hdr_keys[HDR_NAME]);
+    pack_str_or_nil(pk, model->name);
+    pack_key(pk, hdr_keys[HDR_K]);
+    msgpack_pack_uint32(pk, model->K);
+    pack_key(pk, hdr_keys[HDR_W]);
+    msgpack_pack_uint32(pk, model->W);
+    pack_key(pk, hdr_keys[HDR_VOCAB_SIZE]);
+    msgpack_pack_uint32(pk, nrows);
+    pack_key(pk, hdr_keys[HDR_VOCAB_FIXED]);
+    if (slda_vocab_is_fixed(model->vocab))
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+    pack_key(pk, hdr_keys[HDR_VOCAB_CAPACITY]);
+    msgpack_pack_uint32(pk, slda_vocab_capacity(model->vocab));
+    pack_key(pk, hdr_keys[HDR_HASH_SEED]);
+    msgpack_pack_uint64(pk, slda_vocab_seed(model->vocab));
+    pack_key(pk, hdr_keys[HDR_ALPHA]);
+    pack_doubles(pk, model->alpha, model->K);
+    pack_key(pk, hdr_keys[HDR_ALPHA_SUM]);
+    msgpack_pack_double(pk, model->alpha_sum);
+    pack_key(pk, hdr_keys[HDR_ETA]);
+    msgpack_pack_double(pk, model->p.eta);
+    pack_key(pk, hdr_keys[HDR_SIGMA]);
+    msgpack_pack_double(pk, model->sigma);
+    pack_key(pk, hdr_keys[HDR_NZ]);
+    pack_doubles(pk, model->NZ, model->K);
+    pack_key(pk, hdr_keys[HDR_T]);
+    msgpack_pack_uint64(pk, model->t);
+    pack_key(pk, hdr_keys[HDR_DOCS]);
+    msgpack_pack_uint64(pk, model->docs);
+    pack_key(pk, hdr_keys[HDR_TOKENS]);
+    msgpack_pack_uint64(pk, model->tokens);
+    pack_key(pk, hdr_keys[HDR_CORPUS_TOKENS]);
+    msgpack_pack_double(pk, model->corpus_tokens);
+    pack_key(pk, hdr_keys[HDR_CREATED_MS]);
+    msgpack_pack_int64(pk, model->created_ms);
+    pack_key(pk, hdr_keys[HDR_UPDATED_MS]);
+    msgpack_pack_int64(pk, model->updated_ms);
+    pack_key(pk, hdr_keys[HDR_PARAMS]);
+    snap_write_params(pk, &model->p);
+    pack_key(pk, hdr_keys[HDR_OFFSETS]);
+    snap_write_offsets(pk, model);
+}
+
+/* One body block: ids, words, freqs, ready flags (one byte each) and rows as
+ * one bin of n*K LE floats. scratch holds max(K*4, n) bytes. */
+static void snap_write_block(msgpack_packer *pk, const slda_model_t *model,
+                             const uint32_t *ids, uint32_t n, unsigned char *scratch)
+{
+    const slda_vocab_t *vocab = model->vocab;
+    size_t rowbytes = (size_t)model->K * 4;
+    msgpack_pack_map(pk, 5);
+    pack_key(pk, "ids");
+    msgpack_pack_array(pk, n);
+    for (uint32_t i = 0; i < n; i++)
+        msgpack_pack_uint32(pk, ids[i]);
+    pack_key(pk, "words");
+    msgpack_pack_array(pk, n);
+    for (uint32_t i = 0; i < n; i++)
+        pack_key(pk, slda_vocab_word(vocab, ids[i]));
+    pack_key(pk, "freqs");
+    msgpack_pack_array(pk, n);
+    for (uint32_t i = 0; i < n; i++)
+        msgpack_pack_double(pk, slda_vocab_freq(vocab, ids[i]));
+    pack_key(pk, "ready");
+    for (uint32_t i = 0; i < n; i++)
+        scratch[i] = model->row_ready[ids[i]] ? 1 : 0;
+    msgpack_pack_bin_with_body(pk, scratch, n);
+    pack_key(pk, "rows");
+    msgpack_pack_bin(pk, n * rowbytes);
+    for (uint32_t i = 0; i < n; i++) {
+        slda_floats_to_le(model->A + (size_t)ids[i] * model->Kp, model->K, scratch);
+        msgpack_pack_bin_body(pk, scratch, rowbytes);
+    }
+}
+
+/* Parameters the writer cannot name are a caller bug, refused before output. */
+static slda_err_t snap_check_writable(const slda_model_t *model, const char *name,
+                                      char *errstr, size_t errstr_size)
+{
+    const slda_params_t *p = &model->p;
+    if (model->K == 0 || model->K > SLDA_MAX_TOPICS || model->K > model->Kp)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "snapshot \"%s\": model has K=%u (Kp=%u)", name, model->K,
+                            model->Kp);
+    if (!slda_local_name(p->vb, p->hybrid) || (unsigned)p->alpha_learn > SLDA_ALPHA_NEWTON ||
+        (unsigned)p->stats > SLDA_STATS_SAMPLE)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "snapshot \"%s\": model has an unnamed local/alpha.learn/"
+                            "local.stats value (%d/%d/%d)",
+                            name, (int)p->vb, (int)p->alpha_learn, (int)p->stats);
+    if (slda_vocab_max_id(model->vocab) > model->W)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "snapshot \"%s\": vocabulary ids reach %u but W=%u", name,
+                            slda_vocab_max_id(model->vocab), model->W);
+    return SLDA_OK;
+}
+
+/* Envelope head, header and body (everything but the trailer) into sink. */
+static slda_err_t snap_emit(const slda_model_t *model, snap_sink_t *sink, const char *name,
+                            char *errstr, size_t errstr_size)
+{
+    unsigned char head[SNAP_HEAD_LEN];
+    msgpack_packer pk;
+    uint32_t nrows, *ids;
+    unsigned char *scratch;
+    slda_err_t err = snap_check_writable(model, name, errstr, errstr_size);
+    if (err)
+        return err;
+    memcpy(head, SLDA_SNAP_MAGIC, SLDA_SNAP_MAGIC_LEN);
+    put_be(head + SLDA_SNAP_MAGIC_LEN, SLDA_SNAP_VERSION, 4);
+    sink_write(sink, (const char *)head, sizeof head);
+    msgpack_packer_init(&pk, sink, sink_write);
+    ids = slda_model_ids_in_use(model, &nrows);
+    scratch = slda_xmalloc((size_t)model->K * 4 > SLDA_SNAP_BLOCK_ROWS ? (size_t)model->K * 4
+                                                                        : SLDA_SNAP_BLOCK_ROWS);
+    snap_write_header(&pk, model, nrows);
+    for (uint32_t start = 0; start < nrows && !sink->err; start += SLDA_SNAP_BLOCK_ROWS) {
+        uint32_t n = nrows - start < SLDA_SNAP_BLOCK_ROWS ? nrows - start : SLDA_SNAP_BLOCK_ROWS;
+        snap_write_block(&pk, model, ids + start, n, scratch);
+        sink_flush(sink);
+    }
+    msgpack_pack_map(&pk, 2);
+    pack_key(&pk, "end");
+    msgpack_pack_true(&pk);
+    pack_key(&pk, "rows");
+    msgpack_pack_uint32(&pk, nrows);
+    free(scratch);
+    free(ids);
+    if (sink->err)
+        return sink_error(sink, name, errstr, errstr_size);
+    return SLDA_OK;
+}
+
+/* XXH3-64 of the first len bytes of the (flushed) file behind fp: through a
+ * read-only mapping, or by reading it back where mapping is not possible. */
+static int file_hash(FILE *fp, uint64_t len, uint64_t *hash)
+{
+    int fd = fileno(fp);
+    void *map = len <= SIZE_MAX ? mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0)
+                                : MAP_FAILED;
+    unsigned char *buf;
+    size_t got = 0;
+    if (map != MAP_FAILED) {
+        *hash = slda_hash64(map, (size_t)len, 0);
+        munmap(map, (size_t)len);
+        return 0;
+    }
+    buf = len <= SIZE_MAX ? malloc((size_t)len) : NULL;
+    if (!buf)
+        return ENOMEM;
+    while (got < len) {
+        ssize_t r = pread(fd, buf + got, (size_t)len - got, (off_t)got);
+        if (r <= 0) {
+            int e = r < 0 ? errno : EIO;
+            free(buf);
+            return e;
+        }
+        got += (size_t)r;
+    }
+    *hash = slda_hash64(buf, (size_t)len, 0);
+    free(buf);
+    return 0;
+}
+
+static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const char *path,
+                                  char *errstr, size_t errstr_size)
+{
+    snap_sink_t sink = {0};
+    unsigned char trailer[SLDA_SNAP_TRAILER_LEN];
+    uint64_t hash = 0;
+    int e;
+    slda_err_t err;
+    sink.fp = fp;
+    sink.cap = SNAP_FLUSH_BYTES;
+    sink.buf = slda_xmalloc(sink.cap);
+    err = snap_emit(model, &sink, path, errstr, errstr_size);
+    if (!err && sink_flush(&sink))
+        err = sink_error(&sink, path, errstr, errstr_size);
+    free(sink.buf);
+    if (err)
+        return err;
+    e = fflush(fp) != 0 ? errno : file_hash(fp, sink.total, &hash);
+    if (e)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
+                            "snapshot \"%s\": checksum pass: %s", path, strerror(e));
+    put_be(trailer, hash, sizeof trailer);
+    if (fwrite(trailer, 1, sizeof trailer, fp) != sizeof trailer)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot \"%s\": write: %s",
+                            path, strerror(errno));
+    return SLDA_OK;
+}
+
+slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char *errstr,
+                               size_t errstr_size)
+{
+    slda_atomic_t af;
+    slda_err_t err;
+    if (!model || !path)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "snapshot \"%s\": no model or path", path ? path : "(null)");
+    err = slda_atomic_open(&af, "snapshot", path, errstr, errstr_size);
+    if (err)
+        return err;
+    err = snap_write_file(model, af.fp, path, errstr, errstr_size);
+    if (err) {
+        slda_atomic_abort(&af);
+        return err;
+    }
+    return slda_atomic_commit(&af, errstr, errstr_size);
+}
+
+slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *len,
+                                char *errstr, size_t errstr_size)
+{
+    snap_sink_t sink = {0};
+    unsigned char trailer[SLDA_SNAP_TRAILER_LEN];
+    slda_err_t err;
+    *buf = NULL;
+    *len = 0;
+    if (!model)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "snapshot \"" SNAP_MEM_NAME "\": no model");
+    err = snap_emit(model, &sink, SNAP_MEM_NAME, errstr, errstr_size);
+    if (!err) {
+        put_be(trailer, slda_hash64(sink.buf, sink.len, 0), sizeof trailer);
+        if (sink_write(&sink, (const char *)trailer, sizeof trailer))
+            err = sink_error(&sink, SNAP_MEM_NAME, errstr, errstr_size);
+    }
+    if (err) {
+        free(sink.buf);
+        return err;
+    }
+    *buf = sink.buf;
+    *len = sink.len;
+    return SLDA_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reader: a bounds-checked MessagePack cursor                               */
+
+typedef struct snap_rd_s {
+    const unsigned char *base; /* start of the file, for byte offsets */
+    const unsigned char *p, *end;
+    const char *name;
+    char *errstr;
+    size_t errstr_size;
+    slda_err_t err; /* first failure */
+} snap_rd_t;
+
+__attribute__((format(printf, 2, 3))) static int rd_fail(snap_rd_t *rd, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    if (rd->err)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rd->err = slda_set_err(rd->errstr, rd->errstr_size, SLDA_ERR_CORRUPT,
+                           "snapshot \"%s\": %s (at byte %zu)", rd->name, msg,
+                           (size_t)(rd->p - rd->base));
+    return -1;
+}
+
+static size_t rd_left(const snap_rd_t *rd)
+{
+    return (size_t)(rd->end - rd->p);
+}
+
+static int rd_peek(const snap_rd_t *rd)
+{
+    return rd->p < rd->end ? *rd->p : -1;
+}
+
+static const char *tag_name(int tag)
+{
+    if (tag < 0)
+        return "the end of the data";
+    if (tag <= 0x7f || tag >= 0xe0 || (tag >= 0xcc && tag <= 0xd3))
+        return "an integer";
+    if (tag <= 0x8f || tag == 0xde || tag == 0xdf)
+        return "a map";
+    if (tag <= 0x9f || tag == 0xdc || tag == 0xdd)
+        return "an array";
+    if (tag <= 0xbf || (tag >= 0xd9 && tag <= 0xdb))
+        return "a string";
+    switch (tag) {
+    case 0xc0: return "nil";
+    case 0xc2: case 0xc3: return "a boolean";
+    case 0xc4: case 0xc5: case 0xc6: return "binary data";
+    case 0xca: case 0xcb: return "a float";
+    case 0xc1: return "the reserved byte 0xc1";
+    default: return "an extension value";
+    }
+}
+
+static int rd_type_fail(snap_rd_t *rd, const char *what, const char *want)
+{
+    return rd_fail(rd, "%s: expected %s, found %s", what, want, tag_name(rd_peek(rd)));
+}
+
+/* Consume the tag byte and an nbytes big-endian length/value after it. */
+static int rd_tagged(snap_rd_t *rd, const char *what, unsigned nbytes, uint64_t *v)
+{
+    *v = 0;
+    if (rd_left(rd) < 1 + (size_t)nbytes)
+        return rd_fail(rd, "%s: data ends inside a value", what);
+    *v = get_be(rd->p + 1, nbytes);
+    rd->p += 1 + nbytes;
+    return 0;
+}
+
+/* Any MessagePack integer as a 64-bit two's-complement pattern; *neg says
+ * whether it is negative. */
+static int rd_integer(snap_rd_t *rd, const char *what, uint64_t *v, int *neg)
+{
+    int tag = rd_peek(rd);
+    *neg = 0;
+    *v = 0;
+    if (tag >= 0 && tag <= 0x7f) {
+        rd->p++;
+        *v = (uint64_t)tag;
+        return 0;
+    }
+    if (tag >= 0xe0) {
+        rd->p++;
+        *v = (uint64_t)(int64_t)(int8_t)tag;
+        *neg = 1;
+        return 0;
+    }
+    if (tag >= 0xcc && tag <= 0xcf)
+        return rd_tagged(rd, what, 1u << (tag - 0xcc), v);
+    if (tag >= 0xd0 && tag <= 0xd3) {
+        unsigned nbytes = 1u << (tag - 0xd0);
+        uint64_t x;
+        int64_t s;
+        if (rd_tagged(rd, what, nbytes, &x))
+            return -1;
+        s = nbytes == 1 ? (int8_t)x : nbytes == 2 ? (int16_t)x
+          : nbytes == 4 ? (int32_t)x : (int64_t)x;
+        *v = (uint64_t)s;
+        *neg = s < 0;
+        return 0;
+    }
+    return rd_type_fail(rd, what, "an integer");
+}
+
+static int rd_uint(snap_rd_t *rd, const char *what, uint64_t *v)
+{
+    int neg;
+    const unsigned char *at = rd->p;
+    if (rd_integer(rd, what, v, &neg))
+        return -1;
+    if (neg) {
+        rd->p = at;
+        return rd_fail(rd, "%s: %" PRId64 " is negative", what, (int64_t)*v);
+    }
+    return 0;
+}
+
+static int rd_u32(snap_rd_t *rd, const char *what, uint32_t *v)
+{
+    uint64_t x;
+    const unsigned char *at = rd->p;
+    if (rd_uint(rd, what, &x))
+        return -1;
+    if (x > UINT32_MAX) {
+        rd->p = at;
+        return rd_fail(rd, "%s: %" PRIu64 " is over 2^32-1", what, x);
+    }
+    *v = (uint32_t)x;
+    return 0;
+}
+
+static int rd_int(snap_rd_t *rd, const char *what, int64_t *v)
+{
+    int neg;
+    uint64_t x;
+    const unsigned char *at = rd->p;
+    if (rd_integer(rd, what, &x, &neg))
+        return -1;
+    if (!neg && x > INT64_MAX) {
+        rd->p = at;
+        return rd_fail(rd, "%s: %" PRIu64 " is over 2^63-1", what, x);
+    }
+    *v = (int64_t)x;
+    return 0;
+}
+
+/* float64, float32 or an integer. */
+static int rd_double(snap_rd_t *rd, const char *what, double *v)
+{
+    int tag = rd_peek(rd);
+    uint64_t x;
+    if (tag == 0xcb) {
+        if (rd_tagged(rd, what, 8, &x))
+            return -1;
+        memcpy(v, &x, sizeof *v);
+        return 0;
+    }
+    if (tag == 0xca) {
+        uint32_t u;
+        float f;
+        if (rd_tagged(rd, what, 4, &x))
+            return -1;
+        u = (uint32_t)x;
+        memcpy(&f, &u, sizeof f);
+        *v = f;
+        return 0;
+    }
+    if (tag >= 0 && (tag <= 0x7f || tag >= 0xe0 || (tag >= 0xcc && tag <= 0xd3))) {
+        int neg;
+        if (rd_integer(rd, what, &x, &neg))
+            return -1;
+        *v = neg ? (double)(int64_t)x : (double)x;
+        return 0;
+    }
+    return rd_type_fail(rd, what, "a number");
+}
+
+static int rd_bool(snap_rd_t *rd, const char *what, int *v)
+{
+    int tag = rd_peek(rd);
+    if (tag != 0xc2 && tag != 0xc3)
+        return rd_type_fail(rd, what, "a boolean");
+    rd->p++;
+    *v = tag == 0xc3;
+    return 0;
+}
+
+static int rd_nil(snap_rd_t *rd)
+{
+    if (rd_peek(rd) != 0xc0)
+        return 0;
+    rd->p++;
+    return 1;
+}
+
+/* A length-prefixed value whose bytes follow: the payload is borrowed. */
+static int rd_bytes(snap_rd_t *rd, const char *what, unsigned nbytes, const unsigned char **s,
+                    size_t *len)
+{
+    const unsigned char *at = rd->p;
+    uint64_t n;
+    if (rd_tagged(rd, what, nbytes, &n))
+        return -1;
+    if (n > rd_left(rd)) {
+        rd->p = at;
+        return rd_fail(rd, "%s: length %" PRIu64 " runs past the end of the data", what, n);
+    }
+    *s = rd->p;
+    *len = (size_t)n;
+    rd->p += n;
+    return 0;
+}
+
+static int rd_str(snap_rd_t *rd, const char *what, const unsigned char **s, size_t *len)
+{
+    int tag = rd_peek(rd);
+    if (tag >= 0xa0 && tag <= 0xbf) {
+        rd->p++;
+        *len = (size_t)(tag & 0x1f);
+        if (*len > rd_left(rd)) {
+            rd->p--;
+            return rd_fail(rd, "%s: string runs past the end of the data", what);
+        }
+        *s = rd->p;
+        rd->p += *len;
+        return 0;
+    }
+    if (tag >= 0xd9 && tag <= 0xdb)
+        return rd_bytes(rd, what, 1u << (tag - 0xd9), s, len);
+    return rd_type_fail(rd, what, "a string");
+}
+
+static int rd_bin(snap_rd_t *rd, const char *what, const unsigned char **s, size_t *len)
+{
+    int tag = rd_peek(rd);
+    if (tag >= 0xc4 && tag <= 0xc6)
+        return rd_bytes(rd, what, 1u << (tag - 0xc4), s, len);
+    return rd_type_fail(rd, what, "binary data");
+}
+
+/* Array / map headers. Every element takes at least one byte, so a count
+ * larger than what is left cannot be genuine. */
+static int rd_container(snap_rd_t *rd, const char *what, int map, uint32_t *n)
+{
+    int tag = rd_peek(rd);
+    int fix = map ? 0x80 : 0x90, big = map ? 0xde : 0xdc;
+    const unsigned char *at = rd->p;
+    uint64_t x;
+    if (tag >= fix && tag <= fix + 0x0f) {
+        rd->p++;
+        x = (uint64_t)(tag & 0x0f);
+    } else if (tag == big || tag == big + 1) {
+        if (rd_tagged(rd, what, tag == big ? 2 : 4, &x))
+            return -1;
+    } else {
+        return rd_type_fail(rd, what, map ? "a map" : "an array");
+    }
+    if (x * (map ? 2 : 1) > rd_left(rd)) {
+        rd->p = at;
+        return rd_fail(rd, "%s: %" PRIu64 " entries cannot fit in the %zu bytes left", what,
+                       x, rd_left(rd));
+    }
+    *n = (uint32_t)x;
+    return 0;
+}
+
+static int rd_array(snap_rd_t *rd, const char *what, uint32_t *n)
+{
+    return rd_container(rd, what, 0, n);
+}
+
+static int rd_map(snap_rd_t *rd, const char *what, uint32_t *n)
+{
+    return rd_container(rd, what, 1, n);
+}
+
+static int rd_advance(snap_rd_t *rd, const char *what, size_t n)
+{
+    if (n > rd_left(rd))
+        return rd_fail(rd, "%s: value runs past the end of the data", what);
+    rd->p += n;
+    return 0;
+}
+
+/* Skip one value of any type (unknown keys), nesting at most SNAP_MAX_DEPTH. */
+static int rd_skip(snap_rd_t *rd, const char *what, int depth)
+{
+    int tag = rd_peek(rd);
+    const unsigned char *s;
+    size_t len;
+    uint64_t x;
+    uint32_t n;
+    if (depth > SNAP_MAX_DEPTH)
+        return rd_fail(rd, "%s: values nested deeper than %d", what, SNAP_MAX_DEPTH);
+    if (tag < 0)
+        return rd_fail(rd, "%s: data ends before a value", what);
+    if (tag <= 0x7f || tag >= 0xe0 || tag == 0xc0 || tag == 0xc2 || tag == 0xc3)
+        return rd_advance(rd, what, 1);
+    if ((tag >= 0xa0 && tag <= 0xbf) || (tag >= 0xd9 && tag <= 0xdb))
+        return rd_str(rd, what, &s, &len);
+    if (tag >= 0xc4 && tag <= 0xc6)
+        return rd_bin(rd, what, &s, &len);
+    if (tag >= 0xcc && tag <= 0xd3)
+        return rd_advance(rd, what, 1 + ((size_t)1 << ((tag - 0xcc) & 3)));
+    if (tag == 0xca || tag == 0xcb)
+        return rd_advance(rd, what, tag == 0xca ? 5 : 9);
+    if (tag >= 0xd4 && tag <= 0xd8) /* fixext: tag, type, 1..16 bytes */
+        return rd_advance(rd, what, 2 + ((size_t)1 << (tag - 0xd4)));
+    if (tag >= 0xc7 && tag <= 0xc9) { /* ext 8/16/32: tag, length, type, data */
+        if (rd_tagged(rd, what, 1u << (tag - 0xc7), &x))
+            return -1;
+        return rd_advance(rd, what, 1 + (x > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)x));
+    }
+    if (tag == 0xc1)
+        return rd_fail(rd, "%s: the reserved byte 0xc1", what);
+    if (rd_container(rd, what, (tag >= 0x80 && tag <= 0x8f) || tag == 0xde || tag == 0xdf,
+                     &n))
+        return -1;
+    x = (tag >= 0x80 && tag <= 0x8f) || tag == 0xde || tag == 0xdf ? 2 * (uint64_t)n : n;
+    for (uint64_t i = 0; i < x; i++)
+        if (rd_skip(rd, what, depth + 1))
+            return -1;
+    return 0;
+}
+
+static int key_is(const unsigned char *key, size_t len, const char *want)
+{
+    return strlen(want) == len && memcmp(key, want, len) == 0;
+}
+
+/* An owned copy of a string (nil allowed when nullable). */
+static int rd_strdup(snap_rd_t *rd, const char *what, int nullable, char **out)
+{
+    const unsigned char *s;
+    size_t len;
+    if (nullable && rd_nil(rd)) {
+        *out = NULL;
+        return 0;
+    }
+    if (rd_str(rd, what, &s, &len))
+        return -1;
+    if (memchr(s, '\0', len))
+        return rd_fail(rd, "%s: string holds a NUL byte", what);
+    *out = slda_xstrndup((const char *)s, len);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Header                                                                    */
+
+typedef struct snap_hdr_s {
+    uint64_t format;
+    char *name;
+    uint32_t K, W, nrows, capacity;
+    int fixed;
+    uint64_t hash_seed;
+    double *alpha, *NZ;
+    uint32_t nalpha, nNZ;
+    double alpha_sum, eta, sigma, corpus_tokens;
+    uint64_t t, docs, tokens;
+    int64_t created_ms, updated_ms;
+    slda_params_t p;
+    slda_offset_t *offs;
+    size_t noffs;
+} snap_hdr_t;
+
+static void snap_hdr_clear(snap_hdr_t *h)
+{
+    free(h->name);
+    free(h->alpha);
+    free(h->NZ);
+    free(h->p.vocab_file);
+    free(h->p.stopwords);
+    free(h->offs);
+    memset(h, 0, sizeof *h);
+}
+
+static int rd_doubles(snap_rd_t *rd, const char *what, double **out, uint32_t *n)
+{
+    if (rd_array(rd, what, n))
+        return -1;
+    if (*n > SLDA_MAX_TOPICS)
+        return rd_fail(rd, "%s: %u values, more than %d topics", what, *n, SLDA_MAX_TOPICS);
+    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
+    for (uint32_t i = 0; i < *n; i++)
+        if (rd_double(rd, what, &(*out)[i]))
+            return -1;
+    return 0;
+}
+
+static int snap_read_local(snap_rd_t *rd, const char *what, slda_params_t *p)
+{
+    const unsigned char *s;
+    size_t len;
+    char name[32];
+    if (rd_str(rd, what, &s, &len))
+        return -1;
+    if (len >= sizeof name)
+        return rd_fail(rd, "%s: unknown variant (%zu bytes)", what, len);
+    memcpy(name, s, len);
+    name[len] = '\0';
+    if (!slda_local_parse(name, &p->vb, &p->hybrid))
+        return rd_fail(rd, "%s: unknown variant \"%s\"", what, name);
+    return 0;
+}
+
+/* A string that must be one of names[0..n); its index into *idx. */
+static int rd_enum(snap_rd_t *rd, const char *what, const char *const *names, int n, int *idx)
+{
+    const unsigned char *s;
+    size_t len;
+    *idx = 0;
+    if (rd_str(rd, what, &s, &len))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (key_is(s, len, names[i])) {
+            *idx = i;
+            return 0;
+        }
+    }
+    return rd_fail(rd, "%s: unknown value \"%.*s\"", what, (int)(len > 40 ? 40 : len),
+                   (const char *)s);
+}
+
+/* A number must lie in the range the configuration table allows for its key,
+ * so a snapshot cannot smuggle in what slda_conf_set would refuse. */
+static int check_param_range(snap_rd_t *rd, const char *what, const char *key, double v)
+{
+    const slda_prop_t *prop = slda_conf_prop_find(key);
+    int open_min;
+    if (!prop || (prop->type != SLDA_PT_UINT && prop->type != SLDA_PT_DOUBLE))
+        return 0;
+    open_min = (prop->flags & SLDA_PF_MIN_OPEN) != 0;
+    if (!isfinite(v) || (open_min ? v <= prop->min : v < prop->min) || v > prop->max)
+        return rd_fail(rd, "%s: %g is outside %s%g..%g", what, v, open_min ? "(" : "",
+                       prop->min, prop->max);
+    return 0;
+}
+
+static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_params_t *p)
+{
+    char what[64];
+    char *field = (char *)p + sp->off;
+    int idx;
+    snprintf(what, sizeof what, "params \"%s\"", sp->key);
+    switch (sp->type) {
+    case PT_U32:
+        if (rd_u32(rd, what, (uint32_t *)field))
+            return -1;
+        return check_param_range(rd, what, sp->key, *(uint32_t *)field);
+    case PT_U64: return rd_uint(rd, what, (uint64_t *)field);
+    case PT_DBL:
+        if (rd_double(rd, what, (double *)field))
+            return -1;
+        return check_param_range(rd, what, sp->key, *(double *)field);
+    case PT_STR: return rd_strdup(rd, what, 1, (char **)field);
+    case PT_LOCAL: return snap_read_local(rd, what, p);
+    case PT_ALPHA_LEARN:
+        if (rd_enum(rd, what, alpha_learn_names, 3, &idx))
+            return -1;
+        p->alpha_learn = (slda_alpha_learn_t)idx;
+        return 0;
+    case PT_STATS:
+        if (rd_enum(rd, what, stats_names, 2, &idx))
+            return -1;
+        p->stats = (slda_stats_kind_t)idx;
+        return 0;
+    }
+    return -1;
+}
+
+static int snap_read_params(snap_rd_t *rd, slda_params_t *p)
+{
+    uint32_t n;
+    uint64_t seen = 0;
+    if (rd_map(rd, "header \"params\"", &n))
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *key;
+        size_t len, j;
+        if (rd_str(rd, "params key", &key, &len))
+            return -1;
+        for (j = 0; j < SNAP_NPARAMS && !key_is(key, len, snap_params[j].key); j++)
+            ;
+        if (j == SNAP_NPARAMS) { /* a later producer's extra parameter */
+            if (rd_skip(rd, "params value", 0))
+                return -1;
+            continue;
+        }
+        if (seen & ((uint64_t)1 << j))
+            return rd_fail(rd, "params: duplicate key \"%s\"", snap_params[j].key);
+        seen |= (uint64_t)1 << j;
+        if (snap_read_param(rd, &snap_params[j], p))
+            return -1;
+    }
+    for (size_t j = 0; j < SNAP_NPARAMS; j++)
+        if (!(seen & ((uint64_t)1 << j)))
+            return rd_fail(rd, "params: missing key \"%s\"", snap_params[j].key);
+    return 0;
+}
+
+static int snap_read_offset(snap_rd_t *rd, slda_offset_t *o)
+{
+    const unsigned char *s;
+    size_t len;
+    uint32_t n;
+    int64_t partition;
+    if (rd_array(rd, "offsets entry", &n))
+        return -1;
+    if (n != 3)
+        return rd_fail(rd, "offsets entry: %u values, expected [topic, partition, offset]", n);
+    if (rd_str(rd, "offsets topic", &s, &len))
+        return -1;
+    if (len == 0 || len >= sizeof o->topic || memchr(s, '\0', len))
+        return rd_fail(rd, "offsets topic: %zu bytes (1..%zu without NUL allowed)", len,
+                       sizeof o->topic - 1);
+    memset(o->topic, 0, sizeof o->topic);
+    memcpy(o->topic, s, len);
+    if (rd_int(rd, "offsets partition", &partition) || rd_int(rd, "offsets offset", &o->offset))
+        return -1;
+    if (partition < 0 || partition > INT32_MAX)
+        return rd_fail(rd, "offsets partition: %" PRId64 " is out of range", partition);
+    o->partition = (int32_t)partition;
+    return 0;
+}
+
+static int snap_read_offsets(snap_rd_t *rd, snap_hdr_t *h)
+{
+    uint32_t n;
+    size_t cap = 0;
+    if (rd_array(rd, "header \"offsets\"", &n))
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (h->noffs == cap) { /* grow with what was parsed, not with the claim */
+            cap = cap ? 2 * cap : 8;
+            h->offs = slda_xrealloc(h->offs, cap * sizeof *h->offs);
+        }
+        if (snap_read_offset(rd, &h->offs[h->noffs]))
+            return -1;
+        h->noffs++;
+    }
+    return 0;
+}
+
+static int snap_read_header_field(snap_rd_t *rd, snap_hdr_t *h, int f)
+{
+    char what[64];
+    snprintf(what, sizeof what, "header \"%s\"", hdr_keys[f]);
+    switch (f) {
+    case HDR_FORMAT: return rd_uint(rd, what, &h->format);
+    case HDR_PRODUCER: {
+        const unsigned char *s;
+        size_t len;
+        return rd_str(rd, what, &s, &len);
+    }
+    case HDR_NAME: return rd_strdup(rd, what, 1, &h->name);
+    case HDR_K: return rd_u32(rd, what, &h->K);
+    case HDR_W: return rd_u32(rd, what, &h->W);
+    case HDR_VOCAB_SIZE: return rd_u32(rd, what, &h->nrows);
+    case HDR_VOCAB_FIXED: return rd_bool(rd, what, &h->fixed);
+    case HDR_VOCAB_CAPACITY: return rd_u32(rd, what, &h->capacity);
+    case HDR_HASH_SEED: return rd_uint(rd, what, &h->hash_seed);
+    case HDR_ALPHA: return rd_doubles(rd, what, &h->alpha, &h->nalpha);
+    case HDR_ALPHA_SUM: return rd_double(rd, what, &h->alpha_sum);
+    case HDR_ETA: return rd_double(rd, what, &h->eta);
+    case HDR_SIGMA: return rd_double(rd, what, &h->sigma);
+    case HDR_NZ: return rd_doubles(rd, what, &h->NZ, &h->nNZ);
+    case HDR_T: return rd_uint(rd, what, &h->t);
+    case HDR_DOCS: return rd_uint(rd, what, &h->docs);
+    case HDR_TOKENS: return rd_uint(rd, what, &h->tokens);
+    case HDR_CORPUS_TOKENS: return rd_double(rd, what, &h->corpus_tokens);
+    case HDR_CREATED_MS: return rd_int(rd, what, &h->created_ms);
+    case HDR_UPDATED_MS: return rd_int(rd, what, &h->updated_ms);
+    case HDR_PARAMS: return snap_read_params(rd, &h->p);
+    case HDR_OFFSETS: return snap_read_offsets(rd, h);
+    }
+    return -1;
+}
+
+static int check_doubles(snap_rd_t *rd, const char *what, const double *v, uint32_t n,
+                         uint32_t K, int positive)
+{
+    if (n != K)
+        return rd_fail(rd, "header \"%s\": %u values for K=%u", what, n, K);
+    for (uint32_t k = 0; k < n; k++)
+        if (!isfinite(v[k]) || (positive ? v[k] <= 0 : v[k] < 0))
+            return rd_fail(rd, "header \"%s\": value %u is %g", what, k, v[k]);
+    return 0;
+}
+
+/* The header's values agree with each other and with the format. */
+static int snap_check_header(snap_rd_t *rd, const snap_hdr_t *h)
+{
+    if (h->format != SLDA_SNAP_VERSION)
+        return rd_fail(rd, "header \"format\": %" PRIu64 ", but the file says version %d",
+                       h->format, SLDA_SNAP_VERSION);
+    if (h->K == 0 || h->K > SLDA_MAX_TOPICS)
+        return rd_fail(rd, "header \"K\": %u is outside 1..%d", h->K, SLDA_MAX_TOPICS);
+    if (h->p.topics != h->K)
+        return rd_fail(rd, "K mismatch: header \"K\" is %u, params \"topics\" is %u", h->K,
+                       h->p.topics);
+    if (h->W == 0 || h->nrows > h->W)
+        return rd_fail(rd, "header: vocab_size %u with W=%u", h->nrows, h->W);
+    /* slda_model_new: an open vocabulary has vocab.capacity rows; a fixed
+     * one has exactly its words. This also bounds W before any allocation. */
+    if (!h->fixed && h->W != h->p.vocab_capacity)
+        return rd_fail(rd, "header: open vocabulary with W=%u but params \"vocab.capacity\" %u",
+                       h->W, h->p.vocab_capacity);
+    if (h->fixed && h->nrows != h->W)
+        return rd_fail(rd, "header: fixed vocabulary with W=%u but vocab_size %u", h->W,
+                       h->nrows);
+    if (!isfinite(h->sigma) || h->sigma <= 0)
+        return rd_fail(rd, "header \"sigma\": %g is not a positive number", h->sigma);
+    if (!isfinite(h->eta) || h->eta <= 0 || h->eta != h->p.eta)
+        return rd_fail(rd, "header \"eta\": %g (params \"eta\" %g)", h->eta, h->p.eta);
+    if (!isfinite(h->alpha_sum) || !isfinite(h->corpus_tokens))
+        return rd_fail(rd, "header: alpha_sum %g, corpus_tokens %g", h->alpha_sum,
+                       h->corpus_tokens);
+    if (check_doubles(rd, "alpha", h->alpha, h->nalpha, h->K, 1) ||
+        check_doubles(rd, "NZ", h->NZ, h->nNZ, h->K, 0))
+        return -1;
+    return 0;
+}
+
+static int snap_read_header(snap_rd_t *rd, snap_hdr_t *h)
+{
+    uint32_t n;
+    uint64_t seen = 0;
+    if (rd_map(rd, "header", &n))
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *key;
+        size_t len;
+        int f;
+        if (rd_str(rd, "header key", &key, &len))
+            return -1;
+        for (f = 0; f < HDR__COUNT && !key_is(key, len, hdr_keys[f]); f++)
+            ;
+        if (f == HDR__COUNT) {
+            if (rd_skip(rd, "header value", 0))
+                return -1;
+            continue;
+        }
+        if (seen & ((uint64_t)1 << f))
+            return rd_fail(rd, "header: duplicate key \"%s\"", hdr_keys[f]);
+        seen |= (uint64_t)1 << f;
+        if (snap_read_header_field(rd, h, f))
+            return -1;
+    }
+    for (int f = 0; f < HDR__COUNT; f++)
+        if (!(seen & ((uint64_t)1 << f)) && f != HDR_PRODUCER) /* producer: informational */
+            return rd_fail(rd, "header: missing key \"%s\"", hdr_keys[f]);
+    return snap_check_header(rd, h);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Model and body                                                            */
+
+static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
+{
+    char msg[256];
+    slda_params_t p = h->p; /* shallow: strings stay h's */
+    slda_model_t *model;
+    /* slda_model_alloc seeds the vocabulary hash with p.seed; restore the
+     * snapshot's hash seed there and the training seed afterwards. */
+    p.seed = h->hash_seed;
+    model = slda_model_alloc(&p, h->W, h->fixed, msg, sizeof msg);
+    if (!model) {
+        rd->err = slda_set_err(rd->errstr, rd->errstr_size,
+                               strstr(msg, "cannot allocate") ? SLDA_ERR_NOMEM : SLDA_ERR_INVALID,
+                               "snapshot \"%s\": %s", rd->name, msg);
+        return NULL;
+    }
+    model->p.seed = h->p.seed;
+    if (model->K != h->K || model->W != h->W || slda_vocab_seed(model->vocab) != h->hash_seed) {
+        rd_fail(rd, "model built with K=%u W=%u hash seed %" PRIu64 ", header says K=%u W=%u "
+                "hash seed %" PRIu64, model->K, model->W, slda_vocab_seed(model->vocab), h->K,
+                h->W, h->hash_seed);
+        slda_model_destroy(model);
+        return NULL;
+    }
+    model->sigma = h->sigma;
+    memcpy(model->NZ, h->NZ, h->K * sizeof *h->NZ);
+    memcpy(model->alpha, h->alpha, h->K * sizeof *h->alpha);
+    model->alpha_sum = h->alpha_sum;
+    model->t = h->t;
+    model->docs = h->docs;
+    model->tokens = h->tokens;
+    model->corpus_tokens = h->corpus_tokens;
+    model->created_ms = h->created_ms;
+    model->updated_ms = h->updated_ms;
+    free(model->name);
+    model->name = h->name;
+    h->name = NULL;
+    if (h->noffs && slda_model_set_offsets(model, h->offs, h->noffs) != SLDA_OK) {
+        rd_fail(rd, "header \"offsets\": %zu entries refused by the model", h->noffs);
+        slda_model_destroy(model);
+        return NULL;
+    }
+    return model;
+}
+
+/* One body map: a block {"ids","words","freqs","rows": bin} or the end
+ * marker {"end": true, "rows": n}. Borrowed pointers into the input. */
+typedef struct snap_block_s {
+    uint32_t nids, nwords, nfreqs;
+    uint32_t *ids;
+    const unsigned char **words;
+    size_t *wlens;
+    double *freqs;
+    const unsigned char *rows, *ready;
+    size_t rows_len, ready_len;
+    int has_rows, is_end;
+    uint64_t end_rows;
+} snap_block_t;
+
+enum { BK_IDS = 1, BK_WORDS = 2, BK_FREQS = 4, BK_READY = 8, BK_ROWS = 16, BK_END = 32,
+       BK_END_ROWS = 64 };
+
+static int block_array(snap_rd_t *rd, const char *what, uint32_t *n)
+{
+    if (rd_array(rd, what, n))
+        return -1;
+    if (*n > SLDA_SNAP_BLOCK_ROWS)
+        return rd_fail(rd, "%s: %u entries, a block holds at most %d", what, *n,
+                       SLDA_SNAP_BLOCK_ROWS);
+    return 0;
+}
+
+static int snap_read_block_field(snap_rd_t *rd, snap_block_t *b, const unsigned char *key,
+                                 size_t len, unsigned *seen)
+{
+    unsigned bit = key_is(key, len, "ids") ? BK_IDS : key_is(key, len, "words") ? BK_WORDS
+                 : key_is(key, len, "freqs") ? BK_FREQS : key_is(key, len, "end") ? BK_END
+                 : key_is(key, len, "ready") ? BK_READY
+                 : key_is(key, len, "rows") ? (rd_peek(rd) >= 0xc4 && rd_peek(rd) <= 0xc6
+                                               ? BK_ROWS : BK_END_ROWS) : 0;
+    if (!bit)
+        return rd_skip(rd, "body value", 0);
+    if (*seen & bit)
+        return rd_fail(rd, "body: duplicate key \"%.*s\"", (int)len, (const char *)key);
+    *seen |= bit;
+    switch (bit) {
+    case BK_IDS:
+        if (block_array(rd, "body \"ids\"", &b->nids))
+            return -1;
+        for (uint32_t i = 0; i < b->nids; i++)
+            if (rd_u32(rd, "body \"ids\"", &b->ids[i]))
+                return -1;
+        return 0;
+    case BK_WORDS:
+        if (block_array(rd, "body \"words\"", &b->nwords))
+            return -1;
+        for (uint32_t i = 0; i < b->nwords; i++)
+            if (rd_str(rd, "body \"words\"", &b->words[i], &b->wlens[i]))
+                return -1;
+        return 0;
+    case BK_FREQS:
+        if (block_array(rd, "body \"freqs\"", &b->nfreqs))
+            return -1;
+        for (uint32_t i = 0; i < b->nfreqs; i++)
+            if (rd_double(rd, "body \"freqs\"", &b->freqs[i]))
+                return -1;
+        return 0;
+    case BK_READY: return rd_bin(rd, "body \"ready\"", &b->ready, &b->ready_len);
+    case BK_ROWS: return rd_bin(rd, "body \"rows\"", &b->rows, &b->rows_len);
+    case BK_END:
+        if (rd_bool(rd, "end marker \"end\"", &b->is_end))
+            return -1;
+        return b->is_end ? 0 : rd_fail(rd, "end marker: \"end\" is false");
+    default: return rd_uint(rd, "end marker \"rows\"", &b->end_rows);
+    }
+}
+
+static int snap_read_block(snap_rd_t *rd, snap_block_t *b, uint32_t K)
+{
+    uint32_t n;
+    unsigned seen = 0;
+    const unsigned need = BK_IDS | BK_WORDS | BK_FREQS | BK_READY | BK_ROWS;
+    b->nids = b->nwords = b->nfreqs = 0;
+    b->is_end = 0;
+    if (rd_map(rd, "body block", &n))
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *key;
+        size_t len;
+        if (rd_str(rd, "body key", &key, &len) ||
+            snap_read_block_field(rd, b, key, len, &seen))
+            return -1;
+    }
+    if (seen & BK_END) {
+        if (seen != (BK_END | BK_END_ROWS))
+            return rd_fail(rd, "end marker: expected exactly \"end\" and a \"rows\" count");
+        return 0;
+    }
+    if ((seen & need) != need || (seen & BK_END_ROWS))
+        return rd_fail(rd, "body block: keys ids, words, freqs, ready and rows (binary) "
+                           "are required");
+    if (b->nwords != b->nids || b->nfreqs != b->nids)
+        return rd_fail(rd, "body block: %u ids, %u words, %u freqs", b->nids, b->nwords,
+                       b->nfreqs);
+    if (b->ready_len != b->nids)
+        return rd_fail(rd, "body \"ready\": %zu bytes for %u ids", b->ready_len, b->nids);
+    if (b->rows_len != (size_t)b->nids * K * 4)
+        return rd_fail(rd, "body \"rows\": %zu bytes, expected %zu (%u rows x K=%u x 4)",
+                       b->rows_len, (size_t)b->nids * K * 4, b->nids, K);
+    return 0;
+}
+
+static int snap_put_row(snap_rd_t *rd, slda_model_t *model, const snap_block_t *b,
+                        uint32_t i)
+{
+    char msg[256];
+    uint32_t id = b->ids[i], K = model->K;
+    const unsigned char *src = b->rows + (size_t)i * K * 4;
+    float *row = model->A + (size_t)id * model->Kp;
+    int wl = (int)(b->wlens[i] > 40 ? 40 : b->wlens[i]);
+    if (b->wlens[i] == 0 || memchr(b->words[i], '\0', b->wlens[i]))
+        return rd_fail(rd, "body: id %u: the word is empty or holds a NUL byte", id);
+    if (!isfinite(b->freqs[i]) || b->freqs[i] < 0)
+        return rd_fail(rd, "body: id %u: freq %g", id, b->freqs[i]);
+    if (b->ready[i] > 1)
+        return rd_fail(rd, "body: id %u: ready flag %u is not 0 or 1", id, b->ready[i]);
+    for (uint32_t k = 0; k < K; k++) {
+        uint32_t u = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 |
+                     (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
+        memcpy(&row[k], &u, sizeof u);
+        if (!isfinite(row[k]))
+            return rd_fail(rd, "body: id %u: row value %u is not finite", id, k);
+    }
+    if (slda_vocab_put(model->vocab, id, (const char *)b->words[i], b->wlens[i], b->freqs[i],
+                       msg, sizeof msg) != SLDA_OK)
+        return rd_fail(rd, "body: id %u (\"%.*s\"): %s", id, wl, (const char *)b->words[i],
+                       msg);
+    if (b->ready[i])
+        slda_model_mark_row(model, id);
+    return 0;
+}
+
+/* Ids must increase strictly across the whole body, so duplicates show. */
+static int snap_apply_block(snap_rd_t *rd, slda_model_t *model, const snap_block_t *b,
+                            int64_t *prev)
+{
+    for (uint32_t i = 0; i < b->nids; i++) {
+        uint32_t id = b->ids[i];
+        if (id >= model->W)
+            return rd_fail(rd, "body: id %u >= W=%u", id, model->W);
+        if ((int64_t)id == *prev)
+            return rd_fail(rd, "body: duplicate id %u", id);
+        if ((int64_t)id < *prev)
+            return rd_fail(rd, "body: id %u after id %" PRId64 " (ids must increase)", id,
+                           *prev);
+        if (snap_put_row(rd, model, b, i))
+            return -1;
+        *prev = id;
+    }
+    return 0;
+}
+
+static int snap_read_body(snap_rd_t *rd, slda_model_t *model, uint32_t nrows)
+{
+    snap_block_t b = {0};
+    int64_t prev = -1;
+    uint64_t total = 0;
+    int rc = -1;
+    b.ids = slda_xmalloc(SLDA_SNAP_BLOCK_ROWS * sizeof *b.ids);
+    b.words = slda_xmalloc(SLDA_SNAP_BLOCK_ROWS * sizeof *b.words);
+    b.wlens = slda_xmalloc(SLDA_SNAP_BLOCK_ROWS * sizeof *b.wlens);
+    b.freqs = slda_xmalloc(SLDA_SNAP_BLOCK_ROWS * sizeof *b.freqs);
+    for (;;) {
+        if (rd->p == rd->end) {
+            rd_fail(rd, "body: data ends before the end marker");
+            goto out;
+        }
+        if (snap_read_block(rd, &b, model->K))
+            goto out;
+        if (b.is_end)
+            break;
+        if (total + b.nids > nrows) {
+            rd_fail(rd, "body: more rows than header \"vocab_size\" %u", nrows);
+            goto out;
+        }
+        if (snap_apply_block(rd, model, &b, &prev))
+            goto out;
+        total += b.nids;
+    }
+    if (b.end_rows != total || total != nrows)
+        rd_fail(rd, "end marker: rows %" PRIu64 ", body held %" PRIu64 ", header vocab_size %u",
+                b.end_rows, total, nrows);
+    else if (rd->p != rd->end)
+        rd_fail(rd, "%zu bytes after the end marker", rd_left(rd));
+    else if (slda_vocab_size(model->vocab) != nrows)
+        rd_fail(rd, "vocabulary holds %u words after loading %u rows",
+                slda_vocab_size(model->vocab), nrows);
+    else
+        rc = 0;
+out:
+    free(b.ids);
+    free(b.words);
+    free(b.wlens);
+    free(b.freqs);
+    return rc;
+}
+
+/* The worker threads slda_model_new would have started (threads=). */
+static int snap_start(snap_rd_t *rd, slda_model_t *model)
+{
+    char msg[256];
+    slda_err_t err = slda_pool_start(model, msg, sizeof msg);
+    if (err != SLDA_OK) {
+        rd->err = slda_set_err(rd->errstr, rd->errstr_size, err, "snapshot \"%s\": %s",
+                               rd->name, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Envelope and entry points                                                 */
+
+static slda_err_t snap_check_envelope(const unsigned char *buf, size_t len, const char *name,
+                                      char *errstr, size_t errstr_size)
+{
+    size_t m = len < SLDA_SNAP_MAGIC_LEN ? len : SLDA_SNAP_MAGIC_LEN;
+    uint32_t version;
+    uint64_t stored, computed;
+    if (len > 0 && memcmp(buf, SLDA_SNAP_MAGIC, m) != 0)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                            "snapshot \"%s\": bad magic (not a streamlda snapshot)", name);
+    if (len < SNAP_MIN_LEN)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_TRUNCATED,
+                            "snapshot \"%s\": truncated: %zu bytes, a snapshot has at least %d",
+                            name, len, SNAP_MIN_LEN);
+    version = (uint32_t)get_be(buf + SLDA_SNAP_MAGIC_LEN, 4);
+    if (version == 0)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                            "snapshot \"%s\": format version 0 does not exist", name);
+    if (version > SLDA_SNAP_VERSION)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_VERSION,
+                            "snapshot \"%s\": format version %" PRIu32
+                            " is newer than this build reads (version %d)",
+                            name, version, SLDA_SNAP_VERSION);
+    stored = get_be(buf + len - SLDA_SNAP_TRAILER_LEN, SLDA_SNAP_TRAILER_LEN);
+    computed = slda_hash64(buf, len - SLDA_SNAP_TRAILER_LEN, 0);
+    if (stored != computed)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                            "snapshot \"%s\": checksum mismatch: expected 0x%016" PRIx64
+                            " (trailer), found 0x%016" PRIx64 " (XXH3-64 of %zu bytes)",
+                            name, stored, computed, len - SLDA_SNAP_TRAILER_LEN);
+    return SLDA_OK;
+}
+
+slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char *name,
+                                         slda_err_t *err_out, char *errstr, size_t errstr_size)
+{
+    snap_rd_t rd = {0};
+    snap_hdr_t h = {0};
+    slda_model_t *model = NULL;
+    slda_err_t err;
+    if (!buf && len > 0)
+        err = slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "snapshot \"%s\": no data",
+                           name);
+    else
+        err = snap_check_envelope(buf, len, name, errstr, errstr_size);
+    if (!err) {
+        rd.base = buf;
+        rd.p = rd.base + SNAP_HEAD_LEN;
+        rd.end = rd.base + len - SLDA_SNAP_TRAILER_LEN;
+        rd.name = name;
+        rd.errstr = errstr;
+        rd.errstr_size = errstr_size;
+        if (snap_read_header(&rd, &h) == 0 && (model = snap_build_model(&rd, &h)) != NULL &&
+            (snap_read_body(&rd, model, h.nrows) != 0 || snap_start(&rd, model) != 0)) {
+            slda_model_destroy(model);
+            model = NULL;
+        }
+        snap_hdr_clear(&h);
+        err = model ? SLDA_OK : rd.err;
+    }
+    if (err_out)
+        *err_out = err;
+    return model;
+}
+
+slda_model_t *slda_snapshot_decode(const void *buf, size_t len, slda_err_t *err_out,
+                                   char *errstr, size_t errstr_size)
+{
+    return slda_snapshot_decode_named(buf, len, SNAP_MEM_NAME, err_out, errstr, errstr_size);
+}
+
+/* Whole contents of a non-regular file (a pipe, a device) into malloc'ed memory. */
+static int read_all(int fd, unsigned char **out, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    for (;;) {
+        ssize_t r;
+        if (!buf)
+            return ENOMEM;
+        if (n == cap) {
+            unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return ENOMEM;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            return e;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+slda_model_t *slda_snapshot_read(const char *path, slda_err_t *err_out, char *errstr,
+                                 size_t errstr_size)
+{
+    struct stat st;
+    unsigned char *data = NULL;
+    void *map = MAP_FAILED;
+    size_t len = 0;
+    slda_model_t *model;
+    int e = 0, fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        e = path ? errno : EINVAL;
+    } else if (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+        len = (size_t)st.st_size;
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED)
+            e = read_all(fd, &data, &len);
+        else
+            data = map;
+    } else {
+        e = read_all(fd, &data, &len);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (e) {
+        slda_err_t err = slda_set_err(errstr, errstr_size, e == ENOMEM ? SLDA_ERR_NOMEM
+                                                                       : SLDA_ERR_IO,
+                                      "snapshot \"%s\": cannot read: %s",
+                                      path ? path : "(null)", strerror(e));
+        if (err_out)
+            *err_out = err;
+        return NULL;
+    }
+    model = slda_snapshot_decode_named(data, len, path, err_out, errstr, errstr_size);
+    if (map != MAP_FAILED)
+        munmap(map, len);
+    else
+        free(data);
+    return model;
+}

@@ -1,0 +1,66 @@
+/* snapshot.h - module-private pieces shared by snapshot.c and export.c. */
+#ifndef SLDA_SNAPSHOT_H
+#define SLDA_SNAPSHOT_H
+
+#include "slda_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* File envelope (docs/snapshot-format.md): magic, big-endian format version,
+ * MessagePack stream, big-endian XXH3-64 trailer. */
+#define SLDA_SNAP_MAGIC "SLDASNAP"
+#define SLDA_SNAP_MAGIC_LEN 8
+#define SLDA_SNAP_VERSION 1
+#define SLDA_SNAP_TRAILER_LEN 8
+/* Body rows per block: bounds the reader's per-block arrays and the
+ * writer's packing buffer (4096 x K=100 floats = 1.6 MB). */
+#define SLDA_SNAP_BLOCK_ROWS 4096
+
+/* n floats as little-endian IEEE-754 binary32 bytes into dst (4n bytes):
+ * the byte order of snapshot rows and .npy data on any host. */
+static inline void slda_floats_to_le(const float *src, size_t n, unsigned char *dst)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &src[i], sizeof u);
+        dst[4 * i] = (unsigned char)u;
+        dst[4 * i + 1] = (unsigned char)(u >> 8);
+        dst[4 * i + 2] = (unsigned char)(u >> 16);
+        dst[4 * i + 3] = (unsigned char)(u >> 24);
+    }
+}
+
+/* Atomic replacement of a file: everything goes to "<path>.tmp.<pid>" in the
+ * same directory; commit flushes, fsyncs, closes, renames over path and fsyncs
+ * the directory. On any failure the temp file is removed and path is left as
+ * it was. `what` ("snapshot", "export") starts the error messages. */
+typedef struct slda_atomic_s {
+    FILE *fp;         /* opened read-write ("w+b") so the writer may map it */
+    const char *what; /* borrowed */
+    char *path;       /* owned */
+    char *tmp;        /* owned */
+} slda_atomic_t;
+
+slda_err_t slda_atomic_open(slda_atomic_t *af, const char *what, const char *path,
+                            char *errstr, size_t errstr_size);
+/* Always releases af; SLDA_ERR_IO with the path and strerror on failure. */
+slda_err_t slda_atomic_commit(slda_atomic_t *af, char *errstr, size_t errstr_size);
+/* Close and remove the temp file (after a failed write). Accepts a zeroed af. */
+void slda_atomic_abort(slda_atomic_t *af);
+
+/* Same as slda_snapshot_decode, with `name` (a path, a topic) in the error
+ * messages instead of "<memory>". */
+slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char *name,
+                                         slda_err_t *err_out, char *errstr,
+                                         size_t errstr_size);
+
+/* The ids in use (slda_vocab_word != NULL), increasing, as a malloc'ed array
+ * the caller frees; *n receives the count. */
+uint32_t *slda_model_ids_in_use(const slda_model_t *model, uint32_t *n);
+
+/* The column words of slda_model_phi / slda_export_npy, one per line. */
+slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *errstr,
+                             size_t errstr_size);
+
+#endif /* SLDA_SNAPSHOT_H */

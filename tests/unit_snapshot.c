@@ -1,0 +1,984 @@
+/* unit_snapshot.c - snapshots: round trip, refusals, atomic writes, the v1 fixture, .npy export.
+ *
+ * `t_unit_snapshot --write-fixture PATH` writes the tiny K=3 fixture model
+ * (scripts/gen_fixtures.sh uses it); without arguments the checks run.
+ */
+#include "config.h"
+#include "snapshot.h"
+#include "testutil.h"
+
+#include <msgpack.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FIXTURE_NAME "snapshot-v1-k3.slda"
+
+static char errbuf[1024];
+
+/* ---- helpers ---- */
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    long n;
+    *len = 0;
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    buf = malloc(n > 0 ? (size_t)n : 1);
+    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = n > 0 ? (size_t)n : 0;
+    return buf;
+}
+
+static int spit(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    int rc;
+    if (!f)
+        return -1;
+    rc = fwrite(buf, 1, len, f) == len ? 0 : -1;
+    if (fclose(f))
+        rc = -1;
+    return rc;
+}
+
+static uint64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Recompute the XXH3-64 trailer after a deliberate edit of the contents. */
+static void fix_checksum(unsigned char *buf, size_t len)
+{
+    uint64_t h = slda_hash64(buf, len - 8, 0);
+    for (int i = 0; i < 8; i++)
+        buf[len - 8 + i] = (unsigned char)(h >> (56 - 8 * i));
+}
+
+static unsigned char *find(unsigned char *buf, size_t len, const void *pat, size_t plen)
+{
+    return memmem(buf, len, pat, plen);
+}
+
+static slda_params_t base_params(uint32_t K, uint32_t capacity)
+{
+    slda_params_t p;
+    memset(&p, 0, sizeof p);
+    p.topics = K;
+    p.alpha = 0.25;
+    p.eta = 0.125;
+    p.alpha_learn = SLDA_ALPHA_FIXEDPOINT;
+    p.vb = SLDA_VB_CVB0;
+    p.hybrid = 1;
+    p.threshold = 1;
+    p.burnin = 5;
+    p.samples = 5;
+    p.tolerance = 0.001;
+    p.stats = SLDA_STATS_RB;
+    p.rho_s = 1;
+    p.rho_tau = 10;
+    p.rho_kappa = 0.7;
+    p.rho_min = 0;
+    p.corpus_tokens = 1000;
+    p.init_scale = 0.5;
+    p.vocab_capacity = capacity;
+    p.vocab_file = NULL;
+    p.seed = 42;
+    p.threads = 1;
+    p.stopwords = "none";
+    p.min_length = 2;
+    p.max_doc_bytes = 1048576;
+    return p;
+}
+
+static void set_name(slda_model_t *model, const char *name)
+{
+    free(model->name);
+    model->name = slda_xstrdup(name);
+}
+
+/* A model with every field away from its default: K topics, W rows, nwords
+ * words at ids with holes (every id = 3 mod 5 unused), some rows not ready,
+ * a vocabulary hash seed different from the training seed. */
+static slda_model_t *make_model(uint32_t K, uint32_t W, uint32_t nwords, int fixed)
+{
+    slda_params_t p = base_params(K, fixed ? 4096 : W);
+    slda_model_t *model;
+    slda_rng_t rng;
+    slda_offset_t offs[2] = {{"docs", 0, 42}, {"docs-b", 3, (int64_t)1 << 40}};
+    char word[64];
+    uint32_t id = 0;
+    p.alpha = 0.3;
+    p.eta = 0.05;
+    p.alpha_learn = SLDA_ALPHA_NEWTON;
+    p.vb = SLDA_VB_CVB;
+    p.threshold = 2;
+    p.burnin = 7;
+    p.samples = 4;
+    p.stats = SLDA_STATS_SAMPLE;
+    p.rho_s = 0.9;
+    p.rho_tau = 64;
+    p.rho_kappa = 0.6;
+    p.rho_min = 0.01;
+    p.corpus_tokens = 5.5e6;
+    p.init_scale = 0.02;
+    p.vocab_file = fixed ? "/nonexistent/words.txt" : NULL;
+    p.seed = 0x0123456789abcdefull; /* becomes the vocabulary hash seed */
+    p.stopwords = "smart";
+    p.min_length = 3;
+    p.max_doc_bytes = 65536;
+    model = slda_model_alloc(&p, W, fixed, errbuf, sizeof errbuf);
+    if (!model) {
+        fprintf(stderr, "slda_model_alloc: %s\n", errbuf);
+        exit(1);
+    }
+    model->p.seed = 777; /* training seed differs from the hash seed */
+    slda_rng_seed(&rng, K * 1000003u + W);
+    for (uint32_t i = 0; i < nwords; i++, id++) {
+        if (!fixed && id % 5 == 3)
+            id++;
+        snprintf(word, sizeof word, i % 3 ? "w%u" : "w\xc3\xb6rd%u", i);
+        if (slda_vocab_put(model->vocab, id, word, strlen(word), slda_rng_double(&rng) * 10,
+                           errbuf, sizeof errbuf) != SLDA_OK) {
+            fprintf(stderr, "slda_vocab_put: %s\n", errbuf);
+            exit(1);
+        }
+        for (uint32_t k = 0; k < K; k++)
+            model->A[(size_t)id * model->Kp + k] = slda_rng_float(&rng) * 3;
+        if (id % 7 != 0)
+            slda_model_mark_row(model, id);
+    }
+    model->sigma = 0.37171717;
+    model->alpha_sum = 0;
+    for (uint32_t k = 0; k < K; k++) {
+        model->NZ[k] = 1000 * slda_rng_double(&rng);
+        model->alpha[k] = 0.01 + slda_rng_double(&rng);
+        model->alpha_sum += model->alpha[k];
+    }
+    model->alpha_sum += 1e-12; /* stored, not recomputed */
+    model->t = 12345;
+    model->docs = 999;
+    model->tokens = 123456789012ull;
+    model->corpus_tokens = 4.25e6;
+    model->created_ms = 1700000000123;
+    model->updated_ms = 1700000999456;
+    set_name(model, "round-trip");
+    slda_model_set_offsets(model, offs, 2);
+    return model;
+}
+
+static int same_bits(const void *a, const void *b, size_t n)
+{
+    return memcmp(a, b, n) == 0;
+}
+
+static void check_params_equal(const slda_params_t *a, const slda_params_t *b)
+{
+    CHECK_INT(a->topics, b->topics);
+    CHECK(same_bits(&a->alpha, &b->alpha, sizeof a->alpha));
+    CHECK(same_bits(&a->eta, &b->eta, sizeof a->eta));
+    CHECK_INT(a->alpha_learn, b->alpha_learn);
+    CHECK_INT(a->vb, b->vb);
+    CHECK_INT(a->hybrid, b->hybrid);
+    CHECK_INT(a->threshold, b->threshold);
+    CHECK_INT(a->burnin, b->burnin);
+    CHECK_INT(a->samples, b->samples);
+    CHECK(same_bits(&a->tolerance, &b->tolerance, sizeof(double)));
+    CHECK_INT(a->stats, b->stats);
+    CHECK(same_bits(&a->rho_s, &b->rho_s, sizeof(double)));
+    CHECK(same_bits(&a->rho_tau, &b->rho_tau, sizeof(double)));
+    CHECK(same_bits(&a->rho_kappa, &b->rho_kappa, sizeof(double)));
+    CHECK(same_bits(&a->rho_min, &b->rho_min, sizeof(double)));
+    CHECK(same_bits(&a->corpus_tokens, &b->corpus_tokens, sizeof(double)));
+    CHECK(same_bits(&a->init_scale, &b->init_scale, sizeof(double)));
+    CHECK_INT(a->vocab_capacity, b->vocab_capacity);
+    if (a->vocab_file || b->vocab_file)
+        CHECK_STR(a->vocab_file, b->vocab_file);
+    CHECK_INT(a->seed, b->seed);
+    CHECK_INT(a->threads, b->threads);
+    if (a->stopwords || b->stopwords)
+        CHECK_STR(a->stopwords, b->stopwords);
+    CHECK_INT(a->min_length, b->min_length);
+    CHECK_INT(a->max_doc_bytes, b->max_doc_bytes);
+}
+
+/* Every persisted field, bit for bit; every row of A (padding included). */
+static void check_models_equal(const slda_model_t *a, const slda_model_t *b)
+{
+    size_t na, nb, bad_rows = 0, bad_words = 0;
+    const slda_offset_t *oa = slda_model_offsets(a, &na), *ob = slda_model_offsets(b, &nb);
+    check_params_equal(&a->p, &b->p);
+    CHECK_INT(a->K, b->K);
+    CHECK_INT(a->Kp, b->Kp);
+    CHECK_INT(a->W, b->W);
+    CHECK(same_bits(&a->sigma, &b->sigma, sizeof(double)));
+    CHECK(same_bits(a->NZ, b->NZ, a->K * sizeof(double)));
+    CHECK(same_bits(a->alpha, b->alpha, a->K * sizeof(double)));
+    CHECK(same_bits(&a->alpha_sum, &b->alpha_sum, sizeof(double)));
+    CHECK(same_bits(&a->corpus_tokens, &b->corpus_tokens, sizeof(double)));
+    CHECK_INT(a->t, b->t);
+    CHECK_INT(a->docs, b->docs);
+    CHECK_INT(a->tokens, b->tokens);
+    CHECK_INT(a->created_ms, b->created_ms);
+    CHECK_INT(a->updated_ms, b->updated_ms);
+    CHECK_STR(a->name, b->name);
+    CHECK_INT(na, nb);
+    for (size_t i = 0; i < na && i < nb; i++) {
+        CHECK_STR(oa[i].topic, ob[i].topic);
+        CHECK_INT(oa[i].partition, ob[i].partition);
+        CHECK_INT(oa[i].offset, ob[i].offset);
+    }
+    CHECK_INT(slda_vocab_size(a->vocab), slda_vocab_size(b->vocab));
+    CHECK_INT(slda_vocab_max_id(a->vocab), slda_vocab_max_id(b->vocab));
+    CHECK_INT(slda_vocab_capacity(a->vocab), slda_vocab_capacity(b->vocab));
+    CHECK_INT(slda_vocab_is_fixed(a->vocab), slda_vocab_is_fixed(b->vocab));
+    CHECK_INT(slda_vocab_seed(a->vocab), slda_vocab_seed(b->vocab));
+    if (a->W != b->W || a->Kp != b->Kp)
+        return;
+    for (uint32_t w = 0; w < a->W; w++) {
+        const char *wa = slda_vocab_word(a->vocab, w), *wb = slda_vocab_word(b->vocab, w);
+        double fa = slda_vocab_freq(a->vocab, w), fb = slda_vocab_freq(b->vocab, w);
+        if ((wa || wb) && (!wa || !wb || strcmp(wa, wb) || !same_bits(&fa, &fb, sizeof fa) ||
+                           a->row_ready[w] != b->row_ready[w])) {
+            if (bad_words++ == 0)
+                fprintf(stderr, "  first differing word: id %u \"%s\" vs \"%s\"\n", w,
+                        wa ? wa : "(null)", wb ? wb : "(null)");
+        }
+        if (!same_bits(a->A + (size_t)w * a->Kp, b->A + (size_t)w * b->Kp, a->Kp * 4)) {
+            if (bad_rows++ == 0)
+                fprintf(stderr, "  first differing row: id %u\n", w);
+        }
+    }
+    CHECK_INT(bad_words, 0);
+    CHECK_INT(bad_rows, 0);
+}
+
+/* No "<name>.tmp.<pid>" (or any .tmp.) left in dir. */
+static int count_temp_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Remove the (flat) test directory. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4400];
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+/* ---- round trip ---- */
+
+static void check_round_trip(slda_model_t *model, const char *dir, const char *fname)
+{
+    char path[4096];
+    size_t flen = 0, mlen = 0;
+    void *mem = NULL;
+    unsigned char *file;
+    slda_err_t err = SLDA_ERR__COUNT;
+    slda_model_t *back;
+    snprintf(path, sizeof path, "%s/%s", dir, fname);
+    CHECK_INT(slda_snapshot_write(model, path, errbuf, sizeof errbuf), SLDA_OK);
+    CHECK_INT(count_temp_files(dir), 0);
+    back = slda_snapshot_read(path, &err, errbuf, sizeof errbuf);
+    CHECK_INT(err, SLDA_OK);
+    CHECK(back != NULL);
+    if (!back) {
+        fprintf(stderr, "  read: %s\n", errbuf);
+        return;
+    }
+    check_models_equal(model, back);
+    slda_model_destroy(back);
+
+    /* encode gives the file's bytes; decode gives the same model */
+    file = slurp(path, &flen);
+    CHECK_INT(slda_snapshot_encode(model, &mem, &mlen, errbuf, sizeof errbuf), SLDA_OK);
+    CHECK_INT(mlen, flen);
+    CHECK(file && mem && mlen == flen && memcmp(file, mem, flen) == 0);
+    back = slda_snapshot_decode(mem, mlen, &err, errbuf, sizeof errbuf);
+    CHECK_INT(err, SLDA_OK);
+    if (back)
+        check_models_equal(model, back);
+    else
+        fprintf(stderr, "  decode: %s\n", errbuf);
+    slda_model_destroy(back);
+    printf("round trip %s: K=%u W=%u words=%u -> %zu bytes\n", fname, model->K, model->W,
+           slda_vocab_size(model->vocab), flen);
+    free(file);
+    free(mem);
+}
+
+/* A restored model trains on to the same bits as the original. */
+static void check_continues_exactly(slda_model_t *model, const char *dir)
+{
+    char path[4096];
+    slda_doc_t docs[6];
+    uint32_t nids, *ids = slda_model_ids_in_use(model, &nids);
+    slda_model_t *back;
+    slda_err_t err;
+    slda_err_t e1, e2;
+    snprintf(path, sizeof path, "%s/continue.slda", dir);
+    CHECK_INT(slda_snapshot_write(model, path, errbuf, sizeof errbuf), SLDA_OK);
+    back = slda_snapshot_read(path, &err, errbuf, sizeof errbuf);
+    CHECK(back != NULL);
+    if (!back) {
+        free(ids);
+        return;
+    }
+    for (int d = 0; d < 6; d++) {
+        slda_doc_init(&docs[d]);
+        for (uint32_t j = 0; j < 12; j++)
+            slda_doc_add(&docs[d], ids[(d * 37u + j * j * 11u) % nids], 1 + (j % 4));
+        slda_doc_finish(&docs[d]);
+    }
+    e1 = slda_model_train(model, docs, 6, NULL, NULL, errbuf, sizeof errbuf);
+    e2 = slda_model_train(back, docs, 6, NULL, NULL, errbuf, sizeof errbuf);
+    CHECK_INT(e1, SLDA_OK);
+    CHECK_INT(e2, SLDA_OK);
+    CHECK_INT(model->t, back->t);
+    check_models_equal(model, back);
+    slda_docs_clear(docs, 6);
+    slda_model_destroy(back);
+    free(ids);
+}
+
+static void test_round_trip(const char *dir)
+{
+    /* three body blocks (4096 + 4096 + 808 rows), holes, K not a multiple of 16 */
+    slda_model_t *model = make_model(5, 12000, 9000, 0);
+    check_round_trip(model, dir, "open.slda");
+    check_continues_exactly(model, dir);
+    slda_model_destroy(model);
+    /* fixed vocabulary, K=17 so rows have 15 floats of padding */
+    model = make_model(17, 40, 40, 1);
+    check_round_trip(model, dir, "fixed.slda");
+    slda_model_destroy(model);
+    /* empty vocabulary: the body is just the end marker */
+    model = make_model(1, 16, 0, 0);
+    set_name(model, "");
+    slda_model_set_offsets(model, NULL, 0);
+    check_round_trip(model, dir, "empty.slda");
+    slda_model_destroy(model);
+}
+
+/* The header is plain MessagePack (msgpack-c reads it too) and its params are
+ * keyed by configuration names. */
+static void test_header_is_msgpack(void)
+{
+    slda_model_t *model = make_model(3, 16, 3, 0);
+    void *mem = NULL;
+    size_t len = 0, off = 0, nparams = 0;
+    msgpack_unpacked up;
+    CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
+    msgpack_unpacked_init(&up);
+    CHECK_INT(msgpack_unpack_next(&up, (const char *)mem + 12, len - 20, &off),
+              MSGPACK_UNPACK_SUCCESS);
+    CHECK_INT(up.data.type, MSGPACK_OBJECT_MAP);
+    for (uint32_t i = 0; up.data.type == MSGPACK_OBJECT_MAP && i < up.data.via.map.size; i++) {
+        const msgpack_object_kv *kv = &up.data.via.map.ptr[i];
+        if (kv->key.type != MSGPACK_OBJECT_STR || kv->key.via.str.size != 6 ||
+            memcmp(kv->key.via.str.ptr, "params", 6) != 0)
+            continue;
+        CHECK_INT(kv->val.type, MSGPACK_OBJECT_MAP);
+        for (uint32_t j = 0; j < kv->val.via.map.size; j++) {
+            const msgpack_object *key = &kv->val.via.map.ptr[j].key;
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)key->via.str.size, key->via.str.ptr);
+            if (!slda_conf_prop_find(name))
+                fprintf(stderr, "  params key \"%s\" is not a configuration key\n", name);
+            CHECK(slda_conf_prop_find(name) != NULL);
+            nparams++;
+        }
+    }
+    CHECK_INT(nparams, 23);
+    msgpack_unpacked_destroy(&up);
+    free(mem);
+    slda_model_destroy(model);
+}
+
+/* ---- refusals ---- */
+
+static void check_refused(const unsigned char *buf, size_t len, slda_err_t want,
+                          const char *needle, const char *what)
+{
+    slda_err_t err = SLDA_OK;
+    slda_model_t *model;
+    errbuf[0] = '\0';
+    model = slda_snapshot_decode(buf, len, &err, errbuf, sizeof errbuf);
+    if (model || err != want || (needle && !strstr(errbuf, needle)))
+        fprintf(stderr, "  case: %s\n", what);
+    CHECK(model == NULL);
+    CHECK_INT(err, want);
+    if (needle)
+        CHECK_CONTAINS(errbuf, needle);
+    slda_model_destroy(model);
+}
+
+/* One flipped byte: refused by the checksum, both values named. */
+static void check_flip(const unsigned char *orig, size_t len, size_t at, const char *what)
+{
+    unsigned char *buf = malloc(len);
+    char expected[32], found[32];
+    memcpy(buf, orig, len);
+    buf[at] ^= 0x20;
+    snprintf(expected, sizeof expected, "expected 0x%016" PRIx64, get_be64(buf + len - 8));
+    snprintf(found, sizeof found, "found 0x%016" PRIx64, slda_hash64(buf, len - 8, 0));
+    check_refused(buf, len, SLDA_ERR_CORRUPT, expected, what);
+    CHECK_CONTAINS(errbuf, found);
+    printf("flip at %zu (%s): %s\n", at, what, errbuf);
+    free(buf);
+}
+
+static void test_corrupt(const char *dir)
+{
+    slda_model_t *model = make_model(4, 16, 5, 0);
+    void *mem;
+    size_t len;
+    unsigned char *buf, *rows;
+    char path[4096];
+    slda_err_t err = SLDA_OK;
+    CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
+    buf = mem;
+    rows = find(buf, len, "\xa4rows\xc4", 6);
+    CHECK(rows != NULL);
+    check_flip(buf, len, 20, "header");
+    if (rows)
+        check_flip(buf, len, (size_t)(rows - buf) + 7 + 9, "row");
+    check_flip(buf, len, len - 3, "trailer");
+
+    /* through the file API: the message names the path */
+    snprintf(path, sizeof path, "%s/corrupt.slda", dir);
+    buf[30] ^= 1;
+    CHECK_INT(spit(path, buf, len), 0);
+    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_INT(err, SLDA_ERR_CORRUPT);
+    CHECK_CONTAINS(errbuf, path);
+    CHECK_CONTAINS(errbuf, "checksum mismatch");
+    buf[30] ^= 1;
+
+    /* bad magic: garbage and a near miss */
+    buf[3] = 'x';
+    check_refused(buf, len, SLDA_ERR_CORRUPT, "bad magic", "magic");
+    CHECK_INT(spit(path, buf, len), 0);
+    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_CONTAINS(errbuf, "snapshot \"");
+    CHECK_CONTAINS(errbuf, "\": bad magic");
+    free(mem);
+    slda_model_destroy(model);
+}
+
+static void test_truncated(const char *dir)
+{
+    slda_model_t *model = make_model(4, 16, 5, 0);
+    void *mem;
+    size_t len;
+    char path[4096];
+    slda_err_t err = SLDA_OK;
+    size_t short_cuts[] = {0, 1, 7, 8, 11, 12, 19};
+    CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
+    for (size_t i = 0; i < sizeof short_cuts / sizeof short_cuts[0]; i++)
+        check_refused(mem, short_cuts[i], SLDA_ERR_TRUNCATED, "truncated", "short cut");
+    size_t long_cuts[] = {20, 21, 100, len / 2, len - 9, len - 8, len - 1};
+    for (size_t i = 0; i < sizeof long_cuts / sizeof long_cuts[0]; i++)
+        check_refused(mem, long_cuts[i], SLDA_ERR_CORRUPT, "checksum mismatch", "long cut");
+    /* cut inside the MessagePack with a valid checksum: the parser refuses */
+    for (size_t cut = 12; cut < len - 8; cut++) {
+        unsigned char *buf = malloc(cut + 8);
+        memcpy(buf, mem, cut);
+        fix_checksum(buf, cut + 8);
+        check_refused(buf, cut + 8, SLDA_ERR_CORRUPT, NULL, "re-checksummed cut");
+        free(buf);
+    }
+    snprintf(path, sizeof path, "%s/empty.slda", dir);
+    CHECK_INT(spit(path, "", 0), 0);
+    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_INT(err, SLDA_ERR_TRUNCATED);
+    snprintf(path, sizeof path, "%s/missing.slda", dir);
+    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_INT(err, SLDA_ERR_IO);
+    CHECK_CONTAINS(errbuf, "No such file");
+    free(mem);
+    slda_model_destroy(model);
+}
+
+static void test_version(void)
+{
+    slda_model_t *model = make_model(4, 16, 5, 0);
+    void *mem;
+    size_t len;
+    unsigned char *buf;
+    CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
+    buf = mem;
+    CHECK(memcmp(buf, "SLDASNAP\0\0\0\1", 12) == 0);
+    buf[11] = 2;
+    fix_checksum(buf, len);
+    check_refused(buf, len, SLDA_ERR_VERSION, "version 2", "version 2");
+    CHECK_CONTAINS(errbuf, "version 1");
+    printf("newer version: %s\n", errbuf);
+    buf[8] = 0x7f; /* refused before the checksum is even looked at */
+    check_refused(buf, len, SLDA_ERR_VERSION, "version 2130706434", "version huge");
+    memset(buf + 8, 0, 4);
+    fix_checksum(buf, len);
+    check_refused(buf, len, SLDA_ERR_CORRUPT, "version 0", "version 0");
+    free(mem);
+    slda_model_destroy(model);
+}
+
+static void test_garbage(void)
+{
+    slda_rng_t rng;
+    unsigned char buf[1000];
+    void *mem;
+    size_t len, loaded = 0;
+    slda_model_t *model = make_model(3, 16, 4, 0);
+    slda_rng_seed(&rng, 99);
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)slda_rng_next(&rng);
+    check_refused(buf, sizeof buf, SLDA_ERR_CORRUPT, "bad magic", "random bytes");
+    /* valid envelope around random MessagePack */
+    for (int iter = 0; iter < 2000; iter++) {
+        size_t n = 20 + slda_rng_below(&rng, sizeof buf - 20);
+        for (size_t i = 12; i < n; i++)
+            buf[i] = (unsigned char)slda_rng_next(&rng);
+        memcpy(buf, "SLDASNAP\0\0\0\1", 12);
+        if (iter % 2) /* start with a plausible map header */
+            buf[12] = 0x80 | (iter & 0x0f);
+        fix_checksum(buf, n);
+        check_refused(buf, n, SLDA_ERR_CORRUPT, NULL, "random body");
+    }
+    /* mutations of a valid snapshot, re-checksummed: load or refuse, never crash */
+    CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
+    for (int iter = 0; iter < 4000; iter++) {
+        unsigned char *m = malloc(len);
+        slda_err_t err = SLDA_OK;
+        slda_model_t *back;
+        memcpy(m, mem, len);
+        for (uint32_t j = 0, nflip = 1 + slda_rng_below(&rng, 4); j < nflip; j++) {
+            size_t at = 12 + slda_rng_below(&rng, (uint32_t)(len - 20));
+            m[at] = slda_rng_below(&rng, 3) ? (unsigned char)slda_rng_next(&rng)
+                                            : (unsigned char)(m[at] ^ 1);
+        }
+        fix_checksum(m, len);
+        errbuf[0] = '\0';
+        back = slda_snapshot_decode(m, len, &err, errbuf, sizeof errbuf);
+        if (back) {
+            loaded++;
+            CHECK_INT(err, SLDA_OK);
+        } else {
+            if (err != SLDA_ERR_CORRUPT && err != SLDA_ERR_INVALID)
+                fprintf(stderr, "  mutation refused with %s: %s\n", slda_err_name(err), errbuf);
+            CHECK(err == SLDA_ERR_CORRUPT || err == SLDA_ERR_INVALID);
+            CHECK(strncmp(errbuf, "snapshot \"", 10) == 0);
+        }
+        slda_model_destroy(back);
+        free(m);
+    }
+    printf("mutations: %zu of 4000 still loaded (values changed), the rest refused\n", loaded);
+    free(mem);
+    slda_model_destroy(model);
+}
+
+/* Edit the bytes after pattern pat (at offset delta from its start) to val,
+ * fix the checksum, and expect SLDA_ERR_CORRUPT with needle. */
+static void check_patch(const void *orig, size_t len, const char *pat, size_t plen,
+                        size_t delta, unsigned char val, const char *needle)
+{
+    unsigned char *buf = malloc(len);
+    unsigned char *at;
+    memcpy(buf, orig, len);
+    at = find(buf, len, pat, plen);
+    CHECK(at != NULL);
+    if (at) {
+        at[delta] = val;
+        fix_checksum(buf, len);
+        check_refused(buf, len, SLDA_ERR_CORRUPT, needle, needle);
+        printf("patched: %s\n", errbuf);
+    } else {
+        fprintf(stderr, "  pattern for \"%s\" not found\n", needle);
+    }
+    free(buf);
+}
+
+static void test_inconsistent(void)
+{
+    slda_params_t p = base_params(3, 16);
+    void *mem;
+    size_t len;
+    unsigned char *buf;
+    slda_model_t *model = slda_model_alloc(&p, 16, 0, errbuf, sizeof errbuf);
+    CHECK(model != NULL);
+    if (!model)
+        return;
+    slda_vocab_put(model->vocab, 0, "apple", 5, 1, errbuf, sizeof errbuf);
+    slda_vocab_put(model->vocab, 2, "banana", 6, 1, errbuf, sizeof errbuf);
+    slda_vocab_put(model->vocab, 5, "cherry", 6, 1, errbuf, sizeof errbuf);
+    slda_model_mark_row(model, 0);
+    CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
+    check_patch(mem, len, "\xa1K\x03", 3, 2, 4, "K mismatch");
+    check_patch(mem, len, "\xa4rows\xc4\x24", 7, 6, 0x20, "body \"rows\": 32 bytes, expected 36");
+    check_patch(mem, len, "\xa3ids\x93\x00\x02\x05", 8, 7, 16, "id 16 >= W=16");
+    check_patch(mem, len, "\xa3ids\x93\x00\x02\x05", 8, 6, 0, "duplicate id 0");
+    check_patch(mem, len, "\xa3ids\x93\x00\x02\x05", 8, 6, 7, "id 5 after id 7");
+    check_patch(mem, len, "\xa5sigma", 6, 5, 'b', "missing key \"sigma\"");
+    check_patch(mem, len, "\xa5sigma\xcb", 7, 6, 0xc0, "\"sigma\": expected a number, found nil");
+    check_patch(mem, len, "\xa1W\x10", 3, 2, 0x11, "W=17 but params \"vocab.capacity\" 16");
+    check_patch(mem, len, "\xa7threads\x01", 9, 8, 0, "\"threads\": 0 is outside 1..256");
+    check_patch(mem, len, "\xa5ready\xc4\x03\x01", 9, 8, 2, "ready flag 2");
+    check_patch(mem, len, "\xa5local\xa8", 7, 8, 'X', "unknown variant \"cXb0+cgs\"");
+    check_patch(mem, len, "\xa5words\x93\xa5", 8, 8, 0, "empty or holds a NUL");
+    check_patch(mem, len, "\xa3""end\xc3", 5, 4, 0xc2, "\"end\" is false");
+    check_patch(mem, len, "\xa3""end\xc3\xa4rows\x03", 11, 10, 2, "end marker: rows 2");
+    check_patch(mem, len, "\xa4name\xa9", 6, 5, 0xdc, "header \"name\": expected a string");
+
+    /* an unknown key is skipped: rename "producer" */
+    buf = malloc(len);
+    memcpy(buf, mem, len);
+    unsigned char *at = find(buf, len, "\xa8producer", 9);
+    CHECK(at != NULL);
+    if (at) {
+        at[8] = 'X';
+        fix_checksum(buf, len);
+        slda_err_t err = SLDA_ERR__COUNT;
+        slda_model_t *back = slda_snapshot_decode(buf, len, &err, errbuf, sizeof errbuf);
+        CHECK_INT(err, SLDA_OK);
+        CHECK(back != NULL);
+        slda_model_destroy(back);
+    }
+    /* bytes after the end marker */
+    buf = realloc(buf, len + 1);
+    memcpy(buf, mem, len - 8);
+    buf[len - 8] = 0xc0;
+    fix_checksum(buf, len + 1);
+    check_refused(buf, len + 1, SLDA_ERR_CORRUPT, "1 bytes after the end marker", "trailing");
+    free(buf);
+    free(mem);
+    slda_model_destroy(model);
+}
+
+/* ---- atomic write ---- */
+
+static void test_atomic(const char *dir)
+{
+    char path[4096], tmp[4200], bad[4096];
+    slda_model_t *a = make_model(3, 16, 4, 0), *b = make_model(4, 16, 6, 0);
+    unsigned char *before, *after;
+    size_t nbefore, nafter;
+    slda_err_t err;
+    snprintf(bad, sizeof bad, "%s/no-such-dir/model.slda", dir);
+    err = slda_snapshot_write(a, bad, errbuf, sizeof errbuf);
+    CHECK_INT(err, SLDA_ERR_IO);
+    CHECK_CONTAINS(errbuf, bad);
+    CHECK_CONTAINS(errbuf, "No such file or directory");
+    printf("write into a missing directory: %s\n", errbuf);
+
+    /* the old snapshot survives a failed write: block the temp name */
+    snprintf(path, sizeof path, "%s/atomic.slda", dir);
+    CHECK_INT(slda_snapshot_write(a, path, errbuf, sizeof errbuf), SLDA_OK);
+    before = slurp(path, &nbefore);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    CHECK_INT(mkdir(tmp, 0700), 0);
+    err = slda_snapshot_write(b, path, errbuf, sizeof errbuf);
+    CHECK_INT(err, SLDA_ERR_IO);
+    CHECK_CONTAINS(errbuf, path);
+    printf("write with the temp name blocked: %s\n", errbuf);
+    after = slurp(path, &nafter);
+    CHECK_INT(nafter, nbefore);
+    CHECK(before && after && nafter == nbefore && memcmp(before, after, nbefore) == 0);
+    CHECK_INT(rmdir(tmp), 0);
+    free(after);
+    /* and is replaced by a successful one, leaving no temp file */
+    CHECK_INT(slda_snapshot_write(b, path, errbuf, sizeof errbuf), SLDA_OK);
+    CHECK_INT(count_temp_files(dir), 0);
+    after = slurp(path, &nafter);
+    CHECK(after && (nafter != nbefore || memcmp(before, after, nbefore) != 0));
+    free(after);
+    free(before);
+
+    /* exports go through the same path */
+    snprintf(bad, sizeof bad, "%s/no-such-dir/phi.npy", dir);
+    CHECK_INT(slda_export_npy(a, bad, errbuf, sizeof errbuf), SLDA_ERR_IO);
+    CHECK_CONTAINS(errbuf, "export \"");
+    CHECK_INT(slda_export_vocab(a, bad, errbuf, sizeof errbuf), SLDA_ERR_IO);
+    slda_model_destroy(a);
+    slda_model_destroy(b);
+}
+
+/* ---- the v1 fixture ---- */
+
+static const char *const fx_words[] = {"apple", "banana", "ch\xc3\xa9rie"};
+static const uint32_t fx_ids[] = {0, 2, 5};
+static const double fx_freqs[] = {3.5, 1.25, 0};
+static const uint8_t fx_ready[] = {1, 1, 0};
+static const float fx_rows[3][3] = {{1.0f, 2.0f, 3.0f}, {0.5f, 0.25f, 0.125f}, {0, 0, 0}};
+static const double fx_alpha[] = {0.25, 0.5, 0.75};
+static const double fx_NZ[] = {10.5, 20.25, 30.125};
+
+static slda_model_t *fixture_model(void)
+{
+    slda_params_t p = base_params(3, 16);
+    slda_offset_t offs[2] = {{"docs", 0, 17}, {"docs", 1, 23}};
+    slda_model_t *model = slda_model_alloc(&p, 16, 0, errbuf, sizeof errbuf);
+    if (!model)
+        return NULL;
+    for (int i = 0; i < 3; i++) {
+        slda_vocab_put(model->vocab, fx_ids[i], fx_words[i], strlen(fx_words[i]), fx_freqs[i],
+                       errbuf, sizeof errbuf);
+        memcpy(model->A + (size_t)fx_ids[i] * model->Kp, fx_rows[i], sizeof fx_rows[i]);
+        if (fx_ready[i])
+            slda_model_mark_row(model, fx_ids[i]);
+    }
+    model->sigma = 0.5;
+    memcpy(model->alpha, fx_alpha, sizeof fx_alpha);
+    memcpy(model->NZ, fx_NZ, sizeof fx_NZ);
+    model->alpha_sum = 1.5;
+    model->t = 7;
+    model->docs = 21;
+    model->tokens = 420;
+    model->corpus_tokens = 1000;
+    model->created_ms = 1700000000000;
+    model->updated_ms = 1700000123456;
+    set_name(model, "fixture-k3");
+    slda_model_set_offsets(model, offs, 2);
+    return model;
+}
+
+/* The fixture's values, spelled out (not taken from fixture_model). */
+static void check_fixture_values(const slda_model_t *model)
+{
+    size_t noffs;
+    const slda_offset_t *offs = slda_model_offsets(model, &noffs);
+    CHECK_INT(model->K, 3);
+    CHECK_INT(model->W, 16);
+    CHECK_STR(model->name, "fixture-k3");
+    CHECK_NEAR(model->sigma, 0.5, 0);
+    CHECK_NEAR(model->alpha[0], 0.25, 0);
+    CHECK_NEAR(model->alpha[1], 0.5, 0);
+    CHECK_NEAR(model->alpha[2], 0.75, 0);
+    CHECK_NEAR(model->alpha_sum, 1.5, 0);
+    CHECK_NEAR(model->NZ[0], 10.5, 0);
+    CHECK_NEAR(model->NZ[1], 20.25, 0);
+    CHECK_NEAR(model->NZ[2], 30.125, 0);
+    CHECK_NEAR(model->p.eta, 0.125, 0);
+    CHECK_NEAR(model->p.alpha, 0.25, 0);
+    CHECK_STR(slda_local_name(model->p.vb, model->p.hybrid), "cvb0+cgs");
+    CHECK_INT(model->p.alpha_learn, SLDA_ALPHA_FIXEDPOINT);
+    CHECK_INT(model->p.stats, SLDA_STATS_RB);
+    CHECK_NEAR(model->p.rho_kappa, 0.7, 0);
+    CHECK_INT(model->p.vocab_capacity, 16);
+    CHECK(model->p.vocab_file == NULL);
+    CHECK_STR(model->p.stopwords, "none");
+    CHECK_INT(model->p.seed, 42);
+    CHECK_INT(model->p.max_doc_bytes, 1048576);
+    CHECK_INT(model->t, 7);
+    CHECK_INT(model->docs, 21);
+    CHECK_INT(model->tokens, 420);
+    CHECK_NEAR(model->corpus_tokens, 1000, 0);
+    CHECK_INT(model->created_ms, 1700000000000);
+    CHECK_INT(model->updated_ms, 1700000123456);
+    CHECK_INT(noffs, 2);
+    if (noffs == 2) {
+        CHECK_STR(offs[0].topic, "docs");
+        CHECK_INT(offs[0].partition, 0);
+        CHECK_INT(offs[0].offset, 17);
+        CHECK_INT(offs[1].partition, 1);
+        CHECK_INT(offs[1].offset, 23);
+    }
+    CHECK_INT(slda_vocab_size(model->vocab), 3);
+    CHECK_INT(slda_vocab_max_id(model->vocab), 6);
+    CHECK_INT(slda_vocab_seed(model->vocab), 42);
+    CHECK_INT(slda_vocab_is_fixed(model->vocab), 0);
+    CHECK_INT(slda_model_word_id(model, "banana", 6), 2);
+    CHECK_INT(slda_model_word_id(model, "ch\xc3\xa9rie", 7), 5);
+    CHECK_STR(slda_model_word(model, 0), "apple");
+    CHECK(slda_model_word(model, 1) == NULL);
+    CHECK_NEAR(slda_vocab_freq(model->vocab, 0), 3.5, 0);
+    CHECK_NEAR(slda_vocab_freq(model->vocab, 2), 1.25, 0);
+    CHECK_INT(model->row_ready[0], 1);
+    CHECK_INT(model->row_ready[2], 1);
+    CHECK_INT(model->row_ready[5], 0);
+    CHECK_NEAR(model->A[0 * model->Kp + 2], 3.0, 0);
+    CHECK_NEAR(model->A[2 * model->Kp + 1], 0.25, 0);
+    CHECK_NEAR(model->A[2 * model->Kp + 2], 0.125, 0);
+    for (uint32_t w = 0; w < model->W; w++)
+        for (uint32_t k = (w == 0 || w == 2) ? 3 : 0; k < model->Kp; k++)
+            if (model->A[(size_t)w * model->Kp + k] != 0) {
+                fprintf(stderr, "  A[%u][%u] = %g, expected 0\n", w, k,
+                        model->A[(size_t)w * model->Kp + k]);
+                CHECK(0);
+            }
+}
+
+static void fixture_path(char *out, size_t size)
+{
+    const char *src = getenv("SLDA_SOURCE_DIR");
+    if (src && *src) {
+        snprintf(out, size, "%s/tests/fixtures/" FIXTURE_NAME, src);
+    } else { /* next to this source file */
+        const char *slash = strrchr(__FILE__, '/');
+        snprintf(out, size, "%.*s/fixtures/" FIXTURE_NAME,
+                 slash ? (int)(slash - __FILE__) : 1, slash ? __FILE__ : ".");
+    }
+}
+
+static void test_fixture(void)
+{
+    char path[4096];
+    slda_err_t err = SLDA_ERR__COUNT;
+    slda_model_t *model, *fresh;
+    fixture_path(path, sizeof path);
+    model = slda_snapshot_read(path, &err, errbuf, sizeof errbuf);
+    CHECK_INT(err, SLDA_OK);
+    if (!model) {
+        fprintf(stderr, "  fixture %s: %s\n", path, errbuf);
+        CHECK(0);
+        return;
+    }
+    check_fixture_values(model);
+    fresh = fixture_model(); /* what --write-fixture writes matches the frozen file */
+    if (fresh)
+        check_models_equal(fresh, model);
+    slda_model_destroy(fresh);
+    slda_model_destroy(model);
+    printf("fixture %s: loaded\n", path);
+}
+
+/* ---- .npy export ---- */
+
+static void test_npy(const char *dir)
+{
+    slda_model_t *model = make_model(4, 32, 20, 0);
+    char path[4096], vpath[4096], want[128];
+    unsigned char *buf;
+    size_t len;
+    uint32_t V, *ids = slda_model_ids_in_use(model, &V), hlen;
+    float *phi = malloc((size_t)model->K * V * sizeof *phi);
+    uint32_t *phi_ids = malloc(V * sizeof *phi_ids);
+    size_t bad = 0, bad_api = 0;
+    snprintf(path, sizeof path, "%s/phi.npy", dir);
+    snprintf(vpath, sizeof vpath, "%s/phi.vocab", dir);
+    CHECK_INT(V, 20);
+    CHECK_INT(slda_export_npy(model, path, errbuf, sizeof errbuf), SLDA_OK);
+    CHECK_INT(slda_export_vocab(model, vpath, errbuf, sizeof errbuf), SLDA_OK);
+    CHECK_INT(count_temp_files(dir), 0);
+    buf = slurp(path, &len);
+    CHECK(buf != NULL && len > 10);
+    if (!buf || len <= 10)
+        return;
+    CHECK(memcmp(buf, "\x93NUMPY\x01\x00", 8) == 0);
+    hlen = buf[8] | (uint32_t)buf[9] << 8;
+    CHECK_INT((10 + hlen) % 64, 0);
+    CHECK_INT(buf[10 + hlen - 1], '\n');
+    snprintf(want, sizeof want, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 20), }");
+    CHECK(10 + hlen <= len && strncmp((char *)buf + 10, want, strlen(want)) == 0);
+    for (size_t i = 10 + strlen(want); i < 10 + hlen - 1 && i < len; i++)
+        CHECK_INT(buf[i], ' ');
+    CHECK_INT(len, 10 + hlen + (size_t)4 * 20 * 4);
+    CHECK_INT(slda_model_phi(model, phi, phi_ids), SLDA_OK);
+    for (uint32_t k = 0; k < model->K && len == 10 + hlen + (size_t)4 * V * 4; k++) {
+        double denom = model->NZ[k] + (double)model->W * model->p.eta;
+        for (uint32_t c = 0; c < V; c++) {
+            const unsigned char *q = buf + 10 + hlen + ((size_t)k * V + c) * 4;
+            uint32_t u = q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+            float got, expect;
+            memcpy(&got, &u, 4);
+            expect = (float)((model->sigma * model->A[(size_t)ids[c] * model->Kp + k] +
+                              model->p.eta) / denom);
+            if (fabsf(got - expect) > 1e-7f * expect) {
+                if (bad++ == 0)
+                    fprintf(stderr, "  phi[%u][%u]: file %.9g, formula %.9g\n", k, c, got,
+                            expect);
+            }
+            bad_api += got != phi[(size_t)k * V + c];
+        }
+    }
+    CHECK_INT(bad, 0);
+    CHECK_INT(bad_api, 0);
+    CHECK(memcmp(ids, phi_ids, V * sizeof *ids) == 0);
+    free(buf);
+    /* the vocabulary file: the column words in order */
+    buf = slurp(vpath, &len);
+    if (buf) {
+        char *line = (char *)buf, *end = (char *)buf + len;
+        uint32_t c = 0;
+        while (line < end) {
+            char *nl = memchr(line, '\n', (size_t)(end - line));
+            if (!nl)
+                break;
+            *nl = '\0';
+            if (c < V)
+                CHECK_STR(line, slda_vocab_word(model->vocab, ids[c]));
+            c++;
+            line = nl + 1;
+        }
+        CHECK_INT(c, V);
+        CHECK(line == end);
+    }
+    free(buf);
+    printf("npy: K=%u V=%u, header %u bytes, values match the formula\n", model->K, V, 10 + hlen);
+    free(phi);
+    free(phi_ids);
+    free(ids);
+    slda_model_destroy(model);
+}
+
+int main(int argc, char **argv)
+{
+    char *dir;
+    if (argc == 3 && strcmp(argv[1], "--write-fixture") == 0) {
+        slda_model_t *model = fixture_model();
+        slda_err_t err = model ? slda_snapshot_write(model, argv[2], errbuf, sizeof errbuf)
+                               : SLDA_ERR_INVALID;
+        slda_model_destroy(model);
+        if (err != SLDA_OK) {
+            fprintf(stderr, "unit_snapshot: %s\n", errbuf);
+            return 1;
+        }
+        printf("wrote %s\n", argv[2]);
+        return 0;
+    }
+    dir = slda_test_tmpdir();
+    test_round_trip(dir);
+    test_header_is_msgpack();
+    test_corrupt(dir);
+    test_truncated(dir);
+    test_version();
+    test_garbage();
+    test_inconsistent();
+    test_atomic(dir);
+    test_fixture();
+    test_npy(dir);
+    remove_dir(dir);
+    free(dir);
+    return slda_test_done("unit_snapshot");
+}
