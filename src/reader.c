@@ -1,0 +1,399 @@
+/* reader.c - document readers: opening, format detection, line input, error counting.
+ *
+ * Invariants. Input is streamed line by line with getline (any line length,
+ * never the whole file); rd->line holds the current line without its line
+ * end, and rd->pending makes the next slda_reader_getline return it again
+ * (used for format sniffing and by the UCI reader's look-ahead). Every
+ * rejected record is counted in rd->errors[code] exactly once and reported as
+ * "path:line: <problem>"; the reader then carries on with the next record.
+ * Empty lines separate records in UCI, lda-c and JSON lines and are skipped;
+ * in text every line is a document, so an empty line is an empty document
+ * (SLDA_ERR_EMPTY). The formats
+ * live in reader_uci.c, reader_ldac.c and reader_text.c (text and JSON lines).
+ * A reader belongs to one thread; the model is borrowed.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int slda_reader_getline(slda_reader_t *rd)
+{
+    ssize_t n;
+    if (rd->ioerr_pending) {
+        rd->ioerr_pending = 0;
+        return -1;
+    }
+    if (rd->pending) {
+        rd->pending = 0;
+        return 1;
+    }
+    if (rd->eof)
+        return 0;
+    n = getline(&rd->line, &rd->linecap, rd->f);
+    if (n < 0) {
+        rd->read_errno = errno;
+        rd->eof = 1;
+        return ferror(rd->f) ? -1 : 0;
+    }
+    rd->lineno++;
+    if (n > 0 && rd->line[n - 1] == '\n')
+        n--;
+    if (n > 0 && rd->line[n - 1] == '\r')
+        n--;
+    rd->line[n] = '\0';
+    rd->linelen = (size_t)n;
+    return 1;
+}
+
+slda_err_t slda_reader_fail(slda_reader_t *rd, slda_err_t code, char *errstr,
+                            size_t errstr_size, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if ((unsigned)code < SLDA_ERR__COUNT)
+        rd->errors[code]++;
+    return slda_set_err(errstr, errstr_size, code, "%s:%llu: %s", rd->path,
+                        (unsigned long long)rd->lineno, msg);
+}
+
+slda_err_t slda_reader_io_error(slda_reader_t *rd, char *errstr, size_t errstr_size)
+{
+    rd->errors[SLDA_ERR_IO]++;
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s:%llu: read error: %s", rd->path,
+                        (unsigned long long)rd->lineno, strerror(rd->read_errno));
+}
+
+void slda_reader_set_id(slda_doc_t *doc, uint64_t n)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
+    free(doc->id);
+    doc->id = slda_xstrdup(buf);
+}
+
+uint32_t slda_reader_vocab_limit(const slda_reader_t *rd)
+{
+    return slda_vocab_max_id(rd->model->vocab);
+}
+
+int slda_reader_parse_int(const char **p, const char *end, int64_t *out)
+{
+    const char *s = *p;
+    int neg = 0;
+    uint64_t v = 0;
+    if (s < end && *s == '-') {
+        neg = 1;
+        s++;
+    }
+    if (s >= end || *s < '0' || *s > '9')
+        return 0;
+    while (s < end && *s >= '0' && *s <= '9') {
+        unsigned d = (unsigned)(*s++ - '0');
+        if (v > ((uint64_t)INT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    *p = s;
+    return 1;
+}
+
+const char *slda_reader_skip_space(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    return p;
+}
+
+const char *slda_reader_excerpt(const slda_reader_t *rd, char *out, size_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rd->linelen && n + 4 < size; i++) {
+        unsigned char c = (unsigned char)rd->line[i];
+        out[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (n < rd->linelen && n + 4 <= size) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+int slda_reader_line_is_count(const char *line, size_t len)
+{
+    const char *p = slda_reader_skip_space(line, line + len), *end = line + len;
+    int64_t v;
+    if ((p < end && *p == '-') || !slda_reader_parse_int(&p, end, &v))
+        return 0;
+    return slda_reader_skip_space(p, end) == end;
+}
+
+int slda_reader_line_is_ldac(const char *line, size_t len)
+{
+    const char *end = line + len, *p = slda_reader_skip_space(line, end);
+    int64_t n, id, count, pairs = 0;
+    if ((p < end && *p == '-') || !slda_reader_parse_int(&p, end, &n))
+        return 0;
+    for (;;) {
+        const char *q = slda_reader_skip_space(p, end);
+        if (q == end)
+            break;
+        if (q == p || !slda_reader_parse_int(&q, end, &id) || q >= end || *q != ':')
+            return 0;
+        q++;
+        if (!slda_reader_parse_int(&q, end, &count))
+            return 0;
+        p = q;
+        pairs++;
+    }
+    return pairs > 0 || n == 0;
+}
+
+/* ---- format detection ---- */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int is_docword(const char *base)
+{
+    return strncmp(base, "docword", 7) == 0 && ends_with(base, ".txt");
+}
+
+/* Path of name in the directory of path (malloc'ed). */
+static char *sibling(const char *path, const char *name, size_t namelen)
+{
+    size_t dirlen = (size_t)(base_name(path) - path);
+    char *out = slda_xmalloc(dirlen + namelen + 1);
+    memcpy(out, path, dirlen);
+    memcpy(out + dirlen, name, namelen);
+    out[dirlen + namelen] = '\0';
+    return out;
+}
+
+char *slda_reader_guess_vocab(const char *path, slda_format_t fmt)
+{
+    const char *base;
+    char *guess = NULL;
+    if (!path || strcmp(path, "-") == 0)
+        return NULL;
+    base = base_name(path);
+    if ((fmt == SLDA_FORMAT_AUTO || fmt == SLDA_FORMAT_UCI) && is_docword(base)) {
+        /* docword<X>.txt -> vocab<X>.txt */
+        size_t xlen = strlen(base) - 7 - 4;
+        char *name = slda_xmalloc(xlen + 10);
+        snprintf(name, xlen + 10, "vocab%.*s.txt", (int)xlen, base + 7);
+        guess = sibling(path, name, strlen(name));
+        free(name);
+    } else if ((fmt == SLDA_FORMAT_AUTO && ends_with(base, ".dat")) ||
+               fmt == SLDA_FORMAT_LDAC) {
+        guess = sibling(path, "vocab.txt", 9);
+    }
+    if (guess && access(guess, R_OK) != 0) {
+        free(guess);
+        guess = NULL;
+    }
+    return guess;
+}
+
+static slda_format_t format_by_name(const slda_reader_t *rd, const char *path)
+{
+    const char *base = base_name(path);
+    if (strcmp(path, "-") == 0)
+        return SLDA_FORMAT_AUTO;
+    if (is_docword(base))
+        return SLDA_FORMAT_UCI;
+    if (ends_with(base, ".jsonl") || ends_with(base, ".json"))
+        return SLDA_FORMAT_JSONL;
+    if (ends_with(base, ".dat")) {
+        char *vocab = slda_reader_guess_vocab(path, SLDA_FORMAT_LDAC);
+        int ldac = vocab != NULL || slda_vocab_is_fixed(rd->model->vocab);
+        free(vocab);
+        if (ldac)
+            return SLDA_FORMAT_LDAC;
+    }
+    return SLDA_FORMAT_AUTO;
+}
+
+/* Decide from the first non-empty line, which stays pending for the reader
+ * (empty lines before it are consumed here, so a sniffed text file does not
+ * report them as empty documents). */
+static slda_format_t format_by_content(slda_reader_t *rd)
+{
+    const char *p;
+    int r;
+    while ((r = slda_reader_getline(rd)) == 1 && rd->linelen == 0)
+        ;
+    if (r < 0)
+        rd->ioerr_pending = 1; /* reported by the first slda_reader_next */
+    if (r != 1)
+        return SLDA_FORMAT_TEXT;
+    rd->pending = 1;
+    p = slda_reader_skip_space(rd->line, rd->line + rd->linelen);
+    if (p < rd->line + rd->linelen && *p == '{')
+        return SLDA_FORMAT_JSONL;
+    /* A lone count is a UCI header only with a fixed vocabulary to map ids. */
+    if (slda_reader_line_is_count(rd->line, rd->linelen) &&
+        slda_vocab_is_fixed(rd->model->vocab))
+        return SLDA_FORMAT_UCI;
+    if (slda_reader_line_is_ldac(rd->line, rd->linelen))
+        return SLDA_FORMAT_LDAC;
+    return SLDA_FORMAT_TEXT;
+}
+
+/* ---- open / next / close ---- */
+
+static slda_err_t open_input(slda_reader_t *rd, const char *path, char *errstr,
+                             size_t errstr_size)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0) {
+        rd->f = stdin;
+        rd->path = slda_xstrdup("<stdin>");
+        return SLDA_OK;
+    }
+    rd->path = slda_xstrdup(path);
+    rd->f = fopen(path, "rb");
+    if (!rd->f)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "reader \"%s\": cannot open: %s",
+                            path, strerror(errno));
+    rd->owns_f = 1;
+    if (fstat(fileno(rd->f), &st) == 0 && S_ISDIR(st.st_mode))
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
+                            "reader \"%s\": is a directory", path);
+    return SLDA_OK;
+}
+
+static const char *format_name(slda_format_t fmt)
+{
+    switch (fmt) {
+    case SLDA_FORMAT_UCI: return "UCI bag-of-words";
+    case SLDA_FORMAT_LDAC: return "lda-c";
+    case SLDA_FORMAT_TEXT: return "text";
+    case SLDA_FORMAT_JSONL: return "JSON lines";
+    default: return "auto";
+    }
+}
+
+static slda_err_t check_vocab(slda_reader_t *rd, const char *path, char *errstr,
+                              size_t errstr_size)
+{
+    char *guess;
+    if (rd->format != SLDA_FORMAT_UCI && rd->format != SLDA_FORMAT_LDAC)
+        return SLDA_OK;
+    if (slda_vocab_is_fixed(rd->model->vocab))
+        return SLDA_OK;
+    guess = slda_reader_guess_vocab(path, rd->format);
+    slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                 "reader \"%s\": the %s format needs a fixed vocabulary: set vocab.file%s%s%s",
+                 path, format_name(rd->format), guess ? " (found " : "", guess ? guess : "",
+                 guess ? ")" : "");
+    free(guess);
+    return SLDA_ERR_INVALID;
+}
+
+slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
+                                const char *path, slda_format_t format, char *errstr,
+                                size_t errstr_size)
+{
+    slda_reader_t *rd;
+    slda_err_t err;
+    (void)conf; /* everything the readers need is in the model */
+    if (!model || !path || (unsigned)format > SLDA_FORMAT_JSONL) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                     "reader \"%s\": invalid arguments", path ? path : "(null)");
+        return NULL;
+    }
+    rd = slda_xcalloc(1, sizeof *rd);
+    rd->model = model;
+    slda_json_init(&rd->js);
+    slda_doc_init(&rd->uci_cur);
+    err = open_input(rd, path, errstr, errstr_size);
+    if (err == SLDA_OK) {
+        rd->format = format != SLDA_FORMAT_AUTO ? format : format_by_name(rd, path);
+        if (rd->format == SLDA_FORMAT_AUTO)
+            rd->format = format_by_content(rd);
+        err = check_vocab(rd, path, errstr, errstr_size);
+    }
+    if (err == SLDA_OK && rd->format == SLDA_FORMAT_UCI)
+        err = slda_reader_uci_open(rd, errstr, errstr_size);
+    if (err != SLDA_OK) {
+        slda_reader_close(rd);
+        return NULL;
+    }
+    return rd;
+}
+
+slda_err_t slda_reader_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                            size_t errstr_size)
+{
+    slda_err_t err;
+    slda_doc_init(doc);
+    switch (rd->format) {
+    case SLDA_FORMAT_UCI: err = slda_reader_uci_next(rd, doc, errstr, errstr_size); break;
+    case SLDA_FORMAT_LDAC: err = slda_reader_ldac_next(rd, doc, errstr, errstr_size); break;
+    case SLDA_FORMAT_JSONL: err = slda_reader_jsonl_next(rd, doc, errstr, errstr_size); break;
+    default: err = slda_reader_text_next(rd, doc, errstr, errstr_size); break;
+    }
+    if (err == SLDA_OK)
+        rd->docs++;
+    return err;
+}
+
+uint64_t slda_reader_docs(const slda_reader_t *rd)
+{
+    return rd->docs;
+}
+
+uint64_t slda_reader_errors(const slda_reader_t *rd, slda_err_t code)
+{
+    return (unsigned)code < SLDA_ERR__COUNT ? rd->errors[code] : 0;
+}
+
+void slda_reader_close(slda_reader_t *rd)
+{
+    if (!rd)
+        return;
+    if (rd->owns_f && rd->f)
+        fclose(rd->f);
+    free(rd->path);
+    free(rd->line);
+    slda_json_clear(&rd->js);
+    slda_doc_clear(&rd->uci_cur);
+    free(rd);
+}
+
+slda_format_t slda_format_parse(const char *name)
+{
+    static const struct {
+        const char *name;
+        slda_format_t format;
+    } names[] = {
+        {"auto", SLDA_FORMAT_AUTO}, {"uci", SLDA_FORMAT_UCI},     {"ldac", SLDA_FORMAT_LDAC},
+        {"lda-c", SLDA_FORMAT_LDAC}, {"text", SLDA_FORMAT_TEXT},  {"txt", SLDA_FORMAT_TEXT},
+        {"jsonl", SLDA_FORMAT_JSONL}, {"json", SLDA_FORMAT_JSONL},
+    };
+    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++) {
+        if (strcasecmp(name, names[i].name) == 0)
+            return names[i].format;
+    }
+    return (slda_format_t)-1;
+}

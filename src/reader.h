@@ -1,0 +1,86 @@
+/* reader.h - document readers and message decoding: internals and helpers (not installed). */
+#ifndef SLDA_READER_H
+#define SLDA_READER_H
+
+#include "json.h"
+#include "slda_int.h"
+
+#include <stdio.h>
+
+/* A vocabulary file that belongs next to the data file at path, if one exists
+ * there: docword.X.txt -> vocab.X.txt (UCI), X.dat -> vocab.txt in the same
+ * directory (lda-c). fmt narrows the guess (SLDA_FORMAT_AUTO tries both;
+ * TEXT and JSONL have none). Returns a malloc'ed path (caller frees) or NULL
+ * when there is no such readable file. The CLI uses it to set vocab.file
+ * before the model is created. */
+char *slda_reader_guess_vocab(const char *path, slda_format_t fmt);
+
+/* Decode one JSON document {"id": string|number, "text": string} or
+ * {"id": ..., "tokens": [string, ...]} (other fields ignored; "text" wins
+ * when both are present) from src[0..len) into doc through model. js is
+ * scratch space (reused between calls). doc->id is set from "id" when
+ * present, else left NULL. SLDA_ERR_PARSE for bad JSON or fields, and the
+ * errors of slda_doc_from_text / slda_doc_from_tokens. doc is initialised. */
+slda_err_t slda_doc_from_json(slda_model_t *model, slda_json_t *js, const char *src, size_t len,
+                              slda_doc_t *doc, char *errstr, size_t errstr_size);
+
+/* ---- between reader.c and the per-format files ---- */
+
+struct slda_reader_s {
+    char *path;               /* as given; "<stdin>" for "-" */
+    FILE *f;
+    int owns_f;
+    slda_format_t format;
+    slda_model_t *model;      /* borrowed */
+    char *line;               /* current line, without its "\n" / "\r\n" */
+    size_t linecap, linelen;
+    uint64_t lineno;          /* number of the current line, 1-based */
+    int pending;              /* the current line is to be returned again */
+    int eof;                  /* end of input (or a read error) was reached */
+    int read_errno;           /* errno of the read error, for the message */
+    int ioerr_pending;        /* a read error met while sniffing, still to report */
+    uint64_t docs;
+    uint64_t errors[SLDA_ERR__COUNT];
+    slda_json_t js;
+    /* UCI state */
+    uint64_t uci_ndocs, uci_nwords, uci_nnz; /* header D, W, NNZ */
+    uint64_t uci_seen;        /* entry lines read */
+    uint64_t uci_doc;         /* docID of the document being gathered (0 = none) */
+    slda_doc_t uci_cur;       /* the document being gathered */
+    int uci_done;             /* truncation was reported */
+};
+
+/* Next line into rd->line: 1, 0 at the end, or -1 after a read error. */
+int slda_reader_getline(slda_reader_t *rd);
+/* Count an error for the current line and write "path:line: <msg>". */
+slda_err_t slda_reader_fail(slda_reader_t *rd, slda_err_t code, char *errstr,
+                            size_t errstr_size, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The read-error result for a -1 from slda_reader_getline. */
+slda_err_t slda_reader_io_error(slda_reader_t *rd, char *errstr, size_t errstr_size);
+/* Give doc the id "<n>" (a line or document number). */
+void slda_reader_set_id(slda_doc_t *doc, uint64_t n);
+/* Highest usable word id + 1 of the model's (fixed) vocabulary. */
+uint32_t slda_reader_vocab_limit(const slda_reader_t *rd);
+
+slda_err_t slda_reader_uci_open(slda_reader_t *rd, char *errstr, size_t errstr_size);
+slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                size_t errstr_size);
+slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                 size_t errstr_size);
+slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                 size_t errstr_size);
+slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                  size_t errstr_size);
+/* Does a line look like lda-c ("N id:count ...")? / like a lone integer? */
+int slda_reader_line_is_ldac(const char *line, size_t len);
+int slda_reader_line_is_count(const char *line, size_t len);
+const char *slda_reader_skip_space(const char *p, const char *end); /* spaces and tabs */
+/* The current line as printable ASCII for messages (at most size-1 bytes,
+ * other bytes shown as '?', "..." when cut); returns out. */
+const char *slda_reader_excerpt(const slda_reader_t *rd, char *out, size_t size);
+/* Strict decimal integer at *p (optional '-', digits), advancing *p; 0 if
+ * there is none or it overflows. */
+int slda_reader_parse_int(const char **p, const char *end, int64_t *out);
+
+#endif

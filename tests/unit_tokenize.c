@@ -1,0 +1,224 @@
+/* unit_tokenize.c - tokenizer: letters, lower-casing, stop words, min length, UTF-8 rejection. */
+#include "slda_int.h"
+#include "testutil.h"
+#include "tokenize.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct collect_s {
+    char out[4096]; /* tokens joined by '|' */
+    size_t len;
+    int calls;
+} collect_t;
+
+static void on_token(const char *tok, size_t len, void *opaque)
+{
+    collect_t *c = opaque;
+    if (c->len + len + 2 < sizeof c->out) {
+        if (c->calls)
+            c->out[c->len++] = '|';
+        memcpy(c->out + c->len, tok, len);
+        c->len += len;
+        c->out[c->len] = '\0';
+    }
+    c->calls++;
+}
+
+static slda_tokenizer_t *make(const char *stop, uint32_t min_length)
+{
+    slda_params_t p;
+    char err[512] = "";
+    memset(&p, 0, sizeof p);
+    p.stopwords = (char *)stop;
+    p.min_length = min_length;
+    slda_tokenizer_t *tok = slda_tokenizer_new(&p, err, sizeof err);
+    if (!tok)
+        fprintf(stderr, "tokenizer_new(%s): %s\n", stop ? stop : "(null)", err);
+    return tok;
+}
+
+/* Tokenise text with tok; returns the joined tokens (static buffer). */
+static const char *toks(const slda_tokenizer_t *tok, const char *text, size_t len)
+{
+    static collect_t c;
+    char err[256] = "";
+    memset(&c, 0, sizeof c);
+    slda_err_t e = slda_tokenize(tok, text, len, on_token, &c, err, sizeof err);
+    if (e != SLDA_OK)
+        snprintf(c.out, sizeof c.out, "ERR %s: %s", slda_err_name(e), err);
+    return c.out;
+}
+#define TOKS(tok, s) toks(tok, s, strlen(s))
+
+static void test_split_lower(void)
+{
+    slda_tokenizer_t *tok = make("none", 1);
+    CHECK_STR(TOKS(tok, "Hello, World! it's 2024-ok"), "hello|world|it|s|ok");
+    CHECK_STR(TOKS(tok, "  ABC  "), "abc");
+    CHECK_STR(TOKS(tok, ""), "");
+    CHECK_STR(TOKS(tok, "123 456 ..."), "");
+    /* Latin-1: À..Þ lower-cased, × and ÷ split, ß ÿ kept. */
+    CHECK_STR(TOKS(tok, "ÀÉÎÕÜÞ Straße×Ÿ÷x"), "àéîõüþ|straße|ÿ|x");
+    /* Latin Extended-A pairs. */
+    CHECK_STR(TOKS(tok, "ŁÓDŹ ĀČĘ İ"), "łódź|āčę|i");
+    /* Greek, including accented capitals and final sigma. */
+    CHECK_STR(TOKS(tok, "ΑΘΗΝΑ Άρης ΩΜΈΓΑ λόγος"), "αθηνα|άρης|ωμέγα|λόγος");
+    /* Cyrillic А-Я and Ѐ-Џ. */
+    CHECK_STR(TOKS(tok, "МОСКВА ЁЖ Ђак"), "москва|ёж|ђак");
+    /* Punctuation and symbol blocks split; CJK runs stay whole. */
+    CHECK_STR(TOKS(tok, "a—b“c”d€e😀f、東京"), "a|b|c|d|e|f|東京");
+    /* NBSP and the ideographic space separate words. */
+    CHECK_STR(TOKS(tok, "one\xC2\xA0two\xE3\x80\x80three"), "one|two|three");
+    /* Combining accent stays inside the word. */
+    CHECK_STR(TOKS(tok, "Cafe\xCC\x81 bar"), "cafe\xCC\x81|bar");
+    /* NUL bytes are separators. */
+    CHECK_STR(toks(tok, "ab\0cd", 5), "ab|cd");
+    CHECK(slda_char_is_letter('q'));
+    CHECK(!slda_char_is_letter('7'));
+    CHECK(!slda_char_is_letter(0xD7));
+    CHECK(slda_char_is_letter(0x4E00));
+    CHECK(!slda_char_is_letter(0x2019)); /* right single quote */
+    CHECK_INT(slda_char_lower(0x178), 0xFF);
+    CHECK_INT(slda_char_lower(0x139), 0x13A);
+    CHECK_INT(slda_char_lower(0x13A), 0x13A);
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_long_token(void)
+{
+    slda_tokenizer_t *tok = make("none", 1);
+    char big[2000];
+    memset(big, 'A', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    const char *out = TOKS(tok, big);
+    CHECK_INT(strlen(out), 1999);
+    CHECK(out[0] == 'a' && out[1998] == 'a');
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_stop_minlen(void)
+{
+    slda_tokenizer_t *tok = make("smart", 3);
+    CHECK_INT(slda_tokenizer_stopword_count(tok), 570);
+    CHECK_STR(TOKS(tok, "The cat and THE dog are on a mat however"), "cat|dog|mat");
+    /* min length counts code points, not bytes: "éé" is 2 characters. */
+    CHECK_STR(TOKS(tok, "éé ééé"), "ééé");
+    slda_tokenizer_destroy(tok);
+
+    tok = make("snowball", 1);
+    CHECK_INT(slda_tokenizer_stopword_count(tok), 174);
+    CHECK_STR(TOKS(tok, "I was here with bread"), "bread");
+    slda_tokenizer_destroy(tok);
+    tok = make("onix", 1);
+    CHECK_INT(slda_tokenizer_stopword_count(tok), 398);
+    slda_tokenizer_destroy(tok);
+    tok = make(NULL, 1);
+    CHECK_INT(slda_tokenizer_stopword_count(tok), 0);
+    CHECK_STR(TOKS(tok, "the a"), "the|a");
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_stop_file(void)
+{
+    char *dir = slda_test_tmpdir(), path[4200], bad[4200], err[512] = "";
+    slda_params_t p;
+    snprintf(path, sizeof path, "%s/stop.txt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.txt", dir);
+    CHECK_INT(slda_test_write_file(path, "# my list\n  Foo  \nBAR # trailing comment\n\nΣΟΦΙΑ\n"),
+              0);
+    CHECK_INT(slda_test_write_file(bad, "ok\nbad\xff\n"), 0);
+    slda_tokenizer_t *tok = make(path, 1);
+    CHECK(tok != NULL);
+    if (tok) {
+        CHECK_INT(slda_tokenizer_stopword_count(tok), 3);
+        CHECK_STR(TOKS(tok, "foo bar baz Σοφια σοφια"), "baz");
+    }
+    slda_tokenizer_destroy(tok);
+
+    memset(&p, 0, sizeof p);
+    p.stopwords = bad;
+    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "line 2: invalid UTF-8 at byte 3");
+    p.stopwords = "/nonexistent/stop.txt";
+    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "text.stopwords \"/nonexistent/stop.txt\": not a built-in list");
+    remove(path);
+    remove(bad);
+    remove(dir);
+    free(dir);
+}
+
+/* Every kind of invalid UTF-8 is rejected with its offset and no callback. */
+static void test_bad_utf8(void)
+{
+    static const struct {
+        const char *text;
+        size_t off;
+        const char *why;
+    } cases[] = {
+        {"ok \x80 x", 3, "unexpected continuation byte"},
+        {"ab\xC0\xAF", 2, "overlong encoding"},      /* '/' in 2 bytes */
+        {"ab\xC1\xBF", 2, "overlong encoding"},
+        {"\xE0\x80\xAF", 0, "overlong encoding"},    /* 3-byte overlong */
+        {"x\xF0\x80\x80\xAF", 1, "overlong encoding"}, /* 4-byte overlong */
+        {"abc\xED\xA0\x80", 3, "surrogate code point"}, /* U+D800 */
+        {"\xED\xBF\xBF", 0, "surrogate code point"},  /* U+DFFF */
+        {"a\xF4\x90\x80\x80", 1, "code point above U+10FFFF"},
+        {"a\xF5\x80\x80\x80", 1, "byte not allowed in UTF-8"},
+        {"a\xFF", 1, "byte not allowed in UTF-8"},
+        {"word \xC3", 5, "truncated sequence"},      /* at end */
+        {"word \xE2\x82", 5, "truncated sequence"},
+        {"word \xF0\x9F\x98", 5, "truncated sequence"},
+        {"\xC3x", 0, "truncated sequence"},          /* interrupted */
+        {"\xE2\x82x", 0, "truncated sequence"},
+    };
+    slda_tokenizer_t *tok = make("none", 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        collect_t c;
+        char err[256] = "", want[128];
+        memset(&c, 0, sizeof c);
+        slda_err_t e = slda_tokenize(tok, cases[i].text, strlen(cases[i].text), on_token, &c,
+                                     err, sizeof err);
+        CHECK_INT(e, SLDA_ERR_UTF8);
+        CHECK_INT(c.calls, 0);
+        snprintf(want, sizeof want, "invalid UTF-8 at byte %zu (%s)", cases[i].off,
+                 cases[i].why);
+        CHECK_CONTAINS(err, want);
+    }
+    /* Boundary code points that are valid. */
+    CHECK_STR(TOKS(tok, "\xF4\x8F\xBF\xBF"), "");            /* U+10FFFF: private use */
+    CHECK_STR(TOKS(tok, "a\xEF\xBF\xBD" "b"), "a|b");       /* U+FFFD */
+    CHECK_STR(TOKS(tok, "\xED\x9F\xBF"), "\xED\x9F\xBF");    /* U+D7FF: a letter */
+    CHECK_STR(TOKS(tok, "\xF0\x90\x80\x80"), "\xF0\x90\x80\x80"); /* U+10000 */
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_normalise(void)
+{
+    slda_tokenizer_t *tok = make("snowball", 2);
+    char out[64];
+    CHECK_INT(slda_token_normalise(tok, "Über", 5, out), 5);
+    CHECK_STR(out, "über");
+    CHECK_INT(slda_token_normalise(tok, "New_York", 8, out), 8);
+    CHECK_STR(out, "new_york");
+    CHECK_INT(slda_token_normalise(tok, "THE", 3, out), 0);  /* stop word */
+    CHECK_INT(slda_token_normalise(tok, "x", 1, out), 0);    /* too short */
+    CHECK_INT(slda_token_normalise(tok, "", 0, out), 0);
+    CHECK_INT(slda_token_normalise(tok, "a\xff", 2, out), 0); /* invalid */
+    CHECK(slda_tokenizer_is_stopword(tok, "the", 3));
+    CHECK(!slda_tokenizer_is_stopword(tok, "thee", 4));
+    slda_tokenizer_destroy(tok);
+    slda_tokenizer_destroy(NULL);
+}
+
+int main(void)
+{
+    test_split_lower();
+    test_long_token();
+    test_stop_minlen();
+    test_stop_file();
+    test_bad_utf8();
+    test_normalise();
+    return slda_test_done("unit_tokenize");
+}
