@@ -208,6 +208,9 @@ static double heldout_perplexity(train_run_t *tr)
     return perp;
 }
 
+/* One status line on stderr every progress.ms: rates over training time
+ * only, and the held-out perplexity when there are held-out documents (its
+ * evaluation is not counted in the rates). */
 static void progress(train_run_t *tr, int force)
 {
     double now = now_s();
@@ -219,13 +222,12 @@ static void progress(train_run_t *tr, int force)
     double secs = tr->train_seconds > 0 ? tr->train_seconds : 1e-9;
     fprintf(stderr,
             "progress: docs %llu tokens %llu docs/s %.0f tokens/s %.0f rho %.4f updates %llu "
-            "vocabulary %u errors %llu\n",
+            "vocabulary %u errors %llu perplexity %.2f\n",
             (unsigned long long)slda_model_docs(tr->model),
             (unsigned long long)slda_model_tokens(tr->model), slda_model_docs(tr->model) / secs,
-            slda_model_tokens(tr->model) / secs,
-            tr->last_rho,
+            slda_model_tokens(tr->model) / secs, tr->last_rho,
             (unsigned long long)slda_model_updates(tr->model), slda_model_vocab_size(tr->model),
-            (unsigned long long)tr->nerrors);
+            (unsigned long long)tr->nerrors, heldout_perplexity(tr));
 }
 
 static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)

@@ -135,6 +135,43 @@ static void test_vb_variants_against_reference(void)
     }
 }
 
+/* The hybrids route by the threshold: with r = 0 a hybrid is its pure VB
+ * variant, and with r above every count it is CGS, bit for bit. */
+static void run_stats(slda_vb_kind_t vb, int hybrid, uint32_t r, float *out)
+{
+    const uint32_t w[] = {0, 2, 5, 6, 9}, n[] = {1, 4, 1, 2, 3};
+    slda_params_t p = base_params(6);
+    p.vb = vb;
+    p.hybrid = hybrid;
+    p.threshold = r;
+    slda_model_t *model = make_model(&p, 10);
+    slda_frozen_t fz;
+    CHECK_INT(slda_frozen_init(&fz, model, NULL, 0), SLDA_OK);
+    slda_local_t *loc = slda_local_new(6);
+    slda_local_run(loc, &fz, w, n, 5, 4, 4, 1, NULL);
+    memcpy(out, loc->stats, 5 * loc->Kp * sizeof(float));
+    slda_local_destroy(loc);
+    slda_frozen_clear(&fz);
+    slda_model_destroy(model);
+}
+
+static void test_hybrid_routing(void)
+{
+    float a[5 * 16], b[5 * 16];
+    static const slda_vb_kind_t kinds[] = {SLDA_VB_CVB0, SLDA_VB_CVB, SLDA_VB_SVB};
+    for (int i = 0; i < 3; i++) {
+        run_stats(kinds[i], 1, 0, a);
+        run_stats(kinds[i], 0, 0, b);
+        CHECK(memcmp(a, b, sizeof a) == 0);
+        run_stats(kinds[i], 1, 100, a);
+        run_stats(SLDA_VB_NONE, 0, 0, b);
+        CHECK(memcmp(a, b, sizeof a) == 0);
+        /* and r = 1 differs from both: singletons are sampled, the rest not */
+        run_stats(kinds[i], 1, 1, a);
+        CHECK(memcmp(a, b, sizeof a) != 0);
+    }
+}
+
 /* ---- the Gibbs conditional: chi-square against the exact joint ---- */
 
 /* Two singleton tokens (words a, b) under frozen f: the collapsed joint is
@@ -428,6 +465,7 @@ static void test_empty_documents(void)
 int main(void)
 {
     test_vb_variants_against_reference();
+    test_hybrid_routing();
     test_gibbs_conditional();
     test_lazy_scaling();
     test_topic_recovery();
