@@ -53,6 +53,8 @@ int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
             *done = 1;
             return SLDA_EXIT_OK;
         }
+        if (!strcmp(kv, "dump"))
+            continue; /* printed once every -X is applied */
         const char *eq = strchr(kv, '=');
         if (!eq) {
             fprintf(stderr, "streamlda: -X \"%s\": expected key=value, list or dump\n", kv);

@@ -77,6 +77,8 @@ grep -q 'unknown property "no.such.key"' "$T/err" && ok || fail "unknown propert
 expect_rc 2 "bad value" "$S" train -X topics=0 "$T/docs.txt"
 expect_rc 0 "-X list" "$S" train -X list
 grep -q '^topics' "$T/out" && ok || fail "-X list does not list topics"
+expect_rc 0 "-X dump" "$S" train -X topics=7 -X dump
+grep -q '^topics=7$' "$T/out" && ok || fail "-X dump does not show topics=7: $(head -3 "$T/out")"
 expect_rc 0 "config --markdown" "$S" config --markdown
 cmp -s "$T/out" "${SLDA_SOURCE_DIR:?}/config/CONFIGURATION.md" && ok ||
     fail "config/CONFIGURATION.md is stale: run streamlda config --markdown > config/CONFIGURATION.md"
