@@ -8,6 +8,15 @@
  * is a multiple of 16 and every K-vector is 64-byte aligned, padding zero. */
 typedef float slda_v8f __attribute__((vector_size(32), aligned(32)));
 
+/* Sum of the 8 lanes, in a fixed order (results must not depend on the clone). */
+static inline __attribute__((always_inline)) float slda_v8_sum(slda_v8f v)
+{
+    float s = 0;
+    for (int i = 0; i < 8; i++)
+        s += v[i];
+    return s;
+}
+
 /*
  * Scratch of one worker for one document at a time. Unique words of the
  * document are indexed u = 0..nu-1 (in document order); VB pairs and CG

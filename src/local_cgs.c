@@ -33,21 +33,28 @@ static inline uint32_t locate(const float *p, uint32_t K, float u)
     return 0;
 }
 
+/* pv = f (nt + alpha), 8 floats at a time; returns the sum. Inlined into
+ * each target clone of its callers. */
+static inline __attribute__((always_inline)) float
+products(slda_v8f *pv, const slda_v8f *f, const slda_v8f *nt, const slda_v8f *al, uint32_t nb)
+{
+    slda_v8f acc = {0};
+    for (uint32_t b = 0; b < nb; b++) {
+        pv[b] = f[b] * (nt[b] + al[b]);
+        acc += pv[b];
+    }
+    return slda_v8_sum(acc);
+}
+
 __attribute__((target_clones("avx2", "default"))) void slda_cgs_init(slda_local_t *loc)
 {
     uint32_t K = loc->K, Kp = loc->Kp;
     const slda_v8f *al = (const slda_v8f *)loc->alpha;
     slda_v8f *pv = (slda_v8f *)loc->p;
+    const slda_v8f zero[SLDA_MAX_TOPICS / 8] = {{0}};
     for (uint32_t i = 0; i < loc->ng; i++) {
         const slda_v8f *f = (const slda_v8f *)(loc->f + (size_t)loc->g_u[i] * Kp);
-        slda_v8f acc = {0};
-        for (uint32_t b = 0; b < Kp / 8; b++) {
-            pv[b] = f[b] * al[b];
-            acc += pv[b];
-        }
-        float total = 0;
-        for (int j = 0; j < 8; j++)
-            total += acc[j];
+        float total = products(pv, f, zero, al, Kp / 8);
         uint32_t z = locate(loc->p, K, slda_rng_float(&loc->rng) * total);
         loc->z[i] = z;
         loc->ntheta[z] += 1;
@@ -66,14 +73,7 @@ __attribute__((target_clones("avx2", "default"))) void slda_cgs_sweep(slda_local
         uint32_t u = loc->g_u[i];
         const slda_v8f *f = (const slda_v8f *)(loc->f + (size_t)u * Kp);
         loc->ntheta[loc->z[i]] -= 1;
-        slda_v8f acc = {0};
-        for (uint32_t b = 0; b < Kp / 8; b++) {
-            pv[b] = f[b] * (nt[b] + al[b]);
-            acc += pv[b];
-        }
-        float total = 0;
-        for (int j = 0; j < 8; j++)
-            total += acc[j];
+        float total = products(pv, f, nt, al, Kp / 8);
         uint32_t z = locate(loc->p, K, slda_rng_float(&loc->rng) * total);
         loc->z[i] = z;
         loc->ntheta[z] += 1;
