@@ -10,24 +10,25 @@
  */
 #include "local.h"
 
-static inline uint32_t locate(const float *p, uint32_t K, float u)
+/* The topic whose cumulative mass first exceeds u: scan the 8-topic block
+ * sums, then the topics inside the block. Padding topics have p = 0. */
+static inline uint32_t locate(const float *p, const float *bs, uint32_t K, uint32_t nb, float u)
 {
     float c = 0;
-    uint32_t k = 0;
-    for (; k + 8 <= K; k += 8) {
-        float b = p[k] + p[k + 1] + p[k + 2] + p[k + 3] + p[k + 4] + p[k + 5] + p[k + 6] +
-                  p[k + 7];
-        if (c + b > u)
+    uint32_t b = 0;
+    for (; b + 1 < nb; b++) {
+        if (c + bs[b] > u)
             break;
-        c += b;
+        c += bs[b];
     }
-    for (; k < K; k++) {
+    uint32_t end = 8 * b + 8 < K ? 8 * b + 8 : K;
+    for (uint32_t k = 8 * b; k < end; k++) {
         c += p[k];
         if (c > u)
             return k;
     }
-    /* u fell past the end through rounding: take the last topic with mass */
-    for (k = K; k-- > 0;)
+    /* u fell past the block through rounding: take its last topic with mass */
+    for (uint32_t k = end; k-- > 0;)
         if (p[k] > 0)
             return k;
     return 0;
@@ -36,14 +37,17 @@ static inline uint32_t locate(const float *p, uint32_t K, float u)
 /* pv = f (nt + alpha), 8 floats at a time; returns the sum. Inlined into
  * each target clone of its callers. */
 static inline __attribute__((always_inline)) float
-products(slda_v8f *pv, const slda_v8f *f, const slda_v8f *nt, const slda_v8f *al, uint32_t nb)
+products(slda_v8f *pv, float *bs, const slda_v8f *f, const slda_v8f *nt, const slda_v8f *al,
+         uint32_t nb)
 {
-    slda_v8f acc = {0};
+    float total = 0;
     for (uint32_t b = 0; b < nb; b++) {
         pv[b] = f[b] * (nt[b] + al[b]);
-        acc += pv[b];
+        bs[b] = slda_v8_hsum(pv[b]);
     }
-    return slda_v8_sum(acc);
+    for (uint32_t b = 0; b < nb; b++)
+        total += bs[b];
+    return total;
 }
 
 __attribute__((target_clones("avx2", "default"))) void slda_cgs_init(slda_local_t *loc)
@@ -52,10 +56,11 @@ __attribute__((target_clones("avx2", "default"))) void slda_cgs_init(slda_local_
     const slda_v8f *al = (const slda_v8f *)loc->alpha;
     slda_v8f *pv = (slda_v8f *)loc->p;
     const slda_v8f zero[SLDA_MAX_TOPICS / 8] = {{0}};
+    float bs[SLDA_MAX_TOPICS / 8];
     for (uint32_t i = 0; i < loc->ng; i++) {
         const slda_v8f *f = (const slda_v8f *)(loc->f + (size_t)loc->g_u[i] * Kp);
-        float total = products(pv, f, zero, al, Kp / 8);
-        uint32_t z = locate(loc->p, K, slda_rng_float(&loc->rng) * total);
+        float total = products(pv, bs, f, zero, al, Kp / 8);
+        uint32_t z = locate(loc->p, bs, K, Kp / 8, slda_rng_float(&loc->rng) * total);
         loc->z[i] = z;
         loc->ntheta[z] += 1;
     }
@@ -69,12 +74,13 @@ __attribute__((target_clones("avx2", "default"))) void slda_cgs_sweep(slda_local
     slda_v8f *pv = (slda_v8f *)loc->p;
     int rb = loc->collect && loc->want_stats && loc->stats_kind == SLDA_STATS_RB;
     int onehot = loc->collect && loc->want_stats && loc->stats_kind == SLDA_STATS_SAMPLE;
+    float bs[SLDA_MAX_TOPICS / 8];
     for (uint32_t i = 0; i < loc->ng; i++) {
         uint32_t u = loc->g_u[i];
         const slda_v8f *f = (const slda_v8f *)(loc->f + (size_t)u * Kp);
         loc->ntheta[loc->z[i]] -= 1;
-        float total = products(pv, f, nt, al, Kp / 8);
-        uint32_t z = locate(loc->p, K, slda_rng_float(&loc->rng) * total);
+        float total = products(pv, bs, f, nt, al, Kp / 8);
+        uint32_t z = locate(loc->p, bs, K, Kp / 8, slda_rng_float(&loc->rng) * total);
         loc->z[i] = z;
         loc->ntheta[z] += 1;
         if (rb) {
