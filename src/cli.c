@@ -77,6 +77,39 @@ int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
     return SLDA_EXIT_OK;
 }
 
+static uint64_t input_errors[SLDA_ERR__COUNT];
+
+void slda_cli_input_error(slda_err_t err, const char *msg)
+{
+    if ((unsigned)err >= SLDA_ERR__COUNT)
+        err = SLDA_ERR_INVALID;
+    uint64_t n = ++input_errors[err];
+    if (n <= SLDA_CLI_ERRORS_SHOWN)
+        fprintf(stderr, "streamlda: %s (%s)\n", msg, slda_err_name(err));
+    if (n == SLDA_CLI_ERRORS_SHOWN)
+        fprintf(stderr, "streamlda: further %s records are counted, not shown\n",
+                slda_err_name(err));
+}
+
+void slda_cli_input_summary(void)
+{
+    const char *sep = "";
+    int any = 0;
+    for (int e = 0; e < SLDA_ERR__COUNT; e++)
+        any |= input_errors[e] > 0;
+    if (!any)
+        return;
+    fprintf(stderr, "streamlda: rejected records:");
+    for (int e = 0; e < SLDA_ERR__COUNT; e++) {
+        if (input_errors[e]) {
+            fprintf(stderr, "%s %llu %s", sep, (unsigned long long)input_errors[e],
+                    slda_err_name((slda_err_t)e));
+            sep = ",";
+        }
+    }
+    fputc('\n', stderr);
+}
+
 /* Common option letters: -c FILE, -X key=value, -h. Returns 1 if handled. */
 static int common_opt(int c, slda_cli_opts_t *opts)
 {
@@ -265,7 +298,7 @@ static int load_file(train_run_t *tr, const char *path, docvec_t *dv)
         dv->n--;
         if (e == SLDA_ERR_EOF)
             break;
-        fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+        slda_cli_input_error(e, err);
     }
     slda_reader_close(rd);
     return 0;
@@ -332,7 +365,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
                 if (e == SLDA_ERR_EOF)
                     break;
                 tr->nerrors++;
-                fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+                slda_cli_input_error(e, err);
                 continue;
             }
             tr->ndocs_read++;
@@ -501,6 +534,7 @@ int slda_cli_train(int argc, char **argv)
     if (!streaming && train_passes(&tr, passes))
         goto out;
     progress(&tr, 1);
+    slda_cli_input_summary();
     double perp = heldout_perplexity(&tr);
     printf("train docs=%llu tokens=%llu seconds=%.3f tokens_per_s=%.0f test_docs=%zu "
            "perplexity=%.2f errors=%llu\n",
@@ -682,7 +716,7 @@ int slda_cli_infer(int argc, char **argv)
         while ((e = slda_reader_next(rd, &doc, err, sizeof err)) != SLDA_ERR_EOF) {
             n++;
             if (e != SLDA_OK) {
-                fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+                slda_cli_input_error(e, err);
                 slda_doc_clear(&doc);
                 continue;
             }

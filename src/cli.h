@@ -26,6 +26,13 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
 void slda_cli_opts_clear(slda_cli_opts_t *opts);
 
+/* Report a rejected input record on stderr: the first SLDA_CLI_ERRORS_SHOWN of
+ * each kind in full, then one line saying the rest are only counted. */
+#define SLDA_CLI_ERRORS_SHOWN 10
+void slda_cli_input_error(slda_err_t err, const char *msg);
+/* One line with the count of every kind of rejected record (if any). */
+void slda_cli_input_summary(void);
+
 /* Subcommands: argv[0] is the subcommand name. Return the exit code. */
 int slda_cli_train(int argc, char **argv);
 int slda_cli_topics(int argc, char **argv);

@@ -170,7 +170,7 @@ static int read_corpus(slda_conf_t *conf, slda_model_t *model, const char *path,
             break;
         if (e != SLDA_OK) {
             c->errors++;
-            fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+            slda_cli_input_error(e, err);
             slda_doc_clear(&doc);
             continue;
         }

@@ -1,8 +1,9 @@
 /* reader_text.c - one document per line: raw text, or JSON lines {"id", "text"|"tokens"}.
  *
- * Invariants. In text, every line is a document (an empty line is an empty
- * document: SLDA_ERR_EMPTY, counted); in JSON lines, blank lines separate
- * records and are skipped. Records are tokenised through the
+ * Invariants. In text, every non-blank line is a document (a line left with
+ * no tokens - only stop words, digits or punctuation - is an empty document:
+ * SLDA_ERR_EMPTY, counted); blank lines separate paragraphs and are skipped,
+ * in text as in JSON lines. Records are tokenised through the
  * model (slda_doc_from_text / slda_doc_from_json), so lower-casing, stop
  * words, the size limit and vocabulary handling are the same as for Kafka
  * messages. A text document's id is its line number; a JSON document's id
@@ -34,11 +35,14 @@ slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
 {
     char msg[512] = "";
     slda_err_t err;
-    int r = slda_reader_getline(rd);
-    if (r < 0)
-        return slda_reader_io_error(rd, errstr, errstr_size);
-    if (r == 0)
-        return SLDA_ERR_EOF;
+    int r;
+    do {
+        r = slda_reader_getline(rd);
+        if (r < 0)
+            return slda_reader_io_error(rd, errstr, errstr_size);
+        if (r == 0)
+            return SLDA_ERR_EOF;
+    } while (blank(rd->line, rd->linelen));
     err = slda_doc_from_text(rd->model, rd->line, rd->linelen, doc, msg, sizeof msg);
     if (err != SLDA_OK)
         return reject(rd, err, msg, errstr, errstr_size);

@@ -93,9 +93,10 @@ head -c 1000 "$T/m.slda" >"$T/cut.slda"
 expect_rc 1 "truncated snapshot" "$S" topics "$T/cut.slda"
 
 # bad documents are reported with file:line, counted, and the rest still trains
-printf 'good words here apple\n\n\xff\xfe broken utf8\nmore good apple words\n' >"$T/mixed.txt"
+printf 'good words here apple\n12 34 !! ..\n\xff\xfe broken utf8\n\nmore good apple words\n' >"$T/mixed.txt"
 expect_rc 0 "mixed input" "$S" train -q -k 2 -X text.stopwords=none "$T/mixed.txt"
-grep -q 'mixed.txt:2' "$T/err" && ok || fail "empty line not reported with file:line: $(cat "$T/err")"
+grep -q 'mixed.txt:2' "$T/err" && ok || fail "document without tokens not reported with file:line: $(cat "$T/err")"
+grep -q 'mixed.txt:4' "$T/err" && fail "blank line reported as a document: $(cat "$T/err")" || ok
 grep -q 'mixed.txt:3' "$T/err" && ok || fail "invalid UTF-8 not reported with file:line: $(cat "$T/err")"
 grep -q 'docs=2 .*errors=2' "$T/out" && ok || fail "mixed input summary: $(cat "$T/out")"
 
