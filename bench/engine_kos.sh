@@ -24,7 +24,7 @@
 #   PEER_K          K of the peer runs (default 100)
 #   PEER_PASSES     passes of the peer runs (default "1 5"); the largest is the perplexity reference
 #   PEER_REPEAT     runs per peer configuration (default REPEAT)
-#   CHUNKSIZE       peer documents per update (default 256 = streamlda's minibatch.docs default)
+#   CHUNKSIZE       peer documents per update (default 256; streamlda's minibatch.docs default is 32)
 #   TARGET_TPS      speed target in tokens/s (default 1000000); TARGET_K the K of both targets (100)
 #   OUT             directory for the split, logs and raw results (default: a new temporary one)
 set -euo pipefail
