@@ -1,0 +1,80 @@
+#!/bin/bash
+# kafka_throughput.sh - end-to-end docs/s and tokens/s through Kafka vs the engine alone.
+#
+#   bench/kafka_throughput.sh [FILE...]      (default: examples/janeausten/*.txt)
+#   env: STREAMLDA (binary, default build/streamlda), K (topics, 20), MB (minibatch.docs, 256),
+#        THREADS (1)
+#
+# 1. engine alone: `streamlda train` on the files (text, one document a line), its own
+#    tokens_per_s (training steps only);
+# 2. through Kafka: a `streamlda broker` process (1 broker, partitions sized so each holds
+#    < 3 MB: the mock keeps ~5 MiB per partition), `streamlda produce`, then `streamlda run`
+#    with the same K, minibatch and seed. The clock starts at the first trained document (the
+#    group join is excluded) and stops when every document is trained or dead-lettered; it
+#    includes the last partial minibatch's minibatch.ms wait (set to 200 ms here);
+# 3. snapshot cost: with snapshot.every.ms=2000 and snapshot.topic on, the last snapshot's write
+#    time, publish time (first chunk to manifest acknowledged) and size from /metrics.
+# Prints one table. Uses the machine's 2 cores: run it alone.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${STREAMLDA:-$here/build/streamlda}
+K=${K:-20} MB=${MB:-256} THREADS=${THREADS:-1}
+if [ $# -eq 0 ]; then set -- "$here"/examples/janeausten/*.txt; fi
+tmp=$(mktemp -d /tmp/slda-bench-XXXXXX)
+cleanup() { for p in ${svc:-} ${brk:-}; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+cat "$@" | grep -v '^[[:space:]]*$' > "$tmp/corpus.txt"
+ndocs=$(wc -l < "$tmp/corpus.txt")
+bytes=$(wc -c < "$tmp/corpus.txt")
+echo "corpus: $ndocs documents, $bytes bytes; K=$K minibatch.docs=$MB threads=$THREADS"
+
+# 1. engine alone
+engine=$("$bin" train -q -f text -k "$K" -X minibatch.docs="$MB" -X threads="$THREADS" "$tmp/corpus.txt")
+echo "engine: $engine"
+e_docs=$(echo "$engine" | sed -n 's/^train docs=\([0-9]*\).*/\1/p')
+e_tokens=$(echo "$engine" | sed -n 's/.* tokens=\([0-9]*\).*/\1/p')
+e_secs=$(echo "$engine" | sed -n 's/.*seconds=\([0-9.e+-]*\).*/\1/p')
+
+# 2. through Kafka
+parts=$(( bytes / 3000000 + 1 )); [ "$parts" -lt 4 ] && parts=4
+"$bin" broker --brokers 1 --partitions "$parts" --topics documents,streamlda.snapshots:1,streamlda.deadletter \
+    --address-file "$tmp/addr" > /dev/null 2> "$tmp/broker.log" &
+brk=$!
+for _ in $(seq 100); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
+addr=$(cat "$tmp/addr")
+"$bin" produce --brokers "$addr" --topic documents "$tmp/corpus.txt"
+(cd "$tmp" && exec "$bin" run -X kafka.bootstrap.servers="$addr" -X topics="$K" -X minibatch.docs="$MB" \
+    -X minibatch.ms=200 -X threads="$THREADS" -X http.port=0 -X status.ms=0 -X snapshot.every.ms=2000 \
+    -X snapshot.every.batches=0 -X kafka.session.timeout.ms=6000 -X kafka.heartbeat.interval.ms=500 \
+    2> "$tmp/run.log") &
+svc=$!
+for _ in $(seq 100); do grep -q "http: 127.0.0.1:" "$tmp/run.log" && break; sleep 0.1; done
+port=$(sed -n 's/.*http: 127.0.0.1://p' "$tmp/run.log" | head -1)
+metrics() { /usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port/metrics"; }
+value() { metrics | awk -v n="$1" '$1 ~ "^"n"[{]" {s += $2} END {printf "%.0f\n", s}'; }
+now() { date +%s.%N; }
+t0=""
+while :; do
+    d=$(value streamlda_documents_total); dl=$(value streamlda_deadletters_total)
+    [ -z "$t0" ] && [ "$d" -gt 0 ] && t0=$(now)
+    [ $((d + dl)) -ge "$ndocs" ] && break
+    sleep 0.05
+done
+t1=$(now)
+k_docs=$(value streamlda_documents_total); k_tokens=$(value streamlda_tokens_total)
+sleep 2.5 # one more time-driven snapshot, published
+m=$(metrics)
+snap_s=$(echo "$m" | awk '/^streamlda_snapshot_seconds/ {print $2}')
+pub_s=$(echo "$m" | awk '/^streamlda_snapshot_publish_seconds/ {print $2}')
+snap_b=$(echo "$m" | awk '/^streamlda_snapshot_bytes/ {print $2}')
+kill -TERM "$svc"; wait "$svc" || true; svc=
+
+awk -v ed="$e_docs" -v et="$e_tokens" -v es="$e_secs" -v kd="$k_docs" -v kt="$k_tokens" \
+    -v t0="$t0" -v t1="$t1" -v ss="$snap_s" -v ps="$pub_s" -v sb="$snap_b" 'BEGIN {
+    ks = t1 - t0
+    printf "%-22s %10s %12s %10s %12s\n", "path", "docs", "seconds", "docs/s", "tokens/s"
+    printf "%-22s %10d %12.3f %10.0f %12.0f\n", "engine (train)", ed, es, ed / es, et / es
+    printf "%-22s %10d %12.3f %10.0f %12.0f\n", "kafka (run)", kd, ks, kd / ks, kt / ks
+    printf "kafka / engine tokens/s: %.2f\n", (kt / ks) / (et / es)
+    printf "snapshot: %.0f bytes, write %.4f s, publish to topic %.4f s\n", sb, ss, ps
+}'

@@ -1,0 +1,461 @@
+/* cli_kafka.c - `streamlda run`, `streamlda produce` and `streamlda broker`.
+ *
+ * Signal handlers only set g_stop (a volatile sig_atomic_t); every loop here
+ * and in the service polls with short timeouts and checks it. Data goes to
+ * stdout (the broker's bootstrap address), diagnostics to stderr.
+ */
+#include "cli.h"
+#include "mockbroker.h"
+#include "slda_int.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- run ---- */
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: streamlda run [-c FILE] [-X key=value ...] [--embedded]\n"
+            "Consume documents from Kafka (input.topics), train in minibatches, write\n"
+            "snapshots (snapshot.dir, snapshot.topic) and commit offsets; SIGTERM or\n"
+            "SIGINT finishes the minibatch, writes a final snapshot and exits 0.\n"
+            "  -c, --config FILE   key=value configuration file\n"
+            "  -X key=value        set a property (kafka.* go to librdkafka); -X list\n"
+            "  --embedded          start an in-process mock Kafka cluster\n"
+            "                      (same as -X kafka.bootstrap.servers=embedded)\n"
+            "See docs/service.md.\n");
+}
+
+int slda_cli_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+                                             {"embedded", no_argument, NULL, 'E'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    slda_cli_opts_t opts;
+    memset(&opts, 0, sizeof opts);
+    int embedded = 0, c, rc = SLDA_EXIT_OK, done = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:X:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': opts.config_path = optarg; break;
+        case 'X': slda_cli_add_x(&opts, optarg); break;
+        case 'E': embedded = 1; break;
+        case 'h': run_usage(stdout); slda_cli_opts_clear(&opts); return SLDA_EXIT_OK;
+        default: run_usage(stderr); slda_cli_opts_clear(&opts); return SLDA_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "streamlda run: unexpected argument \"%s\"\n", argv[optind]);
+        slda_cli_opts_clear(&opts);
+        return SLDA_EXIT_USAGE;
+    }
+    slda_conf_t *conf = slda_conf_new();
+    char err[1024];
+    rc = slda_cli_conf_apply(conf, &opts, &done);
+    if (rc || done)
+        goto out;
+    if (embedded &&
+        slda_conf_set(conf, "kafka.bootstrap.servers", "embedded", err, sizeof err)) {
+        fprintf(stderr, "streamlda run: %s\n", err);
+        rc = SLDA_EXIT_USAGE;
+        goto out;
+    }
+    install_signals();
+    slda_service_t *svc = slda_service_new(conf, err, sizeof err);
+    if (!svc) {
+        fprintf(stderr, "streamlda run: %s\n", err);
+        rc = SLDA_EXIT_FAIL;
+        goto out;
+    }
+    if (slda_service_run(svc, (volatile int *)&g_stop, err, sizeof err)) {
+        fprintf(stderr, "streamlda run: %s\n", err);
+        rc = SLDA_EXIT_FAIL;
+    }
+    slda_service_destroy(svc);
+out:
+    slda_conf_destroy(conf);
+    slda_cli_opts_clear(&opts);
+    return rc;
+}
+
+/* ---- produce ---- */
+
+typedef struct produce_state_s {
+    unsigned long delivered, failed;
+    char first_error[256];
+} produce_state_t;
+
+static void produce_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    produce_state_t *st = opaque;
+    if (m->err) {
+        if (!st->failed++)
+            snprintf(st->first_error, sizeof st->first_error, "%s", rd_kafka_err2str(m->err));
+    } else
+        st->delivered++;
+}
+
+static void produce_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: streamlda produce --brokers ADDR --topic T [--format text|jsonl]\n"
+            "                         [--key-from-id] [--partition N] [-X name=value] FILE...\n"
+            "Send each non-empty line of each FILE (\"-\" = stdin) as one message; wait for\n"
+            "every delivery report; exit 1 if any message failed.\n"
+            "  --key-from-id  key = the \"id\" field (jsonl) or FILE:LINE (text)\n"
+            "  --partition N  send everything to partition N (default: partitioner)\n"
+            "  -X name=value  librdkafka property (a \"kafka.\" prefix is accepted)\n");
+}
+
+/* The value of the top-level-looking "id" field of a JSON line: a string (no
+ * escapes) or a number. Returns its length, 0 if none. */
+static size_t json_id(const char *line, const char **start)
+{
+    for (const char *p = strstr(line, "\"id\""); p; p = strstr(p + 4, "\"id\"")) {
+        const char *q = p + 4;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q != ':')
+            continue;
+        q++;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q == '"') {
+            const char *end = strchr(q + 1, '"');
+            if (!end)
+                return 0;
+            *start = q + 1;
+            return (size_t)(end - q - 1);
+        }
+        const char *end = q;
+        while ((*end >= '0' && *end <= '9') || *end == '-')
+            end++;
+        *start = q;
+        return (size_t)(end - q);
+    }
+    return 0;
+}
+
+static int produce_line(rd_kafka_t *rk, const char *topic, int32_t partition, const char *line,
+                        size_t len, const char *key, size_t keylen)
+{
+    for (;;) {
+        rd_kafka_resp_err_t err = rd_kafka_producev(
+            rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
+            RD_KAFKA_V_VALUE((void *)line, len), RD_KAFKA_V_KEY(key, keylen),
+            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (!err)
+            return 0;
+        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            fprintf(stderr, "streamlda produce: topic \"%s\": %s\n", topic, rd_kafka_err2str(err));
+            return -1;
+        }
+        rd_kafka_poll(rk, 100);
+    }
+}
+
+static int produce_file(rd_kafka_t *rk, const char *topic, int32_t partition, int jsonl,
+                        int key_from_id, const char *path, unsigned long *sent)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "streamlda produce: file \"%s\": %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL, keybuf[4200];
+    size_t cap = 0;
+    ssize_t len;
+    unsigned long lineno = 0;
+    int rc = 0;
+    while (!g_stop && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        const char *key = NULL;
+        size_t keylen = 0;
+        if (key_from_id && jsonl)
+            keylen = json_id(line, &key);
+        else if (key_from_id) {
+            keylen = (size_t)snprintf(keybuf, sizeof keybuf, "%s:%lu", path, lineno);
+            key = keybuf;
+        }
+        if (produce_line(rk, topic, partition, line, (size_t)len, key, keylen)) {
+            rc = -1;
+            break;
+        }
+        (*sent)++;
+        rd_kafka_poll(rk, 0);
+    }
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return rc;
+}
+
+int slda_cli_produce(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"brokers", required_argument, NULL, 'b'},
+                                             {"topic", required_argument, NULL, 't'},
+                                             {"format", required_argument, NULL, 'f'},
+                                             {"key-from-id", no_argument, NULL, 'k'},
+                                             {"partition", required_argument, NULL, 'p'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *brokers = NULL, *topic = NULL;
+    int jsonl = 0, key_from_id = 0, c;
+    int32_t partition = RD_KAFKA_PARTITION_UA;
+    char rderr[512];
+    rd_kafka_conf_t *rconf = rd_kafka_conf_new();
+    produce_state_t st;
+    memset(&st, 0, sizeof st);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "b:t:X:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b': brokers = optarg; break;
+        case 't': topic = optarg; break;
+        case 'k': key_from_id = 1; break;
+        case 'p': partition = (int32_t)strtol(optarg, NULL, 10); break;
+        case 'f':
+            if (strcmp(optarg, "text") && strcmp(optarg, "jsonl")) {
+                fprintf(stderr, "streamlda produce: --format \"%s\": expected text or jsonl\n", optarg);
+                goto usage;
+            }
+            jsonl = !strcmp(optarg, "jsonl");
+            break;
+        case 'X': {
+            char *kv = slda_xstrdup(optarg), *eq = strchr(kv, '=');
+            const char *name = kv;
+            if (!strncmp(name, "kafka.", 6))
+                name += 6;
+            int bad = !eq;
+            if (eq) {
+                *eq = '\0';
+                bad = rd_kafka_conf_set(rconf, name, eq + 1, rderr, sizeof rderr) != RD_KAFKA_CONF_OK;
+            } else
+                snprintf(rderr, sizeof rderr, "expected name=value");
+            if (bad)
+                fprintf(stderr, "streamlda produce: property \"%s\": %s\n", kv, rderr);
+            free(kv);
+            if (bad)
+                goto usage;
+            break;
+        }
+        case 'h': produce_usage(stdout); rd_kafka_conf_destroy(rconf); return SLDA_EXIT_OK;
+        default: goto usage;
+        }
+    }
+    if (!brokers || !topic || optind >= argc) {
+        fprintf(stderr, "streamlda produce: --brokers, --topic and at least one FILE are required\n");
+        goto usage;
+    }
+    if (rd_kafka_conf_set(rconf, "bootstrap.servers", brokers, rderr, sizeof rderr)) {
+        fprintf(stderr, "streamlda produce: --brokers \"%s\": %s\n", brokers, rderr);
+        goto usage;
+    }
+    rd_kafka_conf_set_dr_msg_cb(rconf, produce_dr);
+    rd_kafka_conf_set_opaque(rconf, &st);
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, rconf, rderr, sizeof rderr);
+    if (!rk) {
+        fprintf(stderr, "streamlda produce: %s\n", rderr);
+        rd_kafka_conf_destroy(rconf);
+        return SLDA_EXIT_FAIL;
+    }
+    install_signals();
+    unsigned long sent = 0;
+    int rc = SLDA_EXIT_OK;
+    for (int i = optind; i < argc && !rc && !g_stop; i++)
+        if (produce_file(rk, topic, partition, jsonl, key_from_id, argv[i], &sent))
+            rc = SLDA_EXIT_FAIL;
+    while (rd_kafka_outq_len(rk) > 0 && !g_stop)
+        rd_kafka_flush(rk, 500);
+    unsigned long pending = (unsigned long)rd_kafka_outq_len(rk);
+    if (st.failed || pending || g_stop || st.delivered != sent) {
+        fprintf(stderr,
+                "streamlda produce: %lu of %lu messages delivered to \"%s\" (%lu failed%s%s, %lu pending)\n",
+                st.delivered, sent, topic, st.failed, st.failed ? ": " : "", st.first_error, pending);
+        rc = SLDA_EXIT_FAIL;
+    } else
+        fprintf(stderr, "streamlda produce: %lu messages delivered to \"%s\"\n", sent, topic);
+    rd_kafka_destroy(rk);
+    return rc;
+usage:
+    produce_usage(stderr);
+    rd_kafka_conf_destroy(rconf);
+    return SLDA_EXIT_USAGE;
+}
+
+/* ---- broker ---- */
+
+static void broker_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: streamlda broker [--brokers N] [--partitions N] [--topics a,b:P,...]\n"
+            "                        [--address-file FILE] [--control FIFO]\n"
+            "Host an in-process mock Kafka cluster (librdkafka's; no transactions, no\n"
+            "TLS/SASL, ~5 MiB kept per partition) until SIGTERM/SIGINT. Prints the\n"
+            "bootstrap address on stdout and writes it to --address-file.\n"
+            "  --brokers N       brokers in the cluster (default 3)\n"
+            "  --partitions N    partitions of each created topic (default 4)\n"
+            "  --topics LIST     topics to create, NAME or NAME:PARTITIONS\n"
+            "  --control FIFO    read fault-injection commands, one per line (created if\n"
+            "                    missing): down ID | up ID | rtt ID MS | errors API N [ERR]\n"
+            "                    | clear API | topic-error TOPIC [ERR]  (for tests)\n");
+}
+
+static int write_address(const char *path, const char *addr)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%s\n", addr) < 0 || fclose(f) || rename(tmp, path)) {
+        fprintf(stderr, "streamlda broker: address file \"%s\": %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int open_control(const char *path)
+{
+    if (mkfifo(path, 0600) && errno != EEXIST) {
+        fprintf(stderr, "streamlda broker: control \"%s\": %s\n", path, strerror(errno));
+        return -1;
+    }
+    /* O_RDWR keeps a writer open, so the FIFO never reports end of file. */
+    int fd = open(path, O_RDWR | O_NONBLOCK);
+    if (fd < 0)
+        fprintf(stderr, "streamlda broker: control \"%s\": %s\n", path, strerror(errno));
+    return fd;
+}
+
+/* Run complete lines of buf through the mock; keep a partial line. */
+static void control_lines(slda_mock_t *mock, char *buf, size_t *used)
+{
+    char *start = buf, *nl;
+    while ((nl = memchr(start, '\n', *used - (size_t)(start - buf)))) {
+        *nl = '\0';
+        char err[512];
+        if (slda_mock_control(mock, start, err, sizeof err))
+            fprintf(stderr, "streamlda broker: %s\n", err);
+        else if (*start && *start != '#')
+            fprintf(stderr, "streamlda broker: control: %s\n", start);
+        start = nl + 1;
+    }
+    *used -= (size_t)(start - buf);
+    memmove(buf, start, *used);
+}
+
+static void broker_loop(slda_mock_t *mock, int fd)
+{
+    char buf[4096];
+    size_t used = 0;
+    while (!g_stop) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (fd < 0) {
+            poll(NULL, 0, 200);
+            continue;
+        }
+        if (poll(&pfd, 1, 200) <= 0)
+            continue;
+        ssize_t n = read(fd, buf + used, sizeof buf - 1 - used);
+        if (n <= 0)
+            continue;
+        used += (size_t)n;
+        control_lines(mock, buf, &used);
+        if (used == sizeof buf - 1)
+            used = 0; /* an absurd line: drop it */
+    }
+}
+
+int slda_cli_broker(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"brokers", required_argument, NULL, 'b'},
+                                             {"partitions", required_argument, NULL, 'p'},
+                                             {"topics", required_argument, NULL, 't'},
+                                             {"address-file", required_argument, NULL, 'a'},
+                                             {"control", required_argument, NULL, 'C'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int nbrokers = 3, partitions = 4, c;
+    const char *topics = NULL, *address_file = NULL, *control = NULL;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b': nbrokers = atoi(optarg); break;
+        case 'p': partitions = atoi(optarg); break;
+        case 't': topics = optarg; break;
+        case 'a': address_file = optarg; break;
+        case 'C': control = optarg; break;
+        case 'h': broker_usage(stdout); return SLDA_EXIT_OK;
+        default: broker_usage(stderr); return SLDA_EXIT_USAGE;
+        }
+    }
+    if (nbrokers < 1 || nbrokers > 32 || partitions < 1 || partitions > 10000 || optind < argc) {
+        fprintf(stderr, "streamlda broker: --brokers 1..32, --partitions 1..10000, no arguments\n");
+        return SLDA_EXIT_USAGE;
+    }
+    char err[512];
+    install_signals();
+    slda_mock_t *mock = slda_mock_new(nbrokers, err, sizeof err);
+    if (!mock) {
+        fprintf(stderr, "streamlda broker: %s\n", err);
+        return SLDA_EXIT_FAIL;
+    }
+    int rc = SLDA_EXIT_OK, fd = -1;
+    if (topics && slda_mock_topics_create(mock, topics, partitions, err, sizeof err)) {
+        fprintf(stderr, "streamlda broker: %s\n", err);
+        rc = SLDA_EXIT_USAGE;
+        goto out;
+    }
+    if (control && (fd = open_control(control)) < 0) {
+        rc = SLDA_EXIT_FAIL;
+        goto out;
+    }
+    const char *addr = slda_mock_bootstraps(mock);
+    if (address_file && write_address(address_file, addr)) {
+        rc = SLDA_EXIT_FAIL;
+        goto out;
+    }
+    printf("%s\n", addr);
+    fflush(stdout);
+    fprintf(stderr, "streamlda broker: %d broker(s) at %s\n", nbrokers, addr);
+    broker_loop(mock, fd);
+    fprintf(stderr, "streamlda broker: stopping\n");
+out:
+    if (fd >= 0)
+        close(fd);
+    slda_mock_destroy(mock);
+    return rc;
+}

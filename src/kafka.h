@@ -1,0 +1,91 @@
+/* kafka.h - the Kafka edges of the service (kafka_source.c, kafka_sink.c) behind
+ * an API without librdkafka types, so only those files include rdkafka.h. */
+#ifndef SLDA_KAFKA_H
+#define SLDA_KAFKA_H
+
+#include "metrics.h"
+#include "slda_int.h"
+
+/* One consumed message; every pointer is borrowed until slda_ksource_release. */
+typedef struct slda_kmsg_s {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    const void *key;
+    size_t keylen;
+    const void *value;
+    size_t len;
+    int64_t timestamp_ms; /* message timestamp, 0 if none */
+    void *handle;         /* the librdkafka message */
+} slda_kmsg_t;
+
+/* ---- kafka_source.c: the consumer ---- */
+typedef struct slda_ksource_s slda_ksource_t;
+
+/* Consumer group member subscribed to conf's input.topics. bootstrap (may be
+ * NULL) overrides kafka.bootstrap.servers. positions (the offsets a restored
+ * snapshot includes, may be NULL) decide where each partition starts when it
+ * is assigned; partitions without one start from the committed offset or
+ * auto.offset.reset (default earliest). */
+slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
+                                 const slda_offset_t *positions, size_t npositions,
+                                 slda_metrics_t *metrics, char *errstr, size_t errstr_size);
+/* Close (leave the group) and free. NULL is fine. */
+void slda_ksource_destroy(slda_ksource_t *src);
+/* Wait up to timeout_ms for a message: 1 and *msg filled, or 0. Error
+ * events are logged, counted and not returned. Each returned message moves
+ * its partition's position to offset + 1. */
+int slda_ksource_poll(slda_ksource_t *src, int timeout_ms, slda_kmsg_t *msg);
+void slda_ksource_release(slda_ksource_t *src, slda_kmsg_t *msg);
+/* Next offset per partition of everything returned so far (and restored).
+ * Borrowed until the next poll. */
+const slda_offset_t *slda_ksource_positions(const slda_ksource_t *src, size_t *n);
+/* Commit offsets to the group: asynchronously (failures are logged and the
+ * next snapshot commits again) or, with sync, waiting for the answer. */
+slda_err_t slda_ksource_commit(slda_ksource_t *src, const slda_offset_t *offs, size_t n,
+                               int sync, char *errstr, size_t errstr_size);
+/* The consumer's group metadata for a transactional producer (caller frees
+ * with rd_kafka_consumer_group_metadata_destroy). */
+struct rd_kafka_consumer_group_metadata_s *slda_ksource_group_metadata(slda_ksource_t *src);
+/* Number of partitions currently assigned. */
+int slda_ksource_assigned(const slda_ksource_t *src);
+
+/* ---- kafka_sink.c: the producers ---- */
+typedef struct slda_ksink_s slda_ksink_t;
+
+/* The data producer (dead letters, outputs; transactional when
+ * kafka.transactional.id and output.topic are set) and the snapshot producer. */
+slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
+                             slda_metrics_t *metrics, char *errstr, size_t errstr_size);
+/* Flush for up to flush_ms (aborting an open transaction) and free. */
+void slda_ksink_destroy(slda_ksink_t *sink, int flush_ms);
+int slda_ksink_transactional(const slda_ksink_t *sink);
+/* Produce msg's key/value to deadletter.topic with its headers plus error,
+ * error.code, source.topic, source.partition, source.offset. No-op when
+ * deadletter.topic is empty. Waits (polling) while the local queue is full. */
+slda_err_t slda_ksink_deadletter(slda_ksink_t *sink, const slda_kmsg_t *msg, slda_err_t code,
+                                 const char *reason);
+/* Produce one output record (key = document id, value = json) with the
+ * source.* headers of msg. */
+slda_err_t slda_ksink_output(slda_ksink_t *sink, const slda_kmsg_t *msg, const char *key,
+                             size_t keylen, const char *json, size_t len);
+/* Serve delivery reports. */
+void slda_ksink_poll(slda_ksink_t *sink);
+/* Wait up to timeout_ms for every data record to be delivered: 1 when none is
+ * left in flight. */
+int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms);
+/* Transactional mode: commit the open transaction with offs as the group's
+ * offsets, then begin the next one. SLDA_ERR_KAFKA when the transaction had
+ * to be aborted or the producer is fenced (the service must stop and restart
+ * from its last snapshot). */
+slda_err_t slda_ksink_txn_commit(slda_ksink_t *sink, slda_ksource_t *src,
+                                 const slda_offset_t *offs, size_t n, char *errstr,
+                                 size_t errstr_size);
+/* Publish an encoded snapshot to snapshot.topic: chunks of chunk_bytes, then a
+ * manifest (docs/service.md). Skipped (SLDA_ERR_KAFKA, errstr says why) while
+ * the previous publication is still in flight. */
+slda_err_t slda_ksink_snapshot(slda_ksink_t *sink, const char *model, uint64_t id,
+                               const void *buf, size_t len, char *errstr,
+                               size_t errstr_size);
+
+#endif

@@ -1,0 +1,366 @@
+/* kafka_source.c - the consumer: group membership, positions, commits, health.
+ *
+ * Invariants: enable.auto.commit and enable.auto.offset.store are off, so
+ * Kafka only learns offsets through slda_ksource_commit, which the service
+ * calls for documents already inside a durable snapshot. `pos` holds, per
+ * partition, the next offset after everything handed to the service (seeded
+ * from the restored snapshot): on every assignment a partition is positioned
+ * there, so a rebalance never skips or repeats a message. All callbacks
+ * (rebalance, error, stats, offset commit) are served from
+ * rd_kafka_consumer_poll on the service thread, except the log callback,
+ * which librdkafka calls from its own threads (slda_log is thread-safe).
+ */
+#include "kafka.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slda_ksource_s {
+    rd_kafka_t *rk;
+    slda_metrics_t *metrics;
+    slda_offset_t *pos; /* next offset per (topic, partition) */
+    size_t npos, cappos;
+    int assigned;
+    int brokers_up;     /* from the last statistics: brokers in state UP */
+    int have_stats;
+};
+
+/* Index of (topic, partition) in pos, adding it with offset -1 when absent. */
+static size_t pos_find(slda_ksource_t *src, const char *topic, int32_t partition, int add)
+{
+    for (size_t i = 0; i < src->npos; i++)
+        if (src->pos[i].partition == partition && !strcmp(src->pos[i].topic, topic))
+            return i;
+    if (!add)
+        return SIZE_MAX;
+    if (src->npos == src->cappos) {
+        src->cappos = src->cappos ? 2 * src->cappos : 16;
+        src->pos = slda_xrealloc(src->pos, src->cappos * sizeof *src->pos);
+    }
+    slda_offset_t *o = &src->pos[src->npos];
+    memset(o, 0, sizeof *o);
+    snprintf(o->topic, sizeof o->topic, "%s", topic);
+    o->partition = partition;
+    o->offset = -1;
+    return src->npos++;
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+    slda_ksource_t *src = opaque;
+    int cooperative = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        for (int i = 0; i < parts->cnt; i++) {
+            rd_kafka_topic_partition_t *p = &parts->elems[i];
+            size_t k = pos_find(src, p->topic, p->partition, 0);
+            p->offset = (k != SIZE_MAX && src->pos[k].offset >= 0) ? src->pos[k].offset
+                                                                   : RD_KAFKA_OFFSET_INVALID;
+        }
+        rd_kafka_error_t *e = NULL;
+        rd_kafka_resp_err_t r = RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (cooperative)
+            e = rd_kafka_incremental_assign(rk, parts);
+        else
+            r = rd_kafka_assign(rk, parts);
+        if (e || r) {
+            slda_log(src->metrics, SLDA_LOG_ERR, "kafka-assign", "kafka: assign failed: %s",
+                     e ? rd_kafka_error_string(e) : rd_kafka_err2str(r));
+            slda_metrics_add(src->metrics, SLDA_M_KAFKA_ERRORS, 1);
+            rd_kafka_error_destroy(e);
+        }
+        src->assigned += parts->cnt;
+        slda_metrics_set_health(src->metrics, 1, NULL);
+        slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: assigned %d partition(s)", parts->cnt);
+    } else {
+        if (cooperative)
+            rd_kafka_error_destroy(rd_kafka_incremental_unassign(rk, parts));
+        else
+            rd_kafka_assign(rk, NULL);
+        src->assigned = cooperative ? src->assigned - parts->cnt : 0;
+        if (src->assigned < 0)
+            src->assigned = 0;
+        slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: revoked %d partition(s)", parts->cnt);
+    }
+}
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    slda_ksource_t *src = opaque;
+    char key[64];
+    snprintf(key, sizeof key, "kafka-error-%s", rd_kafka_err2name((rd_kafka_resp_err_t)err));
+    slda_metrics_add(src->metrics, SLDA_M_KAFKA_ERRORS, 1);
+    slda_log(src->metrics, SLDA_LOG_WARN, key, "kafka consumer: %s: %s",
+             rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+        slda_metrics_set_health(src->metrics, 0, "all brokers down");
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+        char why[512];
+        rd_kafka_fatal_error(rk, why, sizeof why);
+        char msg[600];
+        snprintf(msg, sizeof msg, "fatal consumer error: %s", why);
+        slda_metrics_set_health(src->metrics, 0, msg);
+    }
+}
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    slda_ksource_t *src = rd_kafka_opaque(rk);
+    char key[64];
+    snprintf(key, sizeof key, "rdkafka-consumer-%s", fac);
+    slda_log(src->metrics, level <= 3 ? SLDA_LOG_ERR : SLDA_LOG_WARN, key,
+             "kafka consumer: %s: %s", fac, buf);
+}
+
+/* Messages between each assigned partition's position and its high
+ * watermark (librdkafka's cached value from the last fetch), or -1. */
+static int64_t consumer_lag(slda_ksource_t *src)
+{
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    if (rd_kafka_assignment(src->rk, &parts) || !parts)
+        return -1;
+    int64_t lag = 0;
+    int known = 0;
+    for (int i = 0; i < parts->cnt; i++) {
+        int64_t lo, hi;
+        const rd_kafka_topic_partition_t *p = &parts->elems[i];
+        size_t k = pos_find(src, p->topic, p->partition, 0);
+        if (rd_kafka_get_watermark_offsets(src->rk, p->topic, p->partition, &lo, &hi) || hi < 0)
+            continue;
+        int64_t pos = k != SIZE_MAX && src->pos[k].offset >= 0 ? src->pos[k].offset : lo;
+        lag += hi > pos ? hi - pos : 0;
+        known = 1;
+    }
+    rd_kafka_topic_partition_list_destroy(parts);
+    return known ? lag : -1;
+}
+
+/* Statistics (statistics.interval.ms): broker states for /healthz and the
+ * lag gauge. */
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+    slda_ksource_t *src = opaque;
+    int up = 0;
+    for (const char *p = strstr(json, "\"nodeid\":"); p; p = strstr(p + 9, "\"nodeid\":")) {
+        if (strtol(p + 9, NULL, 10) < 0)
+            continue; /* bootstrap placeholder */
+        const char *st = strstr(p, "\"state\":\"");
+        if (st && !strncmp(st + 9, "UP", 2))
+            up++;
+    }
+    src->brokers_up = up;
+    src->have_stats = 1;
+    slda_metrics_set(src->metrics, SLDA_G_LAG, (double)consumer_lag(src));
+    if (up > 0) {
+        slda_metrics_set_health(src->metrics, 1, NULL);
+        slda_log_reset(src->metrics, "kafka-error-_ALL_BROKERS_DOWN");
+        slda_log_reset(src->metrics, "kafka-error-_TRANSPORT");
+    } else
+        slda_metrics_set_health(src->metrics, 0, "no broker connection");
+    return 0; /* librdkafka frees json */
+}
+
+static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                      rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    slda_ksource_t *src = opaque;
+    if (err == RD_KAFKA_RESP_ERR__NO_OFFSET)
+        return;
+    if (err) {
+        slda_metrics_add(src->metrics, SLDA_M_KAFKA_ERRORS, 1);
+        slda_log(src->metrics, SLDA_LOG_WARN, "kafka-commit",
+                 "kafka: offset commit failed: %s (retried with the next snapshot)",
+                 rd_kafka_err2str(err));
+    } else
+        slda_log_reset(src->metrics, "kafka-commit");
+}
+
+/* Set name=value, reporting librdkafka's reason under the full key. */
+static int conf_set(rd_kafka_conf_t *rconf, const char *name, const char *value, char *errstr,
+                    size_t errstr_size)
+{
+    char rderr[512];
+    if (rd_kafka_conf_set(rconf, name, value, rderr, sizeof rderr) == RD_KAFKA_CONF_OK)
+        return 0;
+    slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "property \"kafka.%s\": %s", name, rderr);
+    return -1;
+}
+
+static rd_kafka_conf_t *consumer_conf(const slda_conf_t *conf, const char *bootstrap,
+                                      slda_ksource_t *src, char *errstr, size_t errstr_size)
+{
+    rd_kafka_conf_t *rconf = rd_kafka_conf_new();
+    char group[300];
+    snprintf(group, sizeof group, "streamlda-%s", conf->model_name ? conf->model_name : "default");
+    /* Defaults first, so the user's kafka.* win; then what correctness needs. */
+    if (conf_set(rconf, "group.id", group, errstr, errstr_size) ||
+        conf_set(rconf, "auto.offset.reset", "earliest", errstr, errstr_size) ||
+        conf_set(rconf, "statistics.interval.ms", "1000", errstr, errstr_size))
+        goto fail;
+    for (size_t i = 0; i < slda_conf_kafka_count(conf); i++) {
+        const char *n, *v;
+        slda_conf_kafka_get(conf, i, &n, &v);
+        if (!strcmp(n, "transactional.id") || (bootstrap && !strcmp(n, "bootstrap.servers")))
+            continue; /* producer-only / replaced by the embedded cluster */
+        if (conf_set(rconf, n, v, errstr, errstr_size))
+            goto fail;
+    }
+    if ((bootstrap && conf_set(rconf, "bootstrap.servers", bootstrap, errstr, errstr_size)) ||
+        conf_set(rconf, "enable.auto.commit", "false", errstr, errstr_size) ||
+        conf_set(rconf, "enable.auto.offset.store", "false", errstr, errstr_size) ||
+        conf_set(rconf, "enable.partition.eof", "false", errstr, errstr_size))
+        goto fail;
+    rd_kafka_conf_set_rebalance_cb(rconf, on_rebalance);
+    rd_kafka_conf_set_error_cb(rconf, on_error);
+    rd_kafka_conf_set_log_cb(rconf, on_log);
+    rd_kafka_conf_set_offset_commit_cb(rconf, on_commit);
+    rd_kafka_conf_set_stats_cb(rconf, on_stats);
+    rd_kafka_conf_set_opaque(rconf, src);
+    return rconf;
+fail:
+    rd_kafka_conf_destroy(rconf);
+    return NULL;
+}
+
+static rd_kafka_topic_partition_list_t *topic_list(const char *topics)
+{
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(4);
+    char *copy = slda_xstrdup(topics), *save = NULL;
+    for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+        rd_kafka_topic_partition_list_add(list, t, RD_KAFKA_PARTITION_UA);
+    free(copy);
+    return list;
+}
+
+slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
+                                 const slda_offset_t *positions, size_t npositions,
+                                 slda_metrics_t *metrics, char *errstr, size_t errstr_size)
+{
+    slda_ksource_t *src = slda_xcalloc(1, sizeof *src);
+    src->metrics = metrics;
+    for (size_t i = 0; i < npositions; i++)
+    {
+        size_t k = pos_find(src, positions[i].topic, positions[i].partition, 1);
+        src->pos[k].offset = positions[i].offset;
+    }
+    rd_kafka_conf_t *rconf = consumer_conf(conf, bootstrap, src, errstr, errstr_size);
+    if (!rconf)
+        goto fail;
+    char rderr[512];
+    src->rk = rd_kafka_new(RD_KAFKA_CONSUMER, rconf, rderr, sizeof rderr);
+    if (!src->rk) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "kafka consumer: %s", rderr);
+        goto fail; /* rd_kafka_new freed nothing: the conf is ours on failure */
+    }
+    rd_kafka_poll_set_consumer(src->rk);
+    rd_kafka_topic_partition_list_t *list = topic_list(conf->input_topics ? conf->input_topics : "");
+    if (list->cnt == 0) {
+        rd_kafka_topic_partition_list_destroy(list);
+        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "property \"input.topics\": empty");
+        goto fail;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(src->rk, list);
+    rd_kafka_topic_partition_list_destroy(list);
+    if (err) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "input.topics \"%s\": %s",
+                     conf->input_topics, rd_kafka_err2str(err));
+        goto fail;
+    }
+    return src;
+fail:
+    if (src->rk)
+        rd_kafka_destroy(src->rk);
+    else if (rconf)
+        rd_kafka_conf_destroy(rconf);
+    free(src->pos);
+    free(src);
+    return NULL;
+}
+
+void slda_ksource_destroy(slda_ksource_t *src)
+{
+    if (!src)
+        return;
+    rd_kafka_consumer_close(src->rk);
+    rd_kafka_destroy(src->rk);
+    free(src->pos);
+    free(src);
+}
+
+int slda_ksource_poll(slda_ksource_t *src, int timeout_ms, slda_kmsg_t *msg)
+{
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(src->rk, timeout_ms);
+    if (!m)
+        return 0;
+    if (m->err) {
+        char key[64];
+        snprintf(key, sizeof key, "kafka-consume-%s", rd_kafka_err2name(m->err));
+        slda_metrics_add(src->metrics, SLDA_M_KAFKA_ERRORS, 1);
+        slda_log(src->metrics, SLDA_LOG_WARN, key, "kafka consumer: %s%s%s [%d]: %s",
+                 rd_kafka_err2name(m->err), m->rkt ? " on " : "",
+                 m->rkt ? rd_kafka_topic_name(m->rkt) : "", (int)m->partition,
+                 rd_kafka_message_errstr(m));
+        rd_kafka_message_destroy(m);
+        return 0;
+    }
+    memset(msg, 0, sizeof *msg);
+    msg->topic = rd_kafka_topic_name(m->rkt);
+    msg->partition = m->partition;
+    msg->offset = m->offset;
+    msg->key = m->key;
+    msg->keylen = m->key_len;
+    msg->value = m->payload;
+    msg->len = m->len;
+    rd_kafka_timestamp_type_t tstype;
+    int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+    msg->timestamp_ms = ts > 0 ? ts : 0;
+    msg->handle = m;
+    size_t k = pos_find(src, msg->topic, msg->partition, 1); /* may move pos */
+    src->pos[k].offset = m->offset + 1;
+    return 1;
+}
+
+void slda_ksource_release(slda_ksource_t *src, slda_kmsg_t *msg)
+{
+    if (msg && msg->handle) {
+        rd_kafka_message_destroy(msg->handle);
+        msg->handle = NULL;
+    }
+}
+
+const slda_offset_t *slda_ksource_positions(const slda_ksource_t *src, size_t *n)
+{
+    *n = src->npos;
+    return src->pos;
+}
+
+slda_err_t slda_ksource_commit(slda_ksource_t *src, const slda_offset_t *offs, size_t n,
+                               int sync, char *errstr, size_t errstr_size)
+{
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new((int)n + 1);
+    for (size_t i = 0; i < n; i++)
+        if (offs[i].offset >= 0)
+            rd_kafka_topic_partition_list_add(list, offs[i].topic, offs[i].partition)->offset =
+                offs[i].offset;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (list->cnt > 0)
+        err = rd_kafka_commit(src->rk, list, !sync); /* async: on_commit reports */
+    rd_kafka_topic_partition_list_destroy(list);
+    if (err)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "offset commit: %s",
+                            rd_kafka_err2str(err));
+    return SLDA_OK;
+}
+
+struct rd_kafka_consumer_group_metadata_s *slda_ksource_group_metadata(slda_ksource_t *src)
+{
+    return rd_kafka_consumer_group_metadata(src->rk);
+}
+
+int slda_ksource_assigned(const slda_ksource_t *src)
+{
+    return src->assigned;
+}

@@ -1,0 +1,311 @@
+/* metrics.c - service counters, health, Prometheus text, status line, rate-limited log.
+ *
+ * Counters and gauges are C11 atomics: the service thread writes them, the
+ * HTTP thread (http.c) reads them, so no lock is needed for a scrape; a gauge
+ * is a double stored as its bit pattern. The health reason and the log's
+ * backoff table sit under one mutex because librdkafka's threads log too.
+ * The status line keeps the previous counter values to print rates; only the
+ * service thread calls it.
+ */
+#include "metrics.h"
+#include "slda_int.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LOG_KEYS 64           /* distinct keys with a backoff in force */
+#define LOG_BACKOFF_MIN 1.0   /* seconds a repeated key is first held back */
+#define LOG_BACKOFF_MAX 60.0  /* at most one line a minute per key */
+
+typedef struct log_key_s {
+    char key[64];
+    double next_at;      /* monotonic seconds: print again after this */
+    double backoff;      /* current hold-back interval */
+    uint64_t suppressed; /* lines held back since the last printed one */
+} log_key_t;
+
+struct slda_metrics_s {
+    _Atomic uint64_t counter[SLDA_M__COUNT];
+    _Atomic uint64_t gauge[SLDA_G__COUNT]; /* double bits */
+    _Atomic uint64_t dead[SLDA_ERR__COUNT];
+    _Atomic int healthy;     /* consumer */
+    _Atomic int svc_failing; /* service (snapshots) */
+    pthread_mutex_t lock;    /* reasons, keys, sink */
+    char reason[256], svc_reason[256];
+    log_key_t keys[LOG_KEYS];
+    slda_log_sink_cb sink;
+    void *sink_opaque;
+    /* status line state (service thread only) */
+    double last_time;
+    uint64_t last_docs, last_tokens;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void stderr_sink(int level, const char *line, void *opaque)
+{
+    const char *name = level <= SLDA_LOG_ERR ? "error" : level == SLDA_LOG_WARN ? "warning" : "info";
+    fprintf(stderr, "streamlda: %s: %s\n", name, line);
+}
+
+slda_metrics_t *slda_metrics_new(void)
+{
+    slda_metrics_t *m = slda_xcalloc(1, sizeof *m);
+    pthread_mutex_init(&m->lock, NULL);
+    m->sink = stderr_sink;
+    snprintf(m->reason, sizeof m->reason, "starting");
+    m->last_time = now_s();
+    slda_metrics_set(m, SLDA_G_LAG, -1);
+    return m;
+}
+
+void slda_metrics_destroy(slda_metrics_t *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+void slda_metrics_add(slda_metrics_t *m, slda_metric_counter_t c, uint64_t n)
+{
+    atomic_fetch_add(&m->counter[c], n);
+}
+
+uint64_t slda_metrics_get(const slda_metrics_t *m, slda_metric_counter_t c)
+{
+    return atomic_load(&((slda_metrics_t *)m)->counter[c]);
+}
+
+void slda_metrics_set(slda_metrics_t *m, slda_metric_gauge_t g, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    atomic_store(&m->gauge[g], bits);
+}
+
+double slda_metrics_gauge(const slda_metrics_t *m, slda_metric_gauge_t g)
+{
+    uint64_t bits = atomic_load(&((slda_metrics_t *)m)->gauge[g]);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+void slda_metrics_deadletter(slda_metrics_t *m, slda_err_t reason)
+{
+    if ((unsigned)reason < SLDA_ERR__COUNT)
+        atomic_fetch_add(&m->dead[reason], 1);
+}
+
+uint64_t slda_metrics_deadletters(const slda_metrics_t *m, slda_err_t reason)
+{
+    slda_metrics_t *mm = (slda_metrics_t *)m;
+    if (reason != SLDA_OK)
+        return (unsigned)reason < SLDA_ERR__COUNT ? atomic_load(&mm->dead[reason]) : 0;
+    uint64_t sum = 0;
+    for (int i = 0; i < SLDA_ERR__COUNT; i++)
+        sum += atomic_load(&mm->dead[i]);
+    return sum;
+}
+
+void slda_metrics_set_health(slda_metrics_t *m, int ok, const char *reason)
+{
+    pthread_mutex_lock(&m->lock);
+    snprintf(m->reason, sizeof m->reason, "%s", ok ? "ok" : (reason ? reason : "unhealthy"));
+    atomic_store(&m->healthy, ok);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void slda_metrics_set_service_health(slda_metrics_t *m, int ok, const char *reason)
+{
+    pthread_mutex_lock(&m->lock);
+    snprintf(m->svc_reason, sizeof m->svc_reason, "%s", ok ? "" : (reason ? reason : "unhealthy"));
+    atomic_store(&m->svc_failing, !ok);
+    pthread_mutex_unlock(&m->lock);
+}
+
+int slda_metrics_health(slda_metrics_t *m, char *reason, size_t reason_size)
+{
+    pthread_mutex_lock(&m->lock);
+    int svc_failing = atomic_load(&m->svc_failing);
+    int ok = atomic_load(&m->healthy) && !svc_failing;
+    if (reason_size)
+        snprintf(reason, reason_size, "%s", svc_failing ? m->svc_reason : m->reason);
+    pthread_mutex_unlock(&m->lock);
+    return ok;
+}
+
+/* Lower-case reason label from an error name: SLDA_ERR_UTF8 -> utf8. */
+static void reason_label(slda_err_t e, char *out, size_t size)
+{
+    const char *name = slda_err_name(e);
+    if (!strncmp(name, "SLDA_ERR_", 9))
+        name += 9;
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        out[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
+    out[i] = '\0';
+}
+
+static void prom_metric(FILE *f, const char *name, const char *type, const char *help,
+                        const char *model, double v)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s{model=\"%s\"} %.17g\n", name, help, name, type,
+            name, model, v);
+}
+
+char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    static const struct {
+        slda_metric_counter_t c;
+        const char *name, *help;
+    } counters[] = {
+        {SLDA_M_DOCS, "streamlda_documents_total", "Documents trained on."},
+        {SLDA_M_TOKENS, "streamlda_tokens_total", "Tokens trained on."},
+        {SLDA_M_HELDOUT, "streamlda_heldout_documents_total", "Documents held out for perplexity."},
+        {SLDA_M_UPDATES, "streamlda_updates_total", "Global updates (minibatches) applied."},
+        {SLDA_M_SNAPSHOTS, "streamlda_snapshots_total", "Snapshots written to snapshot.dir."},
+        {SLDA_M_PUBLISHED, "streamlda_snapshots_published_total", "Snapshots published to snapshot.topic."},
+        {SLDA_M_KAFKA_ERRORS, "streamlda_kafka_errors_total", "Kafka client errors."},
+        {SLDA_M_OUTPUTS, "streamlda_outputs_total", "Records produced to output.topic."},
+    };
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+        prom_metric(f, counters[i].name, "counter", counters[i].help, model,
+                    (double)slda_metrics_get(m, counters[i].c));
+    fprintf(f, "# HELP streamlda_deadletters_total Messages sent to the dead-letter topic, by reason.\n"
+               "# TYPE streamlda_deadletters_total counter\n");
+    static const slda_err_t reasons[] = {SLDA_ERR_PARSE, SLDA_ERR_UTF8, SLDA_ERR_EMPTY,
+                                         SLDA_ERR_TOO_LARGE, SLDA_ERR_RANGE, SLDA_ERR_INVALID};
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
+        char label[32];
+        reason_label(reasons[i], label, sizeof label);
+        fprintf(f, "streamlda_deadletters_total{model=\"%s\",reason=\"%s\"} %llu\n", model, label,
+                (unsigned long long)slda_metrics_deadletters(m, reasons[i]));
+    }
+    static const struct {
+        slda_metric_gauge_t g;
+        const char *name, *help;
+    } gauges[] = {
+        {SLDA_G_RHO, "streamlda_rho", "Step size of the last global update."},
+        {SLDA_G_PERPLEXITY, "streamlda_perplexity", "Held-out per-word perplexity (0 = not measured)."},
+        {SLDA_G_VOCAB, "streamlda_vocabulary_words", "Vocabulary words in use."},
+        {SLDA_G_LAG, "streamlda_consumer_lag", "Messages behind the high watermark (-1 = unknown)."},
+        {SLDA_G_SNAPSHOT_SECONDS, "streamlda_snapshot_seconds", "Wall time of the last snapshot."},
+        {SLDA_G_SNAPSHOT_BYTES, "streamlda_snapshot_bytes", "Size of the last snapshot."},
+        {SLDA_G_PUBLISH_SECONDS, "streamlda_snapshot_publish_seconds",
+         "Publication of the last snapshot to snapshot.topic, first chunk to manifest acknowledged."},
+    };
+    for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++)
+        prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model,
+                    slda_metrics_gauge(m, gauges[i].g));
+    prom_metric(f, "streamlda_healthy", "gauge", "1 while the consumer is healthy.", model,
+                slda_metrics_health(m, NULL, 0));
+    fclose(f);
+    if (len)
+        *len = size;
+    return buf;
+}
+
+void slda_metrics_status_line(slda_metrics_t *m, char *buf, size_t size)
+{
+    double t = now_s(), dt = t - m->last_time;
+    uint64_t docs = slda_metrics_get(m, SLDA_M_DOCS), tokens = slda_metrics_get(m, SLDA_M_TOKENS);
+    if (dt <= 0)
+        dt = 1e-9;
+    double lag = slda_metrics_gauge(m, SLDA_G_LAG);
+    char lagtxt[32];
+    if (lag < 0)
+        snprintf(lagtxt, sizeof lagtxt, "?");
+    else
+        snprintf(lagtxt, sizeof lagtxt, "%.0f", lag);
+    snprintf(buf, size,
+             "docs %llu (%.0f/s) tokens %llu (%.0f/s) lag %s updates %llu rho %.4g "
+             "perplexity %.1f vocab %.0f deadletters %llu",
+             (unsigned long long)docs, (double)(docs - m->last_docs) / dt,
+             (unsigned long long)tokens, (double)(tokens - m->last_tokens) / dt, lagtxt,
+             (unsigned long long)slda_metrics_get(m, SLDA_M_UPDATES),
+             slda_metrics_gauge(m, SLDA_G_RHO), slda_metrics_gauge(m, SLDA_G_PERPLEXITY),
+             slda_metrics_gauge(m, SLDA_G_VOCAB),
+             (unsigned long long)slda_metrics_deadletters(m, SLDA_OK));
+    m->last_time = t;
+    m->last_docs = docs;
+    m->last_tokens = tokens;
+}
+
+void slda_metrics_set_log_sink(slda_metrics_t *m, slda_log_sink_cb cb, void *opaque)
+{
+    pthread_mutex_lock(&m->lock);
+    m->sink = cb ? cb : stderr_sink;
+    m->sink_opaque = opaque;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The backoff slot of key (the oldest slot is reused when the table is full). */
+static log_key_t *log_slot(slda_metrics_t *m, const char *key)
+{
+    log_key_t *oldest = &m->keys[0];
+    for (int i = 0; i < LOG_KEYS; i++) {
+        if (!strncmp(m->keys[i].key, key, sizeof m->keys[i].key - 1))
+            return &m->keys[i];
+        if (m->keys[i].next_at < oldest->next_at)
+            oldest = &m->keys[i];
+    }
+    memset(oldest, 0, sizeof *oldest);
+    snprintf(oldest->key, sizeof oldest->key, "%s", key);
+    return oldest;
+}
+
+void slda_log(slda_metrics_t *m, int level, const char *key, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&m->lock);
+    if (key) {
+        double t = now_s();
+        log_key_t *slot = log_slot(m, key);
+        if (t < slot->next_at) {
+            slot->suppressed++;
+            pthread_mutex_unlock(&m->lock);
+            return;
+        }
+        if (slot->suppressed) {
+            size_t used = strlen(line);
+            snprintf(line + used, sizeof line - used, " (%llu similar suppressed)",
+                     (unsigned long long)slot->suppressed);
+        }
+        slot->backoff = slot->backoff ? slot->backoff * 2 : LOG_BACKOFF_MIN;
+        if (slot->backoff > LOG_BACKOFF_MAX)
+            slot->backoff = LOG_BACKOFF_MAX;
+        slot->next_at = t + slot->backoff;
+        slot->suppressed = 0;
+    }
+    m->sink(level, line, m->sink_opaque);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void slda_log_reset(slda_metrics_t *m, const char *key)
+{
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < LOG_KEYS; i++)
+        if (!strncmp(m->keys[i].key, key, sizeof m->keys[i].key - 1))
+            memset(&m->keys[i], 0, sizeof m->keys[i]);
+    pthread_mutex_unlock(&m->lock);
+}

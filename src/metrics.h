@@ -1,0 +1,82 @@
+/* metrics.h - service counters (atomics), health, Prometheus text, the status
+ * line and a rate-limited logger. No librdkafka types. */
+#ifndef SLDA_METRICS_H
+#define SLDA_METRICS_H
+
+#include "streamlda.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef enum {
+    SLDA_M_DOCS = 0,     /* documents trained on */
+    SLDA_M_TOKENS,       /* tokens trained on */
+    SLDA_M_HELDOUT,      /* documents held out for perplexity */
+    SLDA_M_UPDATES,      /* global updates (minibatches) */
+    SLDA_M_SNAPSHOTS,    /* snapshots written to snapshot.dir */
+    SLDA_M_PUBLISHED,    /* snapshots published to snapshot.topic */
+    SLDA_M_KAFKA_ERRORS, /* Kafka client errors (error events, failed deliveries, commits) */
+    SLDA_M_OUTPUTS,      /* records produced to output.topic */
+    SLDA_M__COUNT
+} slda_metric_counter_t;
+
+typedef enum {
+    SLDA_G_RHO = 0,          /* last step size */
+    SLDA_G_PERPLEXITY,       /* held-out perplexity (0 until known) */
+    SLDA_G_VOCAB,            /* vocabulary words in use */
+    SLDA_G_LAG,              /* consumer lag summed over assigned partitions (-1 unknown) */
+    SLDA_G_SNAPSHOT_SECONDS, /* wall time of the last snapshot (encode + write) */
+    SLDA_G_SNAPSHOT_BYTES,   /* size of the last snapshot */
+    SLDA_G_PUBLISH_SECONDS,  /* last snapshot.topic publication: first chunk to manifest ack */
+    SLDA_G__COUNT
+} slda_metric_gauge_t;
+
+/* Written by the service thread (and librdkafka's threads for the logger),
+ * read by the HTTP thread: every field is atomic or under log_lock. */
+typedef struct slda_metrics_s slda_metrics_t;
+
+/* Where log lines go: default writes "streamlda: <level>: <text>\n" to stderr. */
+typedef void (*slda_log_sink_cb)(int level, const char *line, void *opaque);
+
+slda_metrics_t *slda_metrics_new(void);
+void slda_metrics_destroy(slda_metrics_t *m);
+
+void slda_metrics_add(slda_metrics_t *m, slda_metric_counter_t c, uint64_t n);
+uint64_t slda_metrics_get(const slda_metrics_t *m, slda_metric_counter_t c);
+void slda_metrics_set(slda_metrics_t *m, slda_metric_gauge_t g, double v);
+double slda_metrics_gauge(const slda_metrics_t *m, slda_metric_gauge_t g);
+void slda_metrics_deadletter(slda_metrics_t *m, slda_err_t reason);
+uint64_t slda_metrics_deadletters(const slda_metrics_t *m, slda_err_t reason); /* SLDA_OK = all */
+/* Health of the consumer: ok != 0, or a reason for /healthz (copied). */
+void slda_metrics_set_health(slda_metrics_t *m, int ok, const char *reason);
+/* Health of the service itself (snapshots); /healthz needs both. */
+void slda_metrics_set_service_health(slda_metrics_t *m, int ok, const char *reason);
+int slda_metrics_health(slda_metrics_t *m, char *reason, size_t reason_size);
+
+/* Prometheus text exposition (version 0.0.4), malloc'ed, caller frees. */
+char *slda_metrics_prometheus(slda_metrics_t *m, const char *model_name, size_t *len);
+/* One status line (no newline) with rates since the previous call. */
+void slda_metrics_status_line(slda_metrics_t *m, char *buf, size_t size);
+
+/* Log levels (syslog numbers). */
+#define SLDA_LOG_ERR 3
+#define SLDA_LOG_WARN 4
+#define SLDA_LOG_INFO 6
+void slda_metrics_set_log_sink(slda_metrics_t *m, slda_log_sink_cb cb, void *opaque);
+/* Log with backoff per key: the first line of a key is written; repeats are
+ * suppressed for 1 s, doubling up to 60 s, and the next written line says how
+ * many were suppressed. key NULL = never suppressed. Thread-safe. */
+void slda_log(slda_metrics_t *m, int level, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Reset the backoff of key (the condition it reported is over). */
+void slda_log_reset(slda_metrics_t *m, const char *key);
+
+/* http.c: /metrics and /healthz on 127.0.0.1:port (0 = ephemeral) on
+ * libmicrohttpd's own thread. */
+typedef struct slda_http_s slda_http_t;
+slda_http_t *slda_http_start(slda_metrics_t *m, const char *model_name, int port,
+                             char *errstr, size_t errstr_size);
+int slda_http_port(const slda_http_t *http);
+void slda_http_stop(slda_http_t *http);
+
+#endif

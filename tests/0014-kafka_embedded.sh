@@ -1,0 +1,88 @@
+#!/bin/bash
+# 0014-kafka_embedded - `streamlda run --embedded` hosts its own mock cluster; the examples read it.
+#
+# The service prints "bootstrap: ADDR" on stderr; `streamlda produce` feeds the
+# Austen paragraphs (JSON lines, keyed by id) into its input topic; once
+# /metrics shows them all, examples/read_snapshot.c (built here against the
+# library) and examples/read_snapshot.py rebuild the newest snapshot from the
+# snapshot topic and print its topics; SIGTERM then gives exit 0 and a final
+# snapshot file with every document.
+set -u
+: "${STREAMLDA:?}" "${SLDA_SOURCE_DIR:?}" "${SLDA_BUILD_DIR:?}"
+tmp=$(mktemp -d /tmp/slda-0014-XXXXXX)
+pass=0 fail=0
+check() { # check DESCRIPTION COMMAND...
+    local what=$1; shift
+    if "$@"; then echo "ok: $what"; pass=$((pass + 1)); else echo "FAILED: $what"; fail=$((fail + 1)); fi
+}
+cleanup() { [ -n "${svc:-}" ] && kill "$svc" 2>/dev/null; wait 2>/dev/null; }
+trap cleanup EXIT
+
+cd "$tmp" || exit 1
+"$STREAMLDA" run --embedded -X topics=6 -X http.port=0 -X status.ms=1000 -X minibatch.docs=64 \
+    -X snapshot.every.ms=1000 -X snapshot.dir=snaps -X snapshot.chunk.bytes=65536 \
+    -X kafka.session.timeout.ms=6000 -X kafka.heartbeat.interval.ms=500 2> run.log &
+svc=$!
+for _ in $(seq 100); do grep -q "http: 127.0.0.1:" run.log && grep -q "bootstrap: " run.log && break; sleep 0.2; done
+addr=$(sed -n 's/.*bootstrap: //p' run.log | head -1)
+port=$(sed -n 's/.*http: 127.0.0.1://p' run.log | head -1)
+echo "embedded bootstrap: $addr, http port: $port"
+check "service printed its bootstrap address" test -n "$addr"
+
+# JSON lines with ids, one per paragraph.
+/usr/bin/python3 -c '
+import json, sys
+for name in sys.argv[1:]:
+    for i, line in enumerate(open(name)):
+        if line.strip():
+            print(json.dumps({"id": "%s-%d" % (name.rsplit("/", 1)[-1][:4], i), "text": line.strip()}))
+' "$SLDA_SOURCE_DIR"/examples/janeausten/*.txt > docs.jsonl
+n=$(wc -l < docs.jsonl)
+check "streamlda produce into the embedded cluster" \
+    "$STREAMLDA" produce --brokers "$addr" --topic documents --format jsonl --key-from-id docs.jsonl
+
+docs=0
+for _ in $(seq 300); do
+    m=$(/usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port/metrics" 2>/dev/null)
+    docs=$(echo "$m" | awk '/^streamlda_documents_total/ {print $2}')
+    dead=$(echo "$m" | awk '/^streamlda_deadletters_total/ {s += $2} END {print s + 0}')
+    [ "$((${docs%.*} + ${dead%.*}))" -ge "$n" ] && break
+    sleep 0.3
+done
+echo "trained $docs documents, $dead dead letters, of $n"
+check "every document trained or dead-lettered" test "$((${docs%.*} + ${dead%.*}))" -eq "$n"
+sleep 2.5 # at least one more time-driven snapshot, published to the topic
+
+# examples/read_snapshot.c against the library of this build.
+cc -std=c11 -D_GNU_SOURCE -I"$SLDA_SOURCE_DIR/include" "$SLDA_SOURCE_DIR/examples/read_snapshot.c" \
+    "$SLDA_BUILD_DIR/libslda.a" $(pkg-config --cflags --libs rdkafka libmicrohttpd) -lmsgpackc -lm \
+    -lpthread -o read_snapshot 2> cc.log
+check "examples/read_snapshot.c builds" test -x read_snapshot
+cat cc.log
+./read_snapshot "$addr" streamlda.snapshots streamlda 8 > c.out 2> c.err
+check "read_snapshot (C) exit 0" test $? -eq 0
+cat c.out c.err
+check "read_snapshot (C) printed 6 topics" test "$(grep -c '^topic ' c.out)" -eq 6
+check "read_snapshot (C) saw every document" grep -q "snapshot [0-9]*: [0-9]* bytes, ${docs%.*} documents" c.out
+/usr/bin/python3 "$SLDA_SOURCE_DIR/examples/read_snapshot.py" --brokers "$addr" -n 8 > py.out 2> py.err
+check "read_snapshot.py exit 0" test $? -eq 0
+cat py.out py.err
+check "read_snapshot.py verified the chunks" grep -q "chunks, .* verified" py.out
+check "C and Python readers agree on the topics" \
+    diff <(grep '^topic ' c.out) <(grep '^topic ' py.out)
+
+kill -TERM "$svc"
+wait "$svc"
+rc=$?
+svc=
+check "SIGTERM -> exit 0 (got $rc)" test "$rc" -eq 0
+final=$(ls snaps/streamlda-*.slda | tail -1)
+"$STREAMLDA" topics -n 5 "$final" > topics.out
+cat topics.out
+check "final snapshot has 6 topics" test "$(grep -c '^topic ' topics.out)" -eq 6
+got=$(/usr/bin/python3 "$SLDA_SOURCE_DIR/examples/read_snapshot.py" --file "$final" | sed -n 's/.*updates, \([0-9]*\) documents.*/\1/p')
+check "final snapshot counts $docs documents (got $got)" test "$got" -eq "${docs%.*}"
+echo "0014-kafka_embedded: $fail failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && rm -rf "$tmp"
+[ "$fail" -eq 0 ]
