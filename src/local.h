@@ -11,19 +11,20 @@ typedef float slda_v8f __attribute__((vector_size(32), aligned(32)));
 typedef float slda_v4f __attribute__((vector_size(16)));
 
 /* Sum of the 8 lanes as a tree (halves, then pairs), in a fixed order. */
-static inline __attribute__((always_inline)) float slda_v8_hsum(slda_v8f v)
+static inline __attribute__((always_inline)) float slda_v8_hsum(const slda_v8f *pv)
 {
+    slda_v8f v = *pv;
     slda_v4f lo = {v[0], v[1], v[2], v[3]}, hi = {v[4], v[5], v[6], v[7]};
     slda_v4f s = lo + hi;
     return (s[0] + s[2]) + (s[1] + s[3]);
 }
 
 /* Sum of the 8 lanes, in a fixed order (results must not depend on the clone). */
-static inline __attribute__((always_inline)) float slda_v8_sum(slda_v8f v)
+static inline __attribute__((always_inline)) float slda_v8_sum(const slda_v8f *pv)
 {
     float s = 0;
     for (int i = 0; i < 8; i++)
-        s += v[i];
+        s += (*pv)[i];
     return s;
 }
 

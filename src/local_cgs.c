@@ -43,7 +43,7 @@ products(slda_v8f *pv, float *bs, const slda_v8f *f, const slda_v8f *nt, const s
     float total = 0;
     for (uint32_t b = 0; b < nb; b++) {
         pv[b] = f[b] * (nt[b] + al[b]);
-        bs[b] = slda_v8_hsum(pv[b]);
+        bs[b] = slda_v8_hsum(&pv[b]);
     }
     for (uint32_t b = 0; b < nb; b++)
         total += bs[b];

@@ -47,7 +47,7 @@ __attribute__((target_clones("avx2", "default"))) static void cvb0_sweep(slda_lo
             t[b] = f[b] * (nt[b] - g[b] + al[b]);
             acc += t[b];
         }
-        float sum = slda_v8_sum(acc);
+        float sum = slda_v8_sum(&acc);
         float inv = sum > 0 ? 1.0f / sum : 0;
         float n = loc->v_n[v];
         for (uint32_t b = 0; b < Kp / 8; b++) {

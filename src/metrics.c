@@ -233,14 +233,19 @@ void slda_metrics_status_line(slda_metrics_t *m, char *buf, size_t size)
         snprintf(lagtxt, sizeof lagtxt, "?");
     else
         snprintf(lagtxt, sizeof lagtxt, "%.0f", lag);
+    double perp = slda_metrics_gauge(m, SLDA_G_PERPLEXITY);
+    char perptxt[32];
+    if (perp > 0)
+        snprintf(perptxt, sizeof perptxt, "%.1f", perp);
+    else
+        snprintf(perptxt, sizeof perptxt, "-"); /* no held-out documents (heldout.modulo) */
     snprintf(buf, size,
              "docs %llu (%.0f/s) tokens %llu (%.0f/s) lag %s updates %llu rho %.4g "
-             "perplexity %.1f vocab %.0f deadletters %llu",
+             "perplexity %s vocab %.0f deadletters %llu",
              (unsigned long long)docs, (double)(docs - m->last_docs) / dt,
              (unsigned long long)tokens, (double)(tokens - m->last_tokens) / dt, lagtxt,
              (unsigned long long)slda_metrics_get(m, SLDA_M_UPDATES),
-             slda_metrics_gauge(m, SLDA_G_RHO), slda_metrics_gauge(m, SLDA_G_PERPLEXITY),
-             slda_metrics_gauge(m, SLDA_G_VOCAB),
+             slda_metrics_gauge(m, SLDA_G_RHO), perptxt, slda_metrics_gauge(m, SLDA_G_VOCAB),
              (unsigned long long)slda_metrics_deadletters(m, SLDA_OK));
     m->last_time = t;
     m->last_docs = docs;
