@@ -239,6 +239,10 @@ int slda_cli_produce(int argc, char **argv)
     int32_t partition = RD_KAFKA_PARTITION_UA;
     char rderr[512];
     rd_kafka_conf_t *rconf = rd_kafka_conf_new();
+    /* Keyless messages go to a random partition each, not in sticky runs: the
+     * mock cluster keeps only ~5 MiB per partition, and spreading also lets a
+     * consumer group share the work. -X sticky.partitioning.linger.ms=N undoes it. */
+    rd_kafka_conf_set(rconf, "sticky.partitioning.linger.ms", "0", rderr, sizeof rderr);
     produce_state_t st;
     memset(&st, 0, sizeof st);
     optind = 1;
