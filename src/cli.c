@@ -5,6 +5,7 @@
  * stderr. Exit codes: 0 success, 1 runtime failure, 2 usage error.
  */
 #include "cli.h"
+#include "json.h"
 #include "reader.h"
 #include "slda_int.h"
 #include "snapshot.h"
@@ -124,21 +125,23 @@ static int common_opt(int c, slda_cli_opts_t *opts)
     return 0;
 }
 
-static volatile sig_atomic_t g_stop = 0;
+volatile sig_atomic_t slda_cli_stop = 0;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    g_stop = 1;
+    slda_cli_stop = 1;
 }
 
-static void install_signals(void)
+void slda_cli_install_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }
 
 static double now_s(void)
@@ -351,7 +354,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
 {
     char err[1024];
     uint32_t mb = tr->conf->minibatch_docs;
-    for (int f = 0; f < tr->nfiles && !g_stop; f++) {
+    for (int f = 0; f < tr->nfiles && !slda_cli_stop; f++) {
         slda_reader_t *rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err,
                                              sizeof err);
         if (!rd) {
@@ -359,7 +362,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
             return -1;
         }
         for (;;) {
-            if (g_stop)
+            if (slda_cli_stop)
                 break;
             slda_doc_t *doc = docvec_push(&tr->batch);
             slda_err_t e = slda_reader_next(rd, doc, err, sizeof err);
@@ -404,8 +407,8 @@ static int train_passes(train_run_t *tr, uint32_t passes)
     uint32_t mb = tr->conf->minibatch_docs;
     if (tr->model->corpus_tokens <= 0)
         tr->model->corpus_tokens = (double)tr->batch.tokens;
-    for (uint32_t pass = 0; pass < passes && !g_stop; pass++) {
-        for (size_t i = 0; i < tr->batch.n && !g_stop; i += mb) {
+    for (uint32_t pass = 0; pass < passes && !slda_cli_stop; pass++) {
+        for (size_t i = 0; i < tr->batch.n && !slda_cli_stop; i += mb) {
             size_t n = tr->batch.n - i < mb ? tr->batch.n - i : mb;
             if (train_minibatch(tr, tr->batch.v + i, n))
                 return -1;
@@ -432,8 +435,7 @@ static void print_topics(const slda_model_t *model, size_t n, FILE *out)
     free(probs);
 }
 
-/* Set vocab.file from the first input when the format needs one. */
-static int guess_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt)
+int slda_cli_guess_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt)
 {
     char err[512];
     if (conf->p.vocab_file && *conf->p.vocab_file)
@@ -517,7 +519,7 @@ int slda_cli_train(int argc, char **argv)
     static char *stdin_only[] = {"-"};
     tr.files = optind < argc ? argv + optind : stdin_only;
     tr.nfiles = optind < argc ? argc - optind : 1;
-    if (guess_vocab(tr.conf, tr.files[0], tr.fmt)) {
+    if (slda_cli_guess_vocab(tr.conf, tr.files[0], tr.fmt)) {
         rc = SLDA_EXIT_USAGE;
         goto out;
     }
@@ -529,7 +531,7 @@ int slda_cli_train(int argc, char **argv)
     }
     if (tr.test_obs && load_test_split(&tr))
         goto out;
-    install_signals();
+    slda_cli_install_signals();
     /* Files (or several passes) are held in memory so C (corpus.tokens) is
      * the training set's size; a single pass over standard input streams. */
     int streaming = passes == 1 && tr.nfiles == 1 && !strcmp(tr.files[0], "-");
@@ -623,21 +625,6 @@ int slda_cli_topics(int argc, char **argv)
     return SLDA_EXIT_OK;
 }
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
 static const char infer_usage[] =
     "Usage: streamlda infer [OPTIONS] SNAPSHOT [FILE...]\n"
     "Print the topic mixture of each document in FILEs (or standard input) as a JSON line:\n"
@@ -662,7 +649,7 @@ static void print_mixture(const slda_doc_t *doc, const float *theta, uint32_t K,
         best[i] = k;
     }
     printf("{\"id\":");
-    json_string(stdout, doc->id ? doc->id : "");
+    slda_json_write_string(stdout, doc->id ? doc->id : "");
     printf(",\"topics\":[");
     for (uint32_t i = 0; i < m; i++)
         printf("%s[%u,%.6f]", i ? "," : "", best[i], theta[best[i]]);

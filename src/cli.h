@@ -4,6 +4,8 @@
 
 #include "streamlda.h"
 
+#include <signal.h>
+
 /* Exit codes. */
 #define SLDA_EXIT_OK 0
 #define SLDA_EXIT_FAIL 1
@@ -25,6 +27,14 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
  * returns SLDA_EXIT_USAGE on a bad key or value. */
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
 void slda_cli_opts_clear(slda_cli_opts_t *opts);
+
+/* Set by SIGINT/SIGTERM (the handler does nothing else); loops poll it. */
+extern volatile sig_atomic_t slda_cli_stop;
+void slda_cli_install_signals(void); /* also ignores SIGPIPE */
+/* Set vocab.file from the input's neighbour (vocab.X.txt beside docword.X.txt,
+ * vocab.txt beside an lda-c file) unless one is configured; prints and
+ * returns -1 if the property cannot be set. */
+int slda_cli_guess_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt);
 
 /* Report a rejected input record on stderr: the first SLDA_CLI_ERRORS_SHOWN of
  * each kind in full, then one line saying the rest are only counted. */

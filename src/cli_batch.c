@@ -103,23 +103,6 @@ static int parse_args(batch_cli_t *cli, int argc, char **argv)
     return 0;
 }
 
-/* Point vocab.file at the corpus's vocabulary (e.g. vocab.kos.txt beside
- * docword.kos.txt) unless one is configured. */
-static int set_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt)
-{
-    char err[512];
-    if (conf->p.vocab_file && *conf->p.vocab_file)
-        return 0;
-    char *vocab = slda_reader_guess_vocab(path, fmt);
-    if (!vocab)
-        return 0;
-    slda_err_t e = slda_conf_set(conf, "vocab.file", vocab, err, sizeof err);
-    if (e != SLDA_OK)
-        fprintf(stderr, "streamlda: %s\n", err);
-    free(vocab);
-    return e == SLDA_OK ? 0 : -1;
-}
-
 typedef struct corpus_s {
     slda_doc_t *docs;
     size_t n, cap;
@@ -194,7 +177,7 @@ static int run_batch(slda_conf_t *conf, const batch_cli_t *cli)
     corpus_t corpus = {0};
     slda_batch_result_t res;
     int rc = SLDA_EXIT_FAIL;
-    if (set_vocab(conf, cli->path, cli->fmt))
+    if (slda_cli_guess_vocab(conf, cli->path, cli->fmt))
         return SLDA_EXIT_USAGE;
     slda_model_t *model = slda_model_new(conf, err, sizeof err);
     if (!model) {

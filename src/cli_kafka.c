@@ -1,6 +1,6 @@
 /* cli_kafka.c - `streamlda run`, `streamlda produce` and `streamlda broker`.
  *
- * Signal handlers only set g_stop (a volatile sig_atomic_t); every loop here
+ * Signal handlers only set slda_cli_stop (a volatile sig_atomic_t); every loop here
  * and in the service polls with short timeouts and checks it. Data goes to
  * stdout (the broker's bootstrap address), diagnostics to stderr.
  */
@@ -20,25 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
 
 /* ---- run ---- */
 
@@ -91,14 +72,14 @@ int slda_cli_run(int argc, char **argv)
         rc = SLDA_EXIT_USAGE;
         goto out;
     }
-    install_signals();
+    slda_cli_install_signals();
     slda_service_t *svc = slda_service_new(conf, err, sizeof err);
     if (!svc) {
         fprintf(stderr, "streamlda run: %s\n", err);
         rc = SLDA_EXIT_FAIL;
         goto out;
     }
-    if (slda_service_run(svc, (volatile int *)&g_stop, err, sizeof err)) {
+    if (slda_service_run(svc, (volatile int *)&slda_cli_stop, err, sizeof err)) {
         fprintf(stderr, "streamlda run: %s\n", err);
         rc = SLDA_EXIT_FAIL;
     }
@@ -198,7 +179,7 @@ static int produce_file(rd_kafka_t *rk, const char *topic, int32_t partition, in
     ssize_t len;
     unsigned long lineno = 0;
     int rc = 0;
-    while (!g_stop && (len = getline(&line, &cap, f)) >= 0) {
+    while (!slda_cli_stop && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
@@ -297,16 +278,16 @@ int slda_cli_produce(int argc, char **argv)
         rd_kafka_conf_destroy(rconf);
         return SLDA_EXIT_FAIL;
     }
-    install_signals();
+    slda_cli_install_signals();
     unsigned long sent = 0;
     int rc = SLDA_EXIT_OK;
-    for (int i = optind; i < argc && !rc && !g_stop; i++)
+    for (int i = optind; i < argc && !rc && !slda_cli_stop; i++)
         if (produce_file(rk, topic, partition, jsonl, key_from_id, argv[i], &sent))
             rc = SLDA_EXIT_FAIL;
-    while (rd_kafka_outq_len(rk) > 0 && !g_stop)
+    while (rd_kafka_outq_len(rk) > 0 && !slda_cli_stop)
         rd_kafka_flush(rk, 500);
     unsigned long pending = (unsigned long)rd_kafka_outq_len(rk);
-    if (st.failed || pending || g_stop || st.delivered != sent) {
+    if (st.failed || pending || slda_cli_stop || st.delivered != sent) {
         fprintf(stderr,
                 "streamlda produce: %lu of %lu messages delivered to \"%s\" (%lu failed%s%s, %lu pending)\n",
                 st.delivered, sent, topic, st.failed, st.failed ? ": " : "", st.first_error, pending);
@@ -385,7 +366,7 @@ static void broker_loop(slda_mock_t *mock, int fd)
 {
     char buf[4096];
     size_t used = 0;
-    while (!g_stop) {
+    while (!slda_cli_stop) {
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         if (fd < 0) {
             poll(NULL, 0, 200);
@@ -431,7 +412,7 @@ int slda_cli_broker(int argc, char **argv)
         return SLDA_EXIT_USAGE;
     }
     char err[512];
-    install_signals();
+    slda_cli_install_signals();
     slda_mock_t *mock = slda_mock_new(nbrokers, err, sizeof err);
     if (!mock) {
         fprintf(stderr, "streamlda broker: %s\n", err);

@@ -429,3 +429,18 @@ const char *slda_json_type_name(slda_json_type_t type)
                                         "string", "array", "object"};
     return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
+
+void slda_json_write_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}

@@ -22,6 +22,7 @@
 #include "slda_int.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define SLDA_JSON_NONE UINT32_MAX
@@ -78,5 +79,9 @@ static inline size_t slda_json_raw_len(const slda_json_t *js, uint32_t node)
 size_t slda_json_string(const slda_json_t *js, uint32_t node, char *out);
 /* Type name for messages ("string", "number", ...). */
 const char *slda_json_type_name(slda_json_type_t type);
+
+/* Write s as a JSON string literal (with quotes) to f, escaping '"', '\\' and
+ * control characters; s must be valid UTF-8 (it is copied through). */
+void slda_json_write_string(FILE *f, const char *s);
 
 #endif

@@ -13,6 +13,7 @@
  * partition count), so chunks always arrive before their manifest.
  * Delivery reports run inside rd_kafka_poll/flush on the service thread.
  */
+#include "json.h"
 #include "kafka.h"
 
 #include <librdkafka/rdkafka.h>
@@ -409,20 +410,6 @@ static rd_kafka_headers_t *snap_headers(const char *model, uint64_t id, const ch
     return h;
 }
 
-/* JSON string body (no quotes) of s with the escapes JSON requires. */
-static void json_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-}
-
 slda_err_t slda_ksink_snapshot(slda_ksink_t *sink, const char *model, uint64_t id,
                                const void *buf, size_t len, char *errstr, size_t errstr_size)
 {
@@ -451,9 +438,9 @@ slda_err_t slda_ksink_snapshot(slda_ksink_t *sink, const char *model, uint64_t i
     char *json = NULL;
     size_t jlen = 0;
     FILE *f = open_memstream(&json, &jlen);
-    fprintf(f, "{\"model\":\"");
-    json_escape(f, model);
-    fprintf(f, "\",\"snapshot\":%" PRIu64 ",\"chunks\":%zu,\"bytes\":%zu,\"chunk_bytes\":%zu,"
+    fprintf(f, "{\"model\":");
+    slda_json_write_string(f, model);
+    fprintf(f, ",\"snapshot\":%" PRIu64 ",\"chunks\":%zu,\"bytes\":%zu,\"chunk_bytes\":%zu,"
                "\"xxh3\":\"%016" PRIx64 "\",\"format\":%d,\"time_ms\":%lld}",
             id, nchunks, len, sink->chunk_bytes, slda_hash64(buf, len, 0), SNAPSHOT_FORMAT,
             (long long)time(NULL) * 1000);

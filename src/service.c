@@ -18,6 +18,7 @@
  * The library otherwise never prints; the service logs through metrics.c
  * (stderr by default), rate-limited per cause.
  */
+#include "json.h"
 #include "kafka.h"
 #include "metrics.h"
 #include "mockbroker.h"
@@ -218,21 +219,6 @@ static slda_err_t mkdir_p(const char *dir, char *errstr, size_t errstr_size)
 
 /* ---- output records ---- */
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* {"id","time","topics":[[k,w],...],"model","update"} for document i. */
 static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
 {
@@ -258,12 +244,12 @@ static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
     size_t len = 0;
     FILE *f = open_memstream(&json, &len);
     fprintf(f, "{\"id\":");
-    json_str(f, svc->docs[i].id);
+    slda_json_write_string(f, svc->docs[i].id);
     fprintf(f, ",\"time\":%lld,\"topics\":[", (long long)svc->docs[i].time_ms);
     for (uint32_t j = 0; j < top; j++)
         fprintf(f, "%s[%u,%.6g]", j ? "," : "", best[j], (double)theta[best[j]]);
     fprintf(f, "],\"model\":");
-    json_str(f, svc->conf->model_name);
+    slda_json_write_string(f, svc->conf->model_name);
     fprintf(f, ",\"update\":%" PRIu64 "}", slda_model_updates(svc->model));
     fclose(f);
     const doc_meta_t *m = &svc->meta[i];
