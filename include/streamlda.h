@@ -66,6 +66,9 @@ const char *slda_version_str(void);
 /** @} */
 
 #define SLDA_MAX_TOPICS 4096
+/* Tokens in one document at most: counts stay exact in float32 (2^24).
+ * Readers, slda_model_train and slda_model_infer refuse longer documents. */
+#define SLDA_MAX_DOC_TOKENS 16777216u
 
 /** @name Errors @{ */
 typedef enum {
@@ -150,8 +153,14 @@ void slda_docs_clear(slda_doc_t *docs, size_t n);
 /** Append count occurrences of word (merging duplicates at the end:
  *  call slda_doc_finish once all words are in). */
 void slda_doc_add(slda_doc_t *doc, uint32_t word, uint32_t count);
-/** Sort pairs by word id and merge duplicates; sets ntokens. */
+/** Sort pairs by word id and merge duplicates; sets ntokens (merged counts
+ *  and ntokens saturate at UINT32_MAX instead of wrapping). */
 void slda_doc_finish(slda_doc_t *doc);
+/** SLDA_OK if doc is well formed for a model of W rows: 1..SLDA_MAX_DOC_TOKENS
+ *  tokens, ntokens equal to the sum of the counts, every count >= 1, every
+ *  word id < W; else SLDA_ERR_RANGE / SLDA_ERR_EMPTY with the reason. */
+slda_err_t slda_doc_check(const slda_doc_t *doc, uint32_t W, char *errstr,
+                          size_t errstr_size);
 /** @} */
 
 /** @name Model
@@ -222,6 +231,12 @@ const slda_offset_t *slda_model_offsets(const slda_model_t *model, size_t *n);
 
 /** @name Text
  * @{ */
+/** Rebuild the model's tokenizer from conf's text.* keys (stop words, minimum
+ *  length, size limit). Snapshots never open a stop-word file named in them:
+ *  a model decoded from a snapshot whose text.stopwords is a path tokenises
+ *  without stop words until this is called. The vocabulary is unchanged. */
+slda_err_t slda_model_set_tokenizer(slda_model_t *model, const slda_conf_t *conf, char *errstr,
+                                    size_t errstr_size);
 /** Tokenise UTF-8 text with the model's tokenizer settings (lower-casing,
  *  stop words, minimum length) and map the tokens to word ids, adding new
  *  words in open-vocabulary mode (unknown words are dropped in fixed mode).

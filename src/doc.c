@@ -69,7 +69,8 @@ void slda_doc_finish(slda_doc_t *doc)
     }
     for (uint32_t i = 0; i < n; i++) {
         if (out > 0 && doc->word[out - 1] == doc->word[i]) {
-            doc->count[out - 1] += doc->count[i];
+            uint64_t merged = (uint64_t)doc->count[out - 1] + doc->count[i];
+            doc->count[out - 1] = merged > UINT32_MAX ? UINT32_MAX : (uint32_t)merged;
         } else {
             doc->word[out] = doc->word[i];
             doc->count[out] = doc->count[i];
@@ -79,4 +80,31 @@ void slda_doc_finish(slda_doc_t *doc)
     }
     doc->npairs = out;
     doc->ntokens = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
+slda_err_t slda_doc_check(const slda_doc_t *doc, uint32_t W, char *errstr, size_t errstr_size)
+{
+    const char *id = doc->id ? doc->id : "?";
+    uint64_t total = 0;
+    if (doc->npairs == 0)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY, "document \"%s\": no words", id);
+    for (uint32_t u = 0; u < doc->npairs; u++) {
+        if (doc->word[u] >= W)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
+                                "document \"%s\": word id %u out of range 0..%u", id,
+                                doc->word[u], W - 1);
+        if (doc->count[u] == 0)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
+                                "document \"%s\": word id %u has count 0", id, doc->word[u]);
+        total += doc->count[u];
+    }
+    if (total > SLDA_MAX_DOC_TOKENS)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
+                            "document \"%s\": %llu tokens, over the limit %u", id,
+                            (unsigned long long)total, SLDA_MAX_DOC_TOKENS);
+    if (total != doc->ntokens)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
+                            "document \"%s\": ntokens %u is not the sum of its counts %llu", id,
+                            doc->ntokens, (unsigned long long)total);
+    return SLDA_OK;
 }

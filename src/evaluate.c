@@ -95,6 +95,9 @@ slda_err_t slda_eval_completion(const slda_model_t *model, const slda_doc_t *obs
     double loglik = 0;
     uint64_t ntok = 0;
     for (size_t j = 0; j < ndocs; j++) {
+        if (slda_doc_check(&obs_docs[j], model->W, NULL, 0) != SLDA_OK ||
+            (test_docs && slda_doc_check(&test_docs[j], model->W, NULL, 0) != SLDA_OK))
+            continue; /* malformed documents are not scored */
         if (test_docs) {
             known_words(model, &obs_docs[j], &obs);
             known_words(model, &test_docs[j], &test);

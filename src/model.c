@@ -286,3 +286,18 @@ size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n, uin
     }
     return have;
 }
+
+slda_err_t slda_model_set_tokenizer(slda_model_t *model, const slda_conf_t *conf, char *errstr,
+                                    size_t errstr_size)
+{
+    slda_tokenizer_t *tok = slda_tokenizer_new(&conf->p, errstr, errstr_size);
+    if (!tok)
+        return SLDA_ERR_INVALID;
+    slda_tokenizer_destroy(model->tok);
+    model->tok = tok;
+    free(model->p.stopwords);
+    model->p.stopwords = conf->p.stopwords ? slda_xstrdup(conf->p.stopwords) : NULL;
+    model->p.min_length = conf->p.min_length;
+    model->p.max_doc_bytes = conf->p.max_doc_bytes;
+    return SLDA_OK;
+}

@@ -353,6 +353,14 @@ slda_err_t slda_reader_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
     case SLDA_FORMAT_JSONL: err = slda_reader_jsonl_next(rd, doc, errstr, errstr_size); break;
     default: err = slda_reader_text_next(rd, doc, errstr, errstr_size); break;
     }
+    if (err == SLDA_OK && doc->ntokens > SLDA_MAX_DOC_TOKENS) {
+        /* counts are summed saturating: anything past the limit is refused here */
+        char id[64];
+        snprintf(id, sizeof id, "%s", doc->id ? doc->id : "?");
+        slda_doc_clear(doc);
+        return slda_reader_fail(rd, SLDA_ERR_RANGE, errstr, errstr_size,
+                                "document \"%s\": more than %u tokens", id, SLDA_MAX_DOC_TOKENS);
+    }
     if (err == SLDA_OK)
         rd->docs++;
     return err;

@@ -39,10 +39,10 @@ static slda_err_t add_pair(slda_reader_t *rd, slda_doc_t *doc, uint32_t i, int64
         return slda_reader_fail(rd, SLDA_ERR_RANGE, errstr, errstr_size,
                                 "pair %u: word id %lld out of range 0..%lld", i + 1,
                                 (long long)id, (long long)limit - 1);
-    if (count < 1 || count > UINT32_MAX)
+    if (count < 1 || count > SLDA_MAX_DOC_TOKENS)
         return slda_reader_fail(rd, SLDA_ERR_RANGE, errstr, errstr_size,
                                 "pair %u: count %lld out of range 1..%u", i + 1,
-                                (long long)count, UINT32_MAX);
+                                (long long)count, SLDA_MAX_DOC_TOKENS);
     slda_doc_add(doc, (uint32_t)id, (uint32_t)count);
     return SLDA_OK;
 }

@@ -92,9 +92,9 @@ static slda_err_t parse_entry(slda_reader_t *rd, entry_t *e, char *errstr, size_
         return slda_reader_fail(rd, SLDA_ERR_RANGE, errstr, errstr_size,
                                 "word id %lld out of range 1..%llu", (long long)v[1],
                                 (unsigned long long)limit);
-    if (v[2] < 1 || v[2] > UINT32_MAX)
+    if (v[2] < 1 || v[2] > SLDA_MAX_DOC_TOKENS)
         return slda_reader_fail(rd, SLDA_ERR_RANGE, errstr, errstr_size,
-                                "count %lld out of range 1..%u", (long long)v[2], UINT32_MAX);
+                                "count %lld out of range 1..%u", (long long)v[2], SLDA_MAX_DOC_TOKENS);
     e->doc = (uint64_t)v[0];
     e->word = (uint32_t)(v[1] - 1);
     e->count = (uint32_t)v[2];

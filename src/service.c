@@ -180,6 +180,11 @@ static slda_model_t *restore_newest(slda_service_t *svc)
                      slda_model_updates(model), slda_model_docs(model));
     }
     snapfiles_free(files, n);
+    /* text.* come from this service's configuration (snapshots never open
+     * the stop-word file they name) */
+    char err[512];
+    if (model && slda_model_set_tokenizer(model, svc->conf, err, sizeof err) != SLDA_OK)
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "tokenizer of the restored model: %s", err);
     return model;
 }
 

@@ -1284,7 +1284,21 @@ static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
     /* slda_model_alloc seeds the vocabulary hash with p.seed; restore the
      * snapshot's hash seed there and the training seed afterwards. */
     p.seed = h->hash_seed;
+    /* Decoding never touches the file system: a stop-word list given as a
+     * path is not opened (the bytes may come from anywhere, e.g. the
+     * snapshot topic). The model keeps the path in its parameters, and its
+     * tokenizer uses no stop words until a program that trusts the path
+     * rebuilds it (slda_model_set_tokenizer; the service does, from its own
+     * configuration). Built-in lists are compiled in and safe. */
+    int builtin = !p.stopwords || !strcmp(p.stopwords, "none") || !strcmp(p.stopwords, "smart") ||
+                  !strcmp(p.stopwords, "snowball") || !strcmp(p.stopwords, "onix");
+    if (!builtin)
+        p.stopwords = "none";
     model = slda_model_alloc(&p, h->W, h->fixed, msg, sizeof msg);
+    if (model && !builtin) {
+        free(model->p.stopwords);
+        model->p.stopwords = slda_xstrdup(h->p.stopwords);
+    }
     if (!model) {
         rd->err = slda_set_err(rd->errstr, rd->errstr_size,
                                strstr(msg, "cannot allocate") ? SLDA_ERR_NOMEM : SLDA_ERR_INVALID,

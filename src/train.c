@@ -70,22 +70,23 @@ void slda_model_free_locals(slda_model_t *model)
     model->nlocals = 0;
 }
 
-/* Give rows of words that reach training for the first time their initial
- * values, and check every id is in range. */
+/* Check every document (ids in range, counts summing to ntokens, at most
+ * SLDA_MAX_DOC_TOKENS) before anything changes, then give rows of words that
+ * reach training for the first time their initial values. */
 static slda_err_t prepare_rows(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
                                char *errstr, size_t errstr_size)
 {
     for (size_t i = 0; i < ndocs; i++) {
-        for (uint32_t u = 0; u < docs[i].npairs; u++) {
-            uint32_t w = docs[i].word[u];
-            if (w >= model->W)
-                return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
-                                    "document \"%s\": word id %u out of range 0..%u",
-                                    docs[i].id ? docs[i].id : "?", w, model->W - 1);
-            if (!model->row_ready[w])
-                slda_model_init_row(model, w);
-        }
+        if (docs[i].npairs == 0 && docs[i].ntokens == 0)
+            continue; /* empty: skipped and counted by the caller */
+        slda_err_t err = slda_doc_check(&docs[i], model->W, errstr, errstr_size);
+        if (err != SLDA_OK)
+            return err;
     }
+    for (size_t i = 0; i < ndocs; i++)
+        for (uint32_t u = 0; u < docs[i].npairs; u++)
+            if (!model->row_ready[docs[i].word[u]])
+                slda_model_init_row(model, docs[i].word[u]);
     return SLDA_OK;
 }
 
@@ -158,7 +159,10 @@ slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc, fl
                             uint64_t seed)
 {
     slda_frozen_t fz;
-    slda_err_t err = slda_frozen_init(&fz, model, NULL, 0);
+    slda_err_t err = slda_doc_check(doc, model->W, NULL, 0);
+    if (err == SLDA_ERR_RANGE)
+        return err;
+    err = slda_frozen_init(&fz, model, NULL, 0);
     if (err != SLDA_OK)
         return err;
     slda_local_t *loc = slda_local_new(model->K);

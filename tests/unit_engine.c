@@ -458,6 +458,16 @@ static void test_empty_documents(void)
     CHECK_INT(slda_model_train(model, docs, 2, NULL, &st, err, sizeof err), SLDA_ERR_RANGE);
     CHECK_CONTAINS(err, "out of range");
     CHECK_INT(slda_model_updates(model), 1);
+    /* counts that do not add up to ntokens, or more than SLDA_MAX_DOC_TOKENS */
+    docs[1].word[0] = 3;
+    docs[1].ntokens = 7;
+    CHECK_INT(slda_model_train(model, docs, 2, NULL, &st, err, sizeof err), SLDA_ERR_RANGE);
+    CHECK_CONTAINS(err, "not the sum of its counts");
+    docs[1].count[0] = SLDA_MAX_DOC_TOKENS + 1;
+    docs[1].ntokens = SLDA_MAX_DOC_TOKENS + 1;
+    CHECK_INT(slda_model_train(model, docs, 2, NULL, &st, err, sizeof err), SLDA_ERR_RANGE);
+    CHECK_CONTAINS(err, "over the limit");
+    CHECK_INT(slda_model_updates(model), 1);
     slda_docs_clear(docs, 2);
     slda_model_destroy(model);
 }
