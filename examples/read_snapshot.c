@@ -14,7 +14,7 @@
  * has the manifest's size and XXH3-64. The newest accepted snapshot is
  * decoded with slda_snapshot_decode and its topics printed.
  *
- * Build (see tests/0015-examples.sh):
+ * Built by CMake as build/read_snapshot (used by tests/0014-kafka_embedded.sh); by hand:
  *   cc -Iinclude examples/read_snapshot.c build/libslda.a \
  *      $(pkg-config --cflags --libs rdkafka libmicrohttpd) -lmsgpackc -lm -lpthread
  */
