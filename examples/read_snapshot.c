@@ -212,6 +212,7 @@ int main(int argc, char **argv)
         rd_kafka_message_destroy(m);
     }
     rd_kafka_topic_partition_list_destroy(parts);
+    free(high);
     rd_kafka_metadata_destroy(md);
     rd_kafka_topic_destroy(rkt);
     rd_kafka_consumer_close(rk);
