@@ -64,8 +64,8 @@ static void accum_grow(slda_accum_t *acc)
     acc->cap = cap;
 }
 
-__attribute__((target_clones("avx2", "default"))) void
-slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n)
+__attribute__((target_clones("avx2", "default"))) static void
+slda_accum_add_clones(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n)
 {
     uint32_t Kp = acc->Kp;
     for (uint32_t u = 0; u < n; u++) {
@@ -225,4 +225,11 @@ void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t 
         model->alpha[k] = (1.0 - rho) * model->alpha[k] + rho * est[k];
         model->alpha_sum += model->alpha[k];
     }
+}
+
+/* Plain entry point: clang exports target_clones functions only under an
+ * ifunc name, so callers in other files go through this wrapper. */
+void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n)
+{
+    slda_accum_add_clones(acc, words, stats, n);
 }

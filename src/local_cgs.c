@@ -50,7 +50,7 @@ products(slda_v8f *pv, float *bs, const slda_v8f *f, const slda_v8f *nt, const s
     return total;
 }
 
-__attribute__((target_clones("avx2", "default"))) void slda_cgs_init(slda_local_t *loc)
+__attribute__((target_clones("avx2", "default"))) static void slda_cgs_init_clones(slda_local_t *loc)
 {
     uint32_t K = loc->K, Kp = loc->Kp;
     const slda_v8f *al = (const slda_v8f *)loc->alpha;
@@ -66,7 +66,7 @@ __attribute__((target_clones("avx2", "default"))) void slda_cgs_init(slda_local_
     }
 }
 
-__attribute__((target_clones("avx2", "default"))) void slda_cgs_sweep(slda_local_t *loc)
+__attribute__((target_clones("avx2", "default"))) static void slda_cgs_sweep_clones(slda_local_t *loc)
 {
     uint32_t K = loc->K, Kp = loc->Kp;
     slda_v8f *nt = (slda_v8f *)loc->ntheta;
@@ -92,4 +92,16 @@ __attribute__((target_clones("avx2", "default"))) void slda_cgs_sweep(slda_local
             loc->stats[(size_t)u * Kp + z] += 1;
         }
     }
+}
+
+/* Plain entry points: clang exports target_clones functions only under an
+ * ifunc name, so callers in other files go through these wrappers. */
+void slda_cgs_init(slda_local_t *loc)
+{
+    slda_cgs_init_clones(loc);
+}
+
+void slda_cgs_sweep(slda_local_t *loc)
+{
+    slda_cgs_sweep_clones(loc);
 }

@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-__attribute__((target_clones("avx2", "default"))) void
-slda_local_word_factors(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
+__attribute__((target_clones("avx2", "default"))) static void
+slda_local_word_factors_clones(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
                         const float *inv_nz)
 {
     uint32_t Kp = loc->Kp;
@@ -72,4 +72,12 @@ const slda_vb_ops_t *slda_vb_ops(slda_vb_kind_t vb)
     default:
         return NULL;
     }
+}
+
+/* Plain entry point: clang exports target_clones functions only under an
+ * ifunc name, so callers in other files go through this wrapper. */
+void slda_local_word_factors(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
+                             const float *inv_nz)
+{
+    slda_local_word_factors_clones(loc, model, words, inv_nz);
 }

@@ -11,6 +11,8 @@
 # gets coverage and sanitizer instrumentation so findings inside it show;
 # scripts/fuzz.sh drives those.
 
+include_guard(GLOBAL)
+
 option(SLDA_FUZZ "Build libFuzzer fuzz targets (clang only; see scripts/fuzz.sh)" OFF)
 
 set(SLDA_FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzzers)
