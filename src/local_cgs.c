@@ -50,12 +50,14 @@ products(slda_v8f *pv, float *bs, const slda_v8f *f, const slda_v8f *nt, const s
     return total;
 }
 
+/* No document counts yet: the initial draws use p(k) ∝ f[w][k] alpha_k. */
+static const slda_v8f zero[SLDA_MAX_TOPICS / 8];
+
 __attribute__((target_clones("avx2", "default"))) static void slda_cgs_init_clones(slda_local_t *loc)
 {
     uint32_t K = loc->K, Kp = loc->Kp;
     const slda_v8f *al = (const slda_v8f *)loc->alpha;
     slda_v8f *pv = (slda_v8f *)loc->p;
-    const slda_v8f zero[SLDA_MAX_TOPICS / 8] = {{0}};
     float bs[SLDA_MAX_TOPICS / 8];
     for (uint32_t i = 0; i < loc->ng; i++) {
         const slda_v8f *f = (const slda_v8f *)(loc->f + (size_t)loc->g_u[i] * Kp);

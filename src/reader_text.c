@@ -30,19 +30,28 @@ static int blank(const char *s, size_t len)
     return 1;
 }
 
-slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size)
+/* Read up to the next line that is not blank: SLDA_OK, SLDA_ERR_EOF or an
+ * I/O error. */
+static slda_err_t next_nonblank(slda_reader_t *rd, char *errstr, size_t errstr_size)
 {
-    char msg[512] = "";
-    slda_err_t err;
-    int r;
-    do {
-        r = slda_reader_getline(rd);
+    for (;;) {
+        int r = slda_reader_getline(rd);
         if (r < 0)
             return slda_reader_io_error(rd, errstr, errstr_size);
         if (r == 0)
             return SLDA_ERR_EOF;
-    } while (blank(rd->line, rd->linelen));
+        if (!blank(rd->line, rd->linelen))
+            return SLDA_OK;
+    }
+}
+
+slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                 size_t errstr_size)
+{
+    char msg[512] = "";
+    slda_err_t err = next_nonblank(rd, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
     err = slda_doc_from_text(rd->model, rd->line, rd->linelen, doc, msg, sizeof msg);
     if (err != SLDA_OK)
         return reject(rd, err, msg, errstr, errstr_size);
@@ -53,22 +62,14 @@ slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
 slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
                                   size_t errstr_size)
 {
-    for (;;) {
-        char msg[512] = "";
-        slda_err_t err;
-        int r = slda_reader_getline(rd);
-        if (r < 0)
-            return slda_reader_io_error(rd, errstr, errstr_size);
-        if (r == 0)
-            return SLDA_ERR_EOF;
-        if (blank(rd->line, rd->linelen))
-            continue;
-        err = slda_doc_from_json(rd->model, &rd->js, rd->line, rd->linelen, doc, msg,
-                                 sizeof msg);
-        if (err != SLDA_OK)
-            return reject(rd, err, msg, errstr, errstr_size);
-        if (!doc->id)
-            slda_reader_set_id(doc, rd->lineno);
-        return SLDA_OK;
-    }
+    char msg[512] = "";
+    slda_err_t err = next_nonblank(rd, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
+    err = slda_doc_from_json(rd->model, &rd->js, rd->line, rd->linelen, doc, msg, sizeof msg);
+    if (err != SLDA_OK)
+        return reject(rd, err, msg, errstr, errstr_size);
+    if (!doc->id)
+        slda_reader_set_id(doc, rd->lineno);
+    return SLDA_OK;
 }
