@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""gen_stopwords.py - generate src/stopwords.c from config/stopwords/*.txt.
+"""gen_stopwords.py - generate src/text/stopwords.c from config/stopwords/*.txt.
 
 Usage (from anywhere):
-    python3 scripts/gen_stopwords.py            write src/stopwords.c
-    python3 scripts/gen_stopwords.py --check    exit 1 if src/stopwords.c is stale
+    python3 scripts/gen_stopwords.py            write src/text/stopwords.c
+    python3 scripts/gen_stopwords.py --check    exit 1 if src/text/stopwords.c is stale
 
 Each list keeps its file order with duplicates dropped; blank lines and '#'
 comments are skipped. The output is deterministic, so --check can compare bytes.
@@ -13,7 +13,7 @@ import sys
 
 LISTS = ("smart", "snowball", "onix")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "src", "stopwords.c")
+OUT = os.path.join(ROOT, "src", "text", "stopwords.c")
 
 
 def read_list(name):
@@ -81,7 +81,7 @@ def main():
         except OSError:
             current = None
         if current != text:
-            sys.stderr.write("src/stopwords.c is stale: run python3 scripts/gen_stopwords.py\n")
+            sys.stderr.write("src/text/stopwords.c is stale: run python3 scripts/gen_stopwords.py\n")
             return 1
         return 0
     with open(OUT, "w", encoding="utf-8") as f:

@@ -1,4 +1,4 @@
-/* fuzz_json.c - fuzz target: the strict JSON parser of src/json.h.
+/* fuzz_json.c - fuzz target: the strict JSON parser of src/core/json.h.
  *
  * The whole input is one JSON text. Checked:
  *   - acceptance agrees with a small reference recogniser written here

@@ -1,4 +1,4 @@
-/* cli.h - shared pieces of the command line (src/cli*.c): the only code that prints and exits. */
+/* cli.h - shared pieces of the command line (src/cli/): the only code that prints and exits. */
 #ifndef SLDA_CLI_H
 #define SLDA_CLI_H
 

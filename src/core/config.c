@@ -940,7 +940,7 @@ static void md_cell(FILE *out, const char *s, int code)
 static const char md_intro[] =
     "# streamlda configuration\n"
     "\n"
-    "<!-- Generated from the property table in src/config.c by\n"
+    "<!-- Generated from the property table in src/core/config.c by\n"
     "     `streamlda config --markdown > config/CONFIGURATION.md`; do not edit. -->\n"
     "\n"
     "Every property has a default and can be set in four places; a later one wins:\n"
