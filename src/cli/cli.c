@@ -10,6 +10,7 @@
 #include "slda_int.h"
 #include "snapshot.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -127,10 +128,11 @@ static int common_opt(int c, slda_cli_opts_t *opts)
 
 volatile sig_atomic_t slda_cli_stop = 0;
 
+/* No SA_RESTART: a read blocked on a pipe or terminal returns EINTR, so the
+ * loop sees the flag; the flag holds the signal number (exit 128 + it). */
 static void on_signal(int sig)
 {
-    (void)sig;
-    slda_cli_stop = 1;
+    slda_cli_stop = sig;
 }
 
 void slda_cli_install_signals(void)
@@ -222,6 +224,7 @@ typedef struct train_run_s {
     slda_format_t fmt;
     const char *test_obs, *test_held;
     docvec_t obs, held;      /* explicit split, paired by id */
+    char first_error[1024];  /* why the first record was rejected ("" if none) */
 } train_run_t;
 
 static int is_heldout(const slda_conf_t *conf, const slda_doc_t *doc, uint64_t ordinal)
@@ -357,6 +360,8 @@ static int read_inputs(train_run_t *tr, int keep_all)
     for (int f = 0; f < tr->nfiles && !slda_cli_stop; f++) {
         slda_reader_t *rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err,
                                              sizeof err);
+        if (!rd && slda_cli_stop)
+            break; /* a signal interrupted the first read: not an error */
         if (!rd) {
             fprintf(stderr, "streamlda: %s\n", err);
             return -1;
@@ -369,9 +374,10 @@ static int read_inputs(train_run_t *tr, int keep_all)
             if (e != SLDA_OK) {
                 slda_doc_clear(doc);
                 tr->batch.n--;
-                if (e == SLDA_ERR_EOF)
-                    break;
-                tr->nerrors++;
+                if (e == SLDA_ERR_EOF || (e == SLDA_ERR_IO && slda_cli_stop))
+                    break; /* the end, or a read interrupted by a signal (EINTR) */
+                if (!tr->nerrors++)
+                    snprintf(tr->first_error, sizeof tr->first_error, "%s", err);
                 slda_cli_input_error(e, err);
                 continue;
             }
@@ -433,6 +439,43 @@ static void print_topics(const slda_model_t *model, size_t n, FILE *out)
     }
     free(ids);
     free(probs);
+}
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+}
+
+/* Why a train run has no model: interrupted, every record rejected, every
+ * document held out, or no documents at all. */
+static void report_nothing_trained(const train_run_t *tr, const char *output)
+{
+    const char *tail = output ? "; no model written" : "";
+    if (slda_cli_stop)
+        fprintf(stderr, "streamlda train: interrupted (%s) before any document was trained%s\n",
+                signal_name(slda_cli_stop), tail);
+    else if (tr->nerrors == 1 && !tr->ndocs_read)
+        fprintf(stderr, "streamlda train: nothing trained: the only record was rejected (%s)%s\n",
+                tr->first_error, tail);
+    else if (tr->nerrors && !tr->ndocs_read)
+        fprintf(stderr,
+                "streamlda train: nothing trained: all %llu records were rejected (the first: "
+                "%s)%s\n",
+                (unsigned long long)tr->nerrors, tr->first_error, tail);
+    else if (tr->ndocs_read && tr->heldout.n == tr->ndocs_read)
+        fprintf(stderr,
+                "streamlda train: nothing trained: all %llu documents were held out "
+                "(heldout.modulo=%u)%s\n",
+                (unsigned long long)tr->ndocs_read, tr->conf->heldout_modulo, tail);
+    else if (tr->ndocs_read)
+        fprintf(stderr, "streamlda train: nothing trained from %llu documents%s\n",
+                (unsigned long long)tr->ndocs_read, tail);
+    else if (tr->nfiles == 1)
+        fprintf(stderr, "streamlda train: nothing trained: no documents in %s%s\n",
+                strcmp(tr->files[0], "-") ? tr->files[0] : "standard input", tail);
+    else
+        fprintf(stderr, "streamlda train: nothing trained: no documents in the %d inputs%s\n",
+                tr->nfiles, tail);
 }
 
 int slda_cli_guess_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt)
@@ -543,8 +586,15 @@ int slda_cli_train(int argc, char **argv)
     double wall = now_s() - wall0 - tr.eval_seconds;
     progress(&tr, 1);
     slda_cli_input_summary();
+    if (slda_model_docs(tr.model) == 0) { /* never an empty model and exit 0 */
+        report_nothing_trained(&tr, output);
+        rc = slda_cli_stop ? 128 + slda_cli_stop : SLDA_EXIT_FAIL;
+        goto out;
+    }
+    /* With -o - the snapshot is the data on standard output: reports go to stderr. */
+    FILE *report = output && !strcmp(output, "-") ? stderr : stdout;
     double perp = heldout_perplexity(&tr);
-    printf("train docs=%llu tokens=%llu seconds=%.3f tokens_per_s=%.0f test_docs=%zu "
+    fprintf(report, "train docs=%llu tokens=%llu seconds=%.3f tokens_per_s=%.0f test_docs=%zu "
            "perplexity=%.2f errors=%llu wall_seconds=%.3f\n",
            (unsigned long long)slda_model_docs(tr.model),
            (unsigned long long)slda_model_tokens(tr.model), tr.train_seconds,
@@ -553,15 +603,22 @@ int slda_cli_train(int argc, char **argv)
     if (coherence && tr.heldout.n) {
         double mean;
         if (slda_eval_umass(tr.model, tr.heldout.v, tr.heldout.n, 10, &mean, NULL) == SLDA_OK)
-            printf("coherence umass_top10=%.3f\n", mean);
+            fprintf(report, "coherence umass_top10=%.3f\n", mean);
     }
     if (print_n)
-        print_topics(tr.model, print_n, stdout);
+        print_topics(tr.model, print_n, report);
     if (output && slda_snapshot_write(tr.model, output, err, sizeof err) != SLDA_OK) {
         fprintf(stderr, "streamlda: %s\n", err);
         goto out;
     }
     rc = SLDA_EXIT_OK;
+    if (slda_cli_stop) { /* the model holds every document read in full */
+        fprintf(stderr, "streamlda train: interrupted (%s) after %llu documents%s%s\n",
+                signal_name(slda_cli_stop), (unsigned long long)slda_model_docs(tr.model),
+                output ? "; the model so far was written to " : "; no -o, nothing saved",
+                output ? output : "");
+        rc = 128 + slda_cli_stop;
+    }
     goto out;
 usage:
     fputs(train_usage, stderr);
@@ -632,7 +689,8 @@ static const char infer_usage[] =
     "  -f, --format FMT   auto (default), uci, ldac, text, jsonl\n"
     "  -t, --top N        topics per document (default 5)\n"
     "  -h, --help         this help\n"
-    "Documents that cannot be read are reported on stderr and skipped.\n";
+    "Documents that cannot be read are reported on stderr and skipped. Exit status 1\n"
+    "when an input cannot be opened or no document could be read at all.\n";
 
 static void print_mixture(const slda_doc_t *doc, const float *theta, uint32_t K, uint32_t top)
 {
@@ -695,6 +753,7 @@ int slda_cli_infer(int argc, char **argv)
     uint32_t K = slda_model_topics(model);
     if ((uint32_t)top > K)
         top = K;
+    uint64_t ndocs = 0, nrejected = 0;
     for (int f = 0; f < nfiles; f++) {
         slda_reader_t *rd = slda_reader_open(conf, model, files[f], fmt, err, sizeof err);
         if (!rd) {
@@ -709,10 +768,12 @@ int slda_cli_infer(int argc, char **argv)
         while ((e = slda_reader_next(rd, &doc, err, sizeof err)) != SLDA_ERR_EOF) {
             n++;
             if (e != SLDA_OK) {
+                nrejected++;
                 slda_cli_input_error(e, err);
                 slda_doc_clear(&doc);
                 continue;
             }
+            ndocs++;
             if (slda_model_infer(model, &doc, theta, n) != SLDA_OK)
                 fprintf(stderr, "streamlda: document \"%s\": no known words\n",
                         doc.id ? doc.id : "");
@@ -720,6 +781,17 @@ int slda_cli_infer(int argc, char **argv)
             slda_doc_clear(&doc);
         }
         slda_reader_close(rd);
+    }
+    slda_cli_input_summary();
+    if (ndocs == 0 && rc == SLDA_EXIT_OK) { /* nothing to show is a failure, as in train */
+        if (nrejected)
+            fprintf(stderr, "streamlda infer: no mixtures: all %llu records were rejected\n",
+                    (unsigned long long)nrejected);
+        else
+            fprintf(stderr, "streamlda infer: no documents in %s\n",
+                    nfiles > 1 ? "the inputs"
+                    : strcmp(files[0], "-") ? files[0] : "standard input");
+        rc = SLDA_EXIT_FAIL;
     }
     free(theta);
     slda_conf_destroy(conf);
@@ -731,7 +803,8 @@ static const char export_usage[] =
     "Usage: streamlda export SNAPSHOT --npy FILE [--vocab FILE]\n"
     "Write the K x V topic-word probabilities phi as a NumPy .npy file (float32,\n"
     "row k = topic k, columns = the words in use in id order) and optionally the\n"
-    "column words, one per line.\n";
+    "column words, one per line. A regular file (or a symlink's target) is replaced\n"
+    "atomically; a FIFO or device is written straight; \"-\" is standard output.\n";
 
 int slda_cli_export(int argc, char **argv)
 {
@@ -758,6 +831,11 @@ int slda_cli_export(int argc, char **argv)
     }
     if (optind != argc - 1 || (!npy && !vocab)) {
         fputs(export_usage, stderr);
+        return SLDA_EXIT_USAGE;
+    }
+    if (npy && vocab && !strcmp(npy, "-") && !strcmp(vocab, "-")) {
+        fprintf(stderr, "streamlda export: only one of --npy and --vocab can be \"-\" "
+                        "(standard output)\n");
         return SLDA_EXIT_USAGE;
     }
     slda_model_t *model = load_snapshot(argv[optind]);
@@ -807,6 +885,17 @@ static const char main_usage[] =
     "\n"
     "`streamlda COMMAND --help` describes each command.\n";
 
+/* Data that never reached standard output (disk full, file size limit, a
+ * closed pipe with SIGPIPE ignored) fails the command. */
+static int finish(int rc)
+{
+    int e = fflush(stdout) != 0 ? errno : ferror(stdout) ? EIO : 0;
+    if (!e)
+        return rc;
+    fprintf(stderr, "streamlda: standard output: %s\n", strerror(e));
+    return rc == SLDA_EXIT_OK ? SLDA_EXIT_FAIL : rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -827,7 +916,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name))
-            return cmds[i].fn(argc - 1, argv + 1);
+            return finish(cmds[i].fn(argc - 1, argv + 1));
     fprintf(stderr, "streamlda: unknown command \"%s\"\n\n%s", argv[1], main_usage);
     return SLDA_EXIT_USAGE;
 }

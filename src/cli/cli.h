@@ -28,7 +28,8 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
 void slda_cli_opts_clear(slda_cli_opts_t *opts);
 
-/* Set by SIGINT/SIGTERM (the handler does nothing else); loops poll it. */
+/* Set to the signal number by SIGINT/SIGTERM (the handler does nothing else);
+ * loops poll it. A command stopped by it exits 128 + the number. */
 extern volatile sig_atomic_t slda_cli_stop;
 void slda_cli_install_signals(void); /* also ignores SIGPIPE */
 /* Set vocab.file from the input's neighbour (vocab.X.txt beside docword.X.txt,

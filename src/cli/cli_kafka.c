@@ -320,16 +320,23 @@ static void broker_usage(FILE *f)
             "                    | clear API | topic-error TOPIC [ERR]  (for tests)\n");
 }
 
+/* Through slda_outfile: a regular file appears whole (readers poll for it), a
+ * FIFO or "-" gets the line straight. */
 static int write_address(const char *path, const char *addr)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f || fprintf(f, "%s\n", addr) < 0 || fclose(f) || rename(tmp, path)) {
-        fprintf(stderr, "streamlda broker: address file \"%s\": %s\n", path, strerror(errno));
-        return -1;
+    char err[1024];
+    slda_outfile_t out;
+    if (slda_outfile_open(&out, "address file", path, err, sizeof err) == SLDA_OK) {
+        if (fprintf(out.fp, "%s\n", addr) >= 0 &&
+            slda_outfile_commit(&out, err, sizeof err) == SLDA_OK)
+            return 0;
+        if (out.fp) {
+            snprintf(err, sizeof err, "address file \"%s\": write: %s", path, strerror(errno));
+            slda_outfile_abort(&out);
+        }
     }
-    return 0;
+    fprintf(stderr, "streamlda broker: %s\n", err);
+    return -1;
 }
 
 static int open_control(const char *path)

@@ -1,4 +1,4 @@
-/* export.c - phi as a NumPy .npy matrix and its column vocabulary, written atomically.
+/* export.c - phi as a NumPy .npy matrix and its column vocabulary, written through slda_outfile.
  *
  * phi[k][c] = (sigma * A[w][k] + eta) / (NZ[k] + W * eta), the word factor of
  * ALGORITHM.md ("Notation") with Nphi = sigma * A, where W is the model's row
@@ -6,7 +6,9 @@
  * does not move the model) and the columns c are the ids in use, in increasing
  * id order. slda_model_phi, slda_export_npy and slda_export_vocab all use that
  * column order. The model is only read; an export holds one K-row of phi (V
- * floats) in memory at a time.
+ * floats) in memory at a time. Both files go through slda_outfile (outfile.c):
+ * a regular file (or a symlink's target) is replaced atomically, a FIFO,
+ * device or "-" (standard output) is written straight.
  */
 #include "snapshot.h"
 
@@ -70,10 +72,10 @@ static size_t npy_header(unsigned char *hdr, uint32_t K, uint32_t V)
     return total;
 }
 
-static slda_err_t export_fail(slda_atomic_t *af, const char *path, int e, char *errstr,
+static slda_err_t export_fail(slda_outfile_t *out, const char *path, int e, char *errstr,
                               size_t errstr_size)
 {
-    slda_atomic_abort(af);
+    slda_outfile_abort(out);
     return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "export \"%s\": write: %s", path,
                         strerror(e ? e : EIO));
 }
@@ -85,56 +87,56 @@ slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *er
     uint32_t V, *ids;
     float *row;
     size_t hlen;
-    slda_atomic_t af;
+    slda_outfile_t out;
     slda_err_t err;
     int e = 0;
     if (!model || !path)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "export \"%s\": no model or path", path ? path : "(null)");
-    err = slda_atomic_open(&af, "export", path, errstr, errstr_size);
+    err = slda_outfile_open(&out, "export", path, errstr, errstr_size);
     if (err)
         return err;
     ids = slda_model_ids_in_use(model, &V);
     row = slda_xmalloc((size_t)V * sizeof *row);
     le = slda_xmalloc((size_t)V * 4);
     hlen = npy_header(hdr, model->K, V);
-    if (fwrite(hdr, 1, hlen, af.fp) != hlen)
+    if (fwrite(hdr, 1, hlen, out.fp) != hlen)
         e = errno;
     for (uint32_t k = 0; k < model->K && !e; k++) {
         phi_row(model, k, ids, V, row);
         slda_floats_to_le(row, V, le);
-        if (fwrite(le, 1, (size_t)V * 4, af.fp) != (size_t)V * 4)
+        if (fwrite(le, 1, (size_t)V * 4, out.fp) != (size_t)V * 4)
             e = errno;
     }
     free(le);
     free(row);
     free(ids);
-    if (e || ferror(af.fp))
-        return export_fail(&af, path, e, errstr, errstr_size);
-    return slda_atomic_commit(&af, errstr, errstr_size);
+    if (e || ferror(out.fp))
+        return export_fail(&out, path, e, errstr, errstr_size);
+    return slda_outfile_commit(&out, errstr, errstr_size);
 }
 
 slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *errstr,
                              size_t errstr_size)
 {
     uint32_t V, *ids;
-    slda_atomic_t af;
+    slda_outfile_t out;
     slda_err_t err;
     int e = 0;
     if (!model || !path)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "export \"%s\": no model or path", path ? path : "(null)");
-    err = slda_atomic_open(&af, "export", path, errstr, errstr_size);
+    err = slda_outfile_open(&out, "export", path, errstr, errstr_size);
     if (err)
         return err;
     ids = slda_model_ids_in_use(model, &V);
     for (uint32_t c = 0; c < V && !e; c++) {
-        if (fputs(slda_vocab_word(model->vocab, ids[c]), af.fp) == EOF ||
-            fputc('\n', af.fp) == EOF)
+        if (fputs(slda_vocab_word(model->vocab, ids[c]), out.fp) == EOF ||
+            fputc('\n', out.fp) == EOF)
             e = errno;
     }
     free(ids);
-    if (e || ferror(af.fp))
-        return export_fail(&af, path, e, errstr, errstr_size);
-    return slda_atomic_commit(&af, errstr, errstr_size);
+    if (e || ferror(out.fp))
+        return export_fail(&out, path, e, errstr, errstr_size);
+    return slda_outfile_commit(&out, errstr, errstr_size);
 }

@@ -10,7 +10,9 @@
  * one memory buffer (encode) or is flushed to the temp file after every block
  * (write): the same bytes either way, and a file write holds at most about one
  * block in memory. The file's checksum is computed over a read-only mapping of
- * the temp file once the body is out (hash.c offers no streaming state yet).
+ * the temp file once the body is out (hash.c offers no streaming state yet), so
+ * a FIFO, device or standard output, which cannot be re-read, gets the whole
+ * encoded buffer instead.
  *
  * Reading never trusts its input: envelope, version and checksum are checked
  * before anything is parsed, and the MessagePack is then walked with a
@@ -20,9 +22,11 @@
  * with SLDA_ERR_CORRUPT naming the field and byte offset. Strings are copied
  * out of the input buffer before it is released.
  *
- * The writer only reads the model; the caller owns a decoded model. Two writers
- * in one process must not write the same path at the same time (the temp name
- * is "<path>.tmp.<pid>").
+ * The file goes through slda_outfile (outfile.c): a regular file is replaced
+ * atomically (temp file, fsync, rename, directory fsync), a FIFO, device or
+ * "-" is written straight. The writer only reads the model; the caller owns a
+ * decoded model. Two writers in one process must not write the same path at
+ * the same time (the temp name is "<target>.tmp.<pid>").
  */
 #include "snapshot.h"
 
@@ -110,100 +114,6 @@ static const char *const alpha_learn_names[] = {
     [SLDA_ALPHA_NEWTON] = "newton"};
 static const char *const stats_names[] = {[SLDA_STATS_RB] = "rb",
                                           [SLDA_STATS_SAMPLE] = "sample"};
-
-/* ------------------------------------------------------------------------ */
-/* Atomic file replacement                                                   */
-
-slda_err_t slda_atomic_open(slda_atomic_t *af, const char *what, const char *path,
-                            char *errstr, size_t errstr_size)
-{
-    size_t n = strlen(path) + 32;
-    memset(af, 0, sizeof *af);
-    af->what = what;
-    af->path = slda_xstrdup(path);
-    af->tmp = slda_xmalloc(n);
-    snprintf(af->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    af->fp = fopen(af->tmp, "w+b");
-    if (!af->fp) {
-        int e = errno;
-        slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": cannot create \"%s\": %s",
-                     what, path, af->tmp, strerror(e));
-        free(af->path);
-        free(af->tmp);
-        memset(af, 0, sizeof *af);
-        return SLDA_ERR_IO;
-    }
-    return SLDA_OK;
-}
-
-void slda_atomic_abort(slda_atomic_t *af)
-{
-    if (af->fp)
-        fclose(af->fp);
-    if (af->tmp)
-        unlink(af->tmp);
-    free(af->path);
-    free(af->tmp);
-    memset(af, 0, sizeof *af);
-}
-
-/* fsync the directory holding path so the rename itself is durable. Returns
- * 0 or an errno. Some filesystems refuse fsync on directories (EINVAL). */
-static int fsync_parent_dir(const char *path)
-{
-    char *dir = slda_xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    int fd, e = 0;
-    if (!slash) {
-        free(dir);
-        dir = slda_xstrdup(".");
-    } else {
-        slash[slash == dir ? 1 : 0] = '\0';
-    }
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        e = errno;
-    else if (fsync(fd) != 0 && errno != EINVAL && errno != EBADF)
-        e = errno;
-    if (fd >= 0)
-        close(fd);
-    free(dir);
-    return e;
-}
-
-slda_err_t slda_atomic_commit(slda_atomic_t *af, char *errstr, size_t errstr_size)
-{
-    const char *op = NULL;
-    int e = 0;
-    slda_err_t err = SLDA_OK;
-    if (fflush(af->fp) != 0)
-        op = "fflush";
-    else if (fsync(fileno(af->fp)) != 0)
-        op = "fsync";
-    if (op)
-        e = errno;
-    if (fclose(af->fp) != 0 && !op) {
-        op = "close";
-        e = errno;
-    }
-    af->fp = NULL;
-    if (!op && rename(af->tmp, af->path) != 0) {
-        op = "rename";
-        e = errno;
-    }
-    if (op) {
-        unlink(af->tmp);
-    } else if ((e = fsync_parent_dir(af->path)) != 0) {
-        op = "fsync of the directory";
-    }
-    if (op)
-        err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": %s: %s", af->what,
-                           af->path, op, strerror(e));
-    free(af->path);
-    free(af->tmp);
-    memset(af, 0, sizeof *af);
-    return err;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Output sink: a memory buffer that grows (encode) or is flushed to a file. */
@@ -567,23 +477,43 @@ static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const cha
     return SLDA_OK;
 }
 
+/* A FIFO, device or standard output cannot be re-read for the checksum: the
+ * snapshot is encoded in memory (its whole size) and written in one go. */
+static slda_err_t snap_write_stream(const slda_model_t *model, FILE *fp, const char *path,
+                                    char *errstr, size_t errstr_size)
+{
+    void *buf;
+    size_t len;
+    slda_err_t err = slda_snapshot_encode(model, &buf, &len, errstr, errstr_size);
+    if (err)
+        return err;
+    if (fwrite(buf, 1, len, fp) != len)
+        err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot \"%s\": write: %s",
+                           path, strerror(errno ? errno : EIO));
+    free(buf);
+    return err;
+}
+
 slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char *errstr,
                                size_t errstr_size)
 {
-    slda_atomic_t af;
+    slda_outfile_t out;
     slda_err_t err;
     if (!model || !path)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "snapshot \"%s\": no model or path", path ? path : "(null)");
-    err = slda_atomic_open(&af, "snapshot", path, errstr, errstr_size);
+    err = slda_outfile_open(&out, "snapshot", path, errstr, errstr_size);
     if (err)
         return err;
-    err = snap_write_file(model, af.fp, path, errstr, errstr_size);
+    if (slda_outfile_seekable(&out))
+        err = snap_write_file(model, out.fp, path, errstr, errstr_size);
+    else
+        err = snap_write_stream(model, out.fp, path, errstr, errstr_size);
     if (err) {
-        slda_atomic_abort(&af);
+        slda_outfile_abort(&out);
         return err;
     }
-    return slda_atomic_commit(&af, errstr, errstr_size);
+    return slda_outfile_commit(&out, errstr, errstr_size);
 }
 
 slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *len,
