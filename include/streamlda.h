@@ -300,8 +300,10 @@ slda_err_t slda_eval_umass(const slda_model_t *model, const slda_doc_t *docs,
 /** @} */
 
 /** @name Snapshots
- * Format: docs/snapshot-format.md. Written atomically (temp file, fsync,
- * rename, directory fsync); checked with XXH3-64 on load.
+ * Format: docs/snapshot-format.md. A regular file (or a symlink's target) is
+ * replaced atomically (temp file, fsync, rename, directory fsync); a FIFO,
+ * device or "-" (standard output) is written straight; a directory is
+ * refused. The same holds for slda_export_npy. Checked with XXH3-64 on load.
  * @{ */
 slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char *errstr,
                                size_t errstr_size);

@@ -136,6 +136,11 @@ expect_rc 1 "export --npy DIRECTORY" "$S" export ref.slda --npy adir
 grep -q 'adir' err && grep -qi 'directory' err && ok || fail "directory refusal message: $(cat err)"
 expect_rc 1 "train -o DIRECTORY" "${TRAIN[@]}" -o adir docs.txt
 [ -d adir ] && [ -z "$(ls -A adir)" ] && ok || fail "adir was changed"
+# ... and before training, not after the whole run (no summary line)
+[ -s out ] && fail "train -o DIRECTORY trained first: $(cat out)" || ok
+expect_rc 1 "train -o into a missing directory" "${TRAIN[@]}" -o no-such-dir/m.slda docs.txt
+grep -q 'no-such-dir/m.slda.*No such file' err && ok || fail "missing directory message: $(cat err)"
+[ -s out ] && fail "train -o into a missing directory trained first: $(cat out)" || ok
 
 # A failed write (file size limit) leaves the old file whole and no temp file.
 for a in {a..z}; do for b in {a..z}; do echo "word$a$b other$a$b thing$b$a"; done; done >big.txt

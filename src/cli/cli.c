@@ -163,7 +163,8 @@ static const char train_usage[] =
     "in-place batch algorithms instead (see `streamlda train --batch --help`).\n"
     "\n"
     "  -f, --format FMT     auto (default), uci, ldac, text, jsonl\n"
-    "  -o, --output FILE    write the final model snapshot to FILE\n"
+    "  -o, --output FILE    write the final model snapshot to FILE ('-': standard output,\n"
+    "                       and the summary goes to standard error)\n"
     "  -p, --passes N       passes over the input (default 1; files are held in memory)\n"
     "  -k, --topics N       number of topics (same as -X topics=N)\n"
     "      --heldout M      hold out documents with XXH3(id) %% M == 0 (-X heldout.modulo=M)\n"
@@ -183,7 +184,11 @@ static const char train_usage[] =
     "  train docs=N tokens=N seconds=S tokens_per_s=R test_docs=N perplexity=P errors=N\n"
     "        wall_seconds=S\n"
     "(seconds and tokens_per_s count the training steps only; wall_seconds adds reading and\n"
-    "tokenising the input; neither counts held-out evaluation).\n";
+    "tokenising the input; neither counts held-out evaluation).\n"
+    "\n"
+    "Exit status: 0 trained; 1 nothing trained (no documents, every record rejected,\n"
+    "everything held out: no model is written) or a runtime failure; 2 usage error;\n"
+    "130 (SIGINT) / 143 (SIGTERM): stopped early, the model so far written with -o.\n";
 
 typedef struct docvec_s {
     slda_doc_t *v;
@@ -567,6 +572,11 @@ int slda_cli_train(int argc, char **argv)
         goto out;
     }
     rc = SLDA_EXIT_FAIL;
+    /* an -o that cannot be written fails now, not after the whole run */
+    if (output && slda_outfile_check("snapshot", output, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        goto out;
+    }
     tr.model = slda_model_new(tr.conf, err, sizeof err);
     if (!tr.model) {
         fprintf(stderr, "streamlda: %s\n", err);

@@ -252,5 +252,11 @@ slda_err_t slda_outfile_commit(slda_outfile_t *out, char *errstr, size_t errstr_
 void slda_outfile_abort(slda_outfile_t *out);
 /* 1 when fp may be re-read or mapped (the atomic path), 0 for straight writes. */
 int slda_outfile_seekable(const slda_outfile_t *out);
+/* Would slda_outfile_open fail for sure (a directory, a missing or unwritable
+ * directory for the temp file)? Opens nothing, so a long run can refuse a bad
+ * output path before it starts; SLDA_ERR_IO with the reason. */
+slda_err_t slda_outfile_check(const char *what, const char *path, char *errstr,
+                              size_t errstr_size);
+
 
 #endif /* SLDA_INT_H */

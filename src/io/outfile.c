@@ -187,6 +187,32 @@ slda_err_t slda_outfile_open(slda_outfile_t *out, const char *what, const char *
     return SLDA_OK;
 }
 
+slda_err_t slda_outfile_check(const char *what, const char *path, char *errstr,
+                              size_t errstr_size)
+{
+    struct stat st;
+    char *target = NULL, *dir;
+    int exists = 0, e;
+    if (strcmp(path, "-") == 0)
+        return SLDA_OK;
+    if ((e = resolve_target(path, &target, &st, &exists)) != 0)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": cannot resolve: %s",
+                            what, path, strerror(e));
+    if (exists && S_ISDIR(st.st_mode))
+        e = EISDIR;
+    else if (!exists || S_ISREG(st.st_mode)) { /* the temp file is created beside it */
+        dir = dir_prefix(target);
+        if (access(*dir ? dir : ".", W_OK | X_OK) != 0)
+            e = errno;
+        free(dir);
+    }
+    free(target);
+    if (e)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": cannot write: %s",
+                            what, path, strerror(e));
+    return SLDA_OK;
+}
+
 /* fsync the directory holding path so the rename itself is durable. Returns
  * 0 or an errno. Some filesystems refuse fsync on directories (EINVAL). */
 static int fsync_parent_dir(const char *path)
