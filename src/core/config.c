@@ -42,6 +42,13 @@ static const char *const stats_values[] = {"rb", "sample", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
 static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
 static const char *const bool_values[] = {"false", "true", NULL};
+/* text.* cleanup rules: the order is slda_text_rules_t's (slda_int.h), default first. */
+static const char *const urls_values[] = {"drop", "keep", NULL};
+static const char *const html_values[] = {"decode", "keep", NULL};
+static const char *const mentions_values[] = {"drop", "keep", NULL};
+static const char *const hashtags_values[] = {"keep", "drop", NULL};
+static const char *const apostrophes_values[] = {"keep", "split", NULL};
+static const char *const digits_values[] = {"drop", "mixed", "keep", "split", NULL};
 
 #define OFF(field) offsetof(struct slda_conf_s, field)
 #define NUM(name, type, field, def, lo, hi, flags, desc)                                   \
@@ -113,11 +120,31 @@ static const slda_prop_t props[] = {
     {"text.stopwords", SLDA_PT_STRING, OFF(p.stopwords), "smart", 0, 0, stopwords_values,
      SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH,
      "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
-     "or the path of a file with one word a line."},
+     "the path of a file with one word a line, or several of these joined by + (smart+FILE); "
+     "a part with a comma is a list of words (smart+rt,via); a leading + adds to the default "
+     "list (+FILE, +amp,)."},
     UINT("text.min.length", p.min_length, "3", 1, 64,
          "Tokens shorter than this many characters are dropped."),
     UINT("text.max.bytes", p.max_doc_bytes, "1048576", 0, 2147483648.0,
          "Documents longer than this many bytes are rejected; 0 = no limit."),
+    ENUM("text.urls", p.text.urls, "drop", urls_values,
+         "URLs (http://, https://, ftp://, www.) and e-mail addresses: drop removes them "
+         "before tokenizing; keep tokenizes them like other text (https, com, ...)."),
+    ENUM("text.html", p.text.html, "decode", html_values,
+         "HTML in text: decode turns character references (&amp; &lt; &#39; &#x2019; &nbsp; "
+         "...) into their characters and removes tags (<b>, </p>, <!-- -->); keep leaves both "
+         "as text (amp, quot, ...)."),
+    ENUM("text.mentions", p.text.mentions, "drop", mentions_values,
+         "@mentions (@user): drop removes them; keep keeps the name as a word."),
+    ENUM("text.hashtags", p.text.hashtags, "keep", hashtags_values,
+         "#hashtags: keep makes #debt the word debt; drop removes them."),
+    ENUM("text.apostrophes", p.text.apostrophes, "keep", apostrophes_values,
+         "Apostrophes (' and U+2019) between letters: keep makes don't one token and removes a "
+         "final possessive 's (obama's -> obama); split cuts words there (don, t)."),
+    ENUM("text.digits", p.text.digits, "drop", digits_values,
+         "Tokens with digits are kept whole or dropped whole: drop removes every token with a "
+         "digit (2024, abc123); mixed keeps those with a letter (abc123, mp3); keep keeps all; "
+         "split cuts tokens at digits (abc123 -> abc), as snapshots made before this rule did."),
     /* training */
     UINT("minibatch.docs", minibatch_docs, "32", 1, 1000000,
          "Documents per minibatch; each minibatch makes one global update."),
@@ -304,7 +331,7 @@ static void range_text(const slda_prop_t *prop, char *buf, size_t n)
         if (prop->values) {
             size_t len = (size_t)join_values(prop->values, buf, n);
             if (prop->flags & SLDA_PF_OR_PATH && len < n)
-                snprintf(buf + len, n - len, ", or a path");
+                snprintf(buf + len, n - len, ", a path, or parts joined by +");
         } else {
             snprintf(buf, n, "%s", prop->flags & SLDA_PF_NONEMPTY ? "non-empty" : "any");
         }
@@ -412,6 +439,14 @@ static slda_err_t set_string(const slda_prop_t *prop, void *field, const char *v
                             "property \"%s\": value must not be empty", prop->name);
     free(*slot);
     *slot = !*value && prop->flags & SLDA_PF_EMPTY_NULL ? NULL : slda_xstrdup(value);
+    if (*value == '+' && prop->flags & SLDA_PF_OR_PATH) {
+        /* "+x" adds to the default list: stored as "<default>+x", so a
+         * snapshot keeps its meaning if the default ever changes. */
+        size_t n = strlen(prop->def) + strlen(value) + 1;
+        free(*slot);
+        *slot = slda_xmalloc(n);
+        snprintf(*slot, n, "%s%s", prop->def, value);
+    }
     return SLDA_OK;
 }
 

@@ -60,6 +60,25 @@ typedef enum { SLDA_ALPHA_FIXED = 0, SLDA_ALPHA_FIXEDPOINT, SLDA_ALPHA_NEWTON } 
 typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
 typedef enum { SLDA_INFMT_AUTO = 0, SLDA_INFMT_TEXT, SLDA_INFMT_JSON, SLDA_INFMT_MSGPACK } slda_infmt_t;
 
+/* text.* cleanup rules (tokenize.c, docs/text.md). Each field is the index of
+ * its value in the row's list in config.c, the new default first; snapshots
+ * written before the rules existed mean the *_KEEP/_SPLIT values. */
+enum { SLDA_TEXT_URLS_DROP = 0, SLDA_TEXT_URLS_KEEP };
+enum { SLDA_TEXT_HTML_DECODE = 0, SLDA_TEXT_HTML_KEEP };
+enum { SLDA_TEXT_MENTIONS_DROP = 0, SLDA_TEXT_MENTIONS_KEEP };
+enum { SLDA_TEXT_HASHTAGS_KEEP = 0, SLDA_TEXT_HASHTAGS_DROP };
+enum { SLDA_TEXT_APOS_KEEP = 0, SLDA_TEXT_APOS_SPLIT };
+enum { SLDA_TEXT_DIGITS_DROP = 0, SLDA_TEXT_DIGITS_MIXED, SLDA_TEXT_DIGITS_KEEP,
+       SLDA_TEXT_DIGITS_SPLIT };
+typedef struct slda_text_rules_s {
+    int urls;        /* text.urls: drop | keep (URLs and e-mail addresses) */
+    int html;        /* text.html: decode | keep (entities decoded, tags dropped) */
+    int mentions;    /* text.mentions: drop | keep */
+    int hashtags;    /* text.hashtags: keep (#debt -> debt) | drop */
+    int apostrophes; /* text.apostrophes: keep (don't) | split (don, t) */
+    int digits;      /* text.digits: drop | mixed | keep | split */
+} slda_text_rules_t;
+
 /* Engine parameters: everything the model and its steps read. */
 typedef struct slda_params_s {
     uint32_t topics;            /* topics: K */
@@ -85,6 +104,7 @@ typedef struct slda_params_s {
     char *stopwords;            /* text.stopwords: "none", "smart", "snowball", "onix" or a path */
     uint32_t min_length;        /* text.min.length: minimum token length in characters */
     uint32_t max_doc_bytes;     /* text.max.bytes: larger documents are rejected */
+    slda_text_rules_t text;     /* text.urls, .html, .mentions, .hashtags, .apostrophes, .digits */
 } slda_params_t;
 
 struct slda_conf_s {

@@ -32,6 +32,7 @@
 
 #include "config.h"
 #include "model.h"
+#include "tokenize.h"
 
 #include <msgpack.h>
 
@@ -75,7 +76,10 @@ static const char *const hdr_keys[HDR__COUNT] = {
     [HDR_PARAMS] = "params",         [HDR_OFFSETS] = "offsets",
 };
 
-typedef enum { PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS } snap_ptype_t;
+typedef enum {
+    PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS,
+    PT_CHOICE /* an int: index into the config table row's values */
+} snap_ptype_t;
 
 /* Every engine parameter under its configuration key (config.c's table). */
 static const struct snap_param {
@@ -106,8 +110,23 @@ static const struct snap_param {
     {"text.stopwords", PT_STR, offsetof(slda_params_t, stopwords)},
     {"text.min.length", PT_U32, offsetof(slda_params_t, min_length)},
     {"text.max.bytes", PT_U32, offsetof(slda_params_t, max_doc_bytes)},
+    {"text.urls", PT_CHOICE, offsetof(slda_params_t, text.urls)},
+    {"text.html", PT_CHOICE, offsetof(slda_params_t, text.html)},
+    {"text.mentions", PT_CHOICE, offsetof(slda_params_t, text.mentions)},
+    {"text.hashtags", PT_CHOICE, offsetof(slda_params_t, text.hashtags)},
+    {"text.apostrophes", PT_CHOICE, offsetof(slda_params_t, text.apostrophes)},
+    {"text.digits", PT_CHOICE, offsetof(slda_params_t, text.digits)},
 };
 #define SNAP_NPARAMS (sizeof snap_params / sizeof snap_params[0])
+
+/* Keys added within version 1, and what a snapshot without them means: the
+ * cleanup rules off, so an older model tokenises as it was trained. */
+static const struct {
+    const char *key, *absent;
+} snap_optional[] = {
+    {"text.urls", "keep"},     {"text.html", "keep"},        {"text.mentions", "keep"},
+    {"text.hashtags", "keep"}, {"text.apostrophes", "split"}, {"text.digits", "split"},
+};
 
 static const char *const alpha_learn_names[] = {
     [SLDA_ALPHA_FIXED] = "off", [SLDA_ALPHA_FIXEDPOINT] = "fixedpoint",
@@ -260,6 +279,9 @@ static void snap_write_params(msgpack_packer *pk, const slda_params_t *p)
         case PT_LOCAL: pack_key(pk, slda_local_name(p->vb, p->hybrid)); break;
         case PT_ALPHA_LEARN: pack_key(pk, alpha_learn_names[p->alpha_learn]); break;
         case PT_STATS: pack_key(pk, stats_names[p->stats]); break;
+        case PT_CHOICE:
+            pack_key(pk, slda_conf_prop_find(snap_params[i].key)->values[*(const int *)field]);
+            break;
         }
     }
 }
@@ -323,7 +345,9 @@ static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uin
     pack_key(pk, hdr_keys[HDR_UPDATED_MS]);
     msgpack_pack_int64(pk, model->updated_ms);
     pack_key(pk, hdr_keys[HDR_PARAMS]);
-    snap_write_params(pk, &model->p);
+    slda_params_t p = model->p;
+    p.text = *slda_tokenizer_rules(model->tok); /* what the words came through */
+    snap_write_params(pk, &p);
     pack_key(pk, hdr_keys[HDR_OFFSETS]);
     snap_write_offsets(pk, model);
 }
@@ -987,6 +1011,32 @@ static int check_param_range(snap_rd_t *rd, const char *what, const char *key, d
     return 0;
 }
 
+/* One of the values the configuration table's row for key allows. */
+static int rd_choice(snap_rd_t *rd, const char *what, const char *key, int *idx)
+{
+    const slda_prop_t *prop = slda_conf_prop_find(key);
+    int n = 0;
+    while (prop->values[n])
+        n++;
+    return rd_enum(rd, what, prop->values, n, idx);
+}
+
+/* A key the snapshot lacks: 0 after setting the value its absence means, -1
+ * when the key is required. */
+static int snap_param_absent(const struct snap_param *sp, slda_params_t *p)
+{
+    for (size_t j = 0; j < sizeof snap_optional / sizeof snap_optional[0]; j++) {
+        const slda_prop_t *prop = slda_conf_prop_find(sp->key);
+        if (strcmp(snap_optional[j].key, sp->key) != 0)
+            continue;
+        for (int i = 0; prop->values[i]; i++)
+            if (!strcmp(prop->values[i], snap_optional[j].absent))
+                *(int *)((char *)p + sp->off) = i;
+        return 0;
+    }
+    return -1;
+}
+
 static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_params_t *p)
 {
     char what[64];
@@ -1015,6 +1065,7 @@ static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_para
             return -1;
         p->stats = (slda_stats_kind_t)idx;
         return 0;
+    case PT_CHOICE: return rd_choice(rd, what, sp->key, (int *)field);
     }
     return -1;
 }
@@ -1043,9 +1094,12 @@ static int snap_read_params(snap_rd_t *rd, slda_params_t *p)
         if (snap_read_param(rd, &snap_params[j], p))
             return -1;
     }
-    for (size_t j = 0; j < SNAP_NPARAMS; j++)
-        if (!(seen & ((uint64_t)1 << j)))
+    for (size_t j = 0; j < SNAP_NPARAMS; j++) {
+        if (seen & ((uint64_t)1 << j))
+            continue;
+        if (snap_param_absent(&snap_params[j], p))
             return rd_fail(rd, "params: missing key \"%s\"", snap_params[j].key);
+    }
     return 0;
 }
 
@@ -1214,20 +1268,20 @@ static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
     /* slda_model_alloc seeds the vocabulary hash with p.seed; restore the
      * snapshot's hash seed there and the training seed afterwards. */
     p.seed = h->hash_seed;
-    /* Decoding never touches the file system: a stop-word list given as a
-     * path is not opened (the bytes may come from anywhere, e.g. the
-     * snapshot topic). The model keeps the path in its parameters, and its
-     * tokenizer uses no stop words until a program that trusts the path
-     * rebuilds it (slda_model_set_tokenizer; the service does, from its own
+    /* Decoding never touches the file system: a stop-word file named in
+     * text.stopwords is not opened (the bytes may come from anywhere, e.g.
+     * the snapshot topic). The model keeps the whole setting in its
+     * parameters, and its tokenizer uses the built-in and inline parts only
+     * until a program that trusts the paths rebuilds it
+     * (slda_model_set_tokenizer; the service does, from its own
      * configuration). Built-in lists are compiled in and safe. */
-    int builtin = !p.stopwords || !strcmp(p.stopwords, "none") || !strcmp(p.stopwords, "smart") ||
-                  !strcmp(p.stopwords, "snowball") || !strcmp(p.stopwords, "onix");
-    if (!builtin)
-        p.stopwords = "none";
+    char *safe_stop = slda_stopwords_without_files(p.stopwords);
+    p.stopwords = safe_stop;
     model = slda_model_alloc(&p, h->W, h->fixed, msg, sizeof msg);
-    if (model && !builtin) {
+    free(safe_stop);
+    if (model) {
         free(model->p.stopwords);
-        model->p.stopwords = slda_xstrdup(h->p.stopwords);
+        model->p.stopwords = h->p.stopwords ? slda_xstrdup(h->p.stopwords) : NULL;
     }
     if (!model) {
         rd->err = slda_set_err(rd->errstr, rd->errstr_size,
