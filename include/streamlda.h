@@ -297,6 +297,43 @@ slda_err_t slda_eval_completion(const slda_model_t *model, const slda_doc_t *obs
  *  into *mean, per-topic into per_topic (K doubles, may be NULL). */
 slda_err_t slda_eval_umass(const slda_model_t *model, const slda_doc_t *docs,
                            size_t ndocs, size_t n, double *mean, double *per_topic);
+
+/** A held-out set: documents kept by word key (XXH3-64 of the word under the
+ *  vocabulary's hash seed), not by word id. An open vocabulary evicts its
+ *  rarest words when full and reuses their ids, and words seen only in
+ *  held-out documents are the rarest, so documents kept as ids across
+ *  minibatches end up naming other words. A set looks every key up again
+ *  when it is scored; words the model does not hold then (evicted, or never
+ *  trained on) are left out and counted, as a fixed vocabulary leaves out the
+ *  words it lacks. Use it for any document kept past the next
+ *  slda_model_train. */
+typedef struct slda_heldout_s slda_heldout_t;
+slda_heldout_t *slda_heldout_new(void);
+void slda_heldout_destroy(slda_heldout_t *held);
+/** Number of documents in the set. */
+size_t slda_heldout_count(const slda_heldout_t *held);
+/** Store a copy of doc (borrowed; its ids must be those of model's vocabulary
+ *  now, i.e. before the next slda_model_train) at slot: slot == count appends,
+ *  slot < count replaces that document (reservoir sampling). SLDA_ERR_RANGE for
+ *  an id not in the vocabulary or a slot past the end, SLDA_ERR_INVALID for a
+ *  model whose hash seed is not the set's. */
+slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                            const slda_doc_t *doc, char *errstr, size_t errstr_size);
+typedef struct slda_heldout_stats_s {
+    size_t docs;        /* documents evaluated */
+    uint64_t scored;    /* tokens scored */
+    uint64_t unseen;    /* tokens of words the model does not hold, left out */
+} slda_heldout_stats_t;
+/** Document-completion perplexity of obs's documents under model, as
+ *  slda_eval_perplexity (test NULL: each split at random) or
+ *  slda_eval_completion (theta from obs[j], test[j] scored). stats may be
+ *  NULL. SLDA_ERR_EMPTY when nothing could be scored. */
+slda_err_t slda_heldout_perplexity(const slda_model_t *model, const slda_heldout_t *obs,
+                                   const slda_heldout_t *test, uint64_t seed,
+                                   double *perplexity, slda_heldout_stats_t *stats);
+/** UMass coherence (slda_eval_umass) over the set's documents. */
+slda_err_t slda_heldout_umass(const slda_model_t *model, const slda_heldout_t *held, size_t n,
+                              double *mean, double *per_topic);
 /** @} */
 
 /** @name Snapshots
@@ -338,6 +375,17 @@ slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_
                           void (*progress)(uint32_t iter, double perplexity, void *opaque),
                           uint32_t every, void *opaque, slda_batch_result_t *result,
                           char *errstr, size_t errstr_size);
+/** slda_batch_run, then the final state's topic-word counts go into model
+ *  (may be NULL): the model the documents were read through, so its
+ *  vocabulary names their word ids (K = topics, at least nwords rows). Its
+ *  rows become the batch's Nphi and the words with training tokens are held,
+ *  so slda_snapshot_write, slda_model_infer and the exports work on it;
+ *  updates (t) = iterations, docs/tokens/corpus.tokens = the training part. */
+slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const slda_doc_t *docs,
+                            size_t ndocs, uint32_t nwords, uint32_t iterations,
+                            void (*progress)(uint32_t iter, double perplexity, void *opaque),
+                            uint32_t every, void *opaque, slda_batch_result_t *result,
+                            char *errstr, size_t errstr_size);
 /** @} */
 
 /** @name Service

@@ -229,8 +229,19 @@ typedef struct train_run_s {
     slda_format_t fmt;
     const char *test_obs, *test_held;
     docvec_t obs, held;      /* explicit split, paired by id */
+    slda_heldout_t *hout, *hobs, *hheld; /* heldout, obs, held by word key: scored */
     char first_error[1024];  /* why the first record was rejected ("" if none) */
 } train_run_t;
+
+/* Keep doc in *set by word key (ids go stale once the vocabulary evicts). */
+static void held_put(slda_heldout_t **set, const slda_model_t *model, const slda_doc_t *doc)
+{
+    char err[256];
+    if (!*set)
+        *set = slda_heldout_new();
+    if (slda_heldout_put(*set, slda_heldout_count(*set), model, doc, err, sizeof err))
+        fprintf(stderr, "streamlda: held-out document not kept: %s\n", err);
+}
 
 static int is_heldout(const slda_conf_t *conf, const slda_doc_t *doc, uint64_t ordinal)
 {
@@ -248,12 +259,10 @@ static int is_heldout(const slda_conf_t *conf, const slda_doc_t *doc, uint64_t o
 static double heldout_perplexity(train_run_t *tr)
 {
     double perp = NAN, t0 = now_s();
-    if (tr->obs.n)
-        slda_eval_completion(tr->model, tr->obs.v, tr->held.v, tr->obs.n, tr->conf->p.seed,
-                             &perp, NULL);
-    else if (tr->heldout.n)
-        slda_eval_perplexity(tr->model, tr->heldout.v, tr->heldout.n, tr->conf->p.seed, &perp,
-                             NULL);
+    if (tr->hobs)
+        slda_heldout_perplexity(tr->model, tr->hobs, tr->hheld, tr->conf->p.seed, &perp, NULL);
+    else if (tr->hout)
+        slda_heldout_perplexity(tr->model, tr->hout, NULL, tr->conf->p.seed, &perp, NULL);
     tr->eval_seconds += now_s() - t0;
     return perp;
 }
@@ -351,6 +360,10 @@ static int load_test_split(train_run_t *tr)
             j++;
         }
     }
+    for (size_t k = 0; k < tr->obs.n; k++) {
+        held_put(&tr->hobs, tr->model, &tr->obs.v[k]);
+        held_put(&tr->hheld, tr->model, &tr->held.v[k]);
+    }
     docvec_clear(&obs);
     docvec_clear(&held);
     return 0;
@@ -388,6 +401,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
             }
             tr->ndocs_read++;
             if (is_heldout(tr->conf, doc, tr->ndocs_read)) {
+                held_put(&tr->hout, tr->model, doc);
                 *docvec_push(&tr->heldout) = *doc;
                 tr->batch.n--;
                 continue;
@@ -612,7 +626,7 @@ int slda_cli_train(int argc, char **argv)
            tr.obs.n ? tr.obs.n : tr.heldout.n, perp, (unsigned long long)tr.nerrors, wall);
     if (coherence && tr.heldout.n) {
         double mean;
-        if (slda_eval_umass(tr.model, tr.heldout.v, tr.heldout.n, 10, &mean, NULL) == SLDA_OK)
+        if (slda_heldout_umass(tr.model, tr.hout, 10, &mean, NULL) == SLDA_OK)
             fprintf(report, "coherence umass_top10=%.3f\n", mean);
     }
     if (print_n)
@@ -638,6 +652,9 @@ out:
     docvec_clear(&tr.heldout);
     docvec_clear(&tr.obs);
     docvec_clear(&tr.held);
+    slda_heldout_destroy(tr.hout);
+    slda_heldout_destroy(tr.hobs);
+    slda_heldout_destroy(tr.hheld);
     slda_model_destroy(tr.model);
     slda_conf_destroy(tr.conf);
     slda_cli_opts_clear(&opts);

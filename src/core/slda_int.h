@@ -164,6 +164,12 @@ double slda_vocab_freq(const slda_vocab_t *vocab, uint32_t id);
  * next slda_vocab_new_epoch. */
 void slda_vocab_new_epoch(slda_vocab_t *vocab);
 uint64_t slda_vocab_evictions(const slda_vocab_t *vocab);
+/* The key of id's word: XXH3-64 of the word with the vocabulary's seed (0 if
+ * id is unused). Keys outlive ids: an evicted id is reused for another word,
+ * a key always names the same word. */
+uint64_t slda_vocab_key(const slda_vocab_t *vocab, uint32_t id);
+/* Id of the word whose key is key, or UINT32_MAX if it is not held. */
+uint32_t slda_vocab_find_key(const slda_vocab_t *vocab, uint64_t key);
 
 /* ---- tokenize.c ---- */
 typedef struct slda_tokenizer_s slda_tokenizer_t;
@@ -215,6 +221,9 @@ struct slda_model_s {
     char *name;                 /* model.name */
     int64_t created_ms, updated_ms;
     uint8_t *row_ready;         /* W: 1 once the row holds its initial or learned counts */
+    uint32_t nready;            /* rows with row_ready set: the words the model holds */
+    uint64_t init_t;            /* init_weight is prod_{s < init_t} (1 - rho_s) (model.c) */
+    double init_weight;
     struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
     struct slda_accum_s *accum; /* minibatch statistics buffer (global_step.c) */
     struct slda_local_s **locals; /* per worker local-step scratch (train.c) */
@@ -227,8 +236,16 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
 /* Mark a row as holding counts (the snapshot loader calls it for each row). */
 static inline void slda_model_mark_row(slda_model_t *model, uint32_t id)
 {
+    model->nready += !model->row_ready[id];
     model->row_ready[id] = 1;
 }
+/* W of the word factor's denominator NZ[k] + W eta (ALGORITHM.md "Notation"):
+ * the fixed vocabulary's size, or the number of words the model holds (rows
+ * ready) in open-vocabulary mode; at least 1. */
+uint32_t slda_model_smoothing_words(const slda_model_t *model);
+/* The ids of those words in increasing order (malloc'ed, *n of them): the
+ * columns of slda_model_phi and the exports. */
+uint32_t *slda_model_ids_held(const slda_model_t *model, uint32_t *n);
 /* Fold sigma into A (O(W K)); done when sigma falls below SLDA_SIGMA_FOLD. */
 void slda_model_fold_scale(slda_model_t *model);
 #define SLDA_SIGMA_FOLD 1e-6

@@ -1,12 +1,14 @@
 /* export.c - phi as a NumPy .npy matrix and its column vocabulary, written through slda_outfile.
  *
  * phi[k][c] = (sigma * A[w][k] + eta) / (NZ[k] + W * eta), the word factor of
- * ALGORITHM.md ("Notation") with Nphi = sigma * A, where W is the model's row
- * count (the fixed vocabulary size or vocab.capacity, so that adding a word
- * does not move the model) and the columns c are the ids in use, in increasing
- * id order. slda_model_phi, slda_export_npy and slda_export_vocab all use that
- * column order. The model is only read; an export holds one K-row of phi (V
- * floats) in memory at a time. Both files go through slda_outfile (outfile.c):
+ * ALGORITHM.md ("Notation") with Nphi = sigma * A, where W is the number of
+ * words the model holds (slda_model_smoothing_words: the fixed vocabulary's
+ * size, or the rows ready in open-vocabulary mode) and the columns c are
+ * those words' ids (slda_model_ids_held), in increasing id order, so each
+ * row sums to 1 over the columns. slda_model_phi, slda_export_npy and
+ * slda_export_vocab all use that column order. The model is only read; an
+ * export holds one K-row of phi (V floats) in memory at a time.
+ * Both files go through slda_outfile (outfile.c):
  * a regular file (or a symlink's target) is replaced atomically, a FIFO,
  * device or "-" (standard output) is written straight.
  */
@@ -27,7 +29,7 @@ static void phi_row(const slda_model_t *model, uint32_t k, const uint32_t *ids, 
                     float *out)
 {
     double eta = model->p.eta;
-    double denom = model->NZ[k] + (double)model->W * eta;
+    double denom = model->NZ[k] + (double)slda_model_smoothing_words(model) * eta;
     for (uint32_t c = 0; c < V; c++) {
         double nphi = model->sigma * (double)model->A[(size_t)ids[c] * model->Kp + k];
         out[c] = (float)((nphi + eta) / denom);
@@ -39,7 +41,7 @@ slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_o
     uint32_t V, *ids;
     if (!model || !out)
         return SLDA_ERR_INVALID;
-    ids = slda_model_ids_in_use(model, &V);
+    ids = slda_model_ids_held(model, &V);
     if (V != slda_model_vocab_size(model)) { /* out is sized by slda_model_vocab_size */
         free(ids);
         return SLDA_ERR_INVALID;
@@ -96,7 +98,7 @@ slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *er
     err = slda_outfile_open(&out, "export", path, errstr, errstr_size);
     if (err)
         return err;
-    ids = slda_model_ids_in_use(model, &V);
+    ids = slda_model_ids_held(model, &V);
     row = slda_xmalloc((size_t)V * sizeof *row);
     le = slda_xmalloc((size_t)V * 4);
     hlen = npy_header(hdr, model->K, V);
@@ -129,7 +131,7 @@ slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *
     err = slda_outfile_open(&out, "export", path, errstr, errstr_size);
     if (err)
         return err;
-    ids = slda_model_ids_in_use(model, &V);
+    ids = slda_model_ids_held(model, &V);
     for (uint32_t c = 0; c < V && !e; c++) {
         if (fputs(slda_vocab_word(model->vocab, ids[c]), out.fp) == EOF ||
             fputc('\n', out.fp) == EOF)

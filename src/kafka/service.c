@@ -61,8 +61,8 @@ struct slda_service_s {
     size_t ndocs, cap;
     float *thetas;
     double batch_start;
-    /* held-out reservoir */
-    slda_doc_t *held;
+    /* held-out reservoir, kept by word key (ids go stale once the vocabulary evicts) */
+    slda_heldout_t *held;
     size_t nheld;
     uint64_t heldseen, held_eval_t;
     slda_rng_t rng;
@@ -306,11 +306,14 @@ static void heldout_add(slda_service_t *svc, slda_doc_t *doc)
             return;
         }
         slot = (size_t)j;
-        slda_doc_clear(&svc->held[slot]);
     } else
         svc->nheld++;
-    svc->held[slot] = *doc;
-    slda_doc_init(doc);
+    char err[256];
+    if (slda_heldout_put(svc->held, slot, svc->model, doc, err, sizeof err) != SLDA_OK) {
+        slda_log(svc->metrics, SLDA_LOG_WARN, "heldout", "held-out document dropped: %s", err);
+        svc->nheld = slda_heldout_count(svc->held);
+    }
+    slda_doc_clear(doc);
 }
 
 static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t code,
@@ -466,8 +469,7 @@ static void status(slda_service_t *svc)
 {
     if (svc->nheld && svc->held_eval_t != slda_model_updates(svc->model)) {
         double pp;
-        if (!slda_eval_perplexity(svc->model, svc->held, svc->nheld, svc->conf->p.seed, &pp,
-                                  NULL))
+        if (!slda_heldout_perplexity(svc->model, svc->held, NULL, svc->conf->p.seed, &pp, NULL))
             slda_metrics_set(svc->metrics, SLDA_G_PERPLEXITY, pp);
         svc->held_eval_t = slda_model_updates(svc->model);
     }
@@ -513,7 +515,7 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
     slda_service_t *svc = slda_xcalloc(1, sizeof *svc);
     svc->conf = slda_conf_dup(conf);
     svc->metrics = slda_metrics_new();
-    svc->held = slda_xcalloc(HELDOUT_MAX, sizeof *svc->held);
+    svc->held = slda_heldout_new();
     slda_rng_seed3(&svc->rng, conf->p.seed, 0x68656c64 /* "held" */, 0);
     if (!svc->conf->model_name || !*svc->conf->model_name) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "property \"model.name\": empty");
@@ -606,8 +608,7 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->docs);
     free(svc->meta);
     free(svc->thetas);
-    slda_docs_clear(svc->held, svc->nheld);
-    free(svc->held);
+    slda_heldout_destroy(svc->held);
     slda_model_destroy(svc->model);
     slda_metrics_destroy(svc->metrics);
     slda_conf_destroy(svc->conf);

@@ -22,6 +22,10 @@
  * i.e. it was returned by get_or_add since the last slda_vocab_new_epoch; its
  * id therefore stays valid for the documents of the current minibatch.
  *
+ * Keys: hashes[id] doubles as the word's key (slda_vocab_key). Held-out
+ * documents keep keys rather than ids, because an id is reused for another
+ * word after an eviction while a key never changes its word.
+ *
  * Threads: a vocabulary belongs to one thread (the one building documents).
  */
 #include "slda_int.h"
@@ -383,4 +387,21 @@ void slda_vocab_new_epoch(slda_vocab_t *vocab)
 uint64_t slda_vocab_evictions(const slda_vocab_t *vocab)
 {
     return vocab->evictions;
+}
+
+uint64_t slda_vocab_key(const slda_vocab_t *vocab, uint32_t id)
+{
+    return id < vocab->max_id && vocab->words[id] ? vocab->hashes[id] : 0;
+}
+
+/* Probes the run of key's home slot like find_slot, comparing keys only:
+ * two held words with the same 64-bit key would have to collide in XXH3-64
+ * (about n^2 / 2^65 for n words: 5e-10 at 131,072). The first match wins. */
+uint32_t slda_vocab_find_key(const slda_vocab_t *vocab, uint64_t key)
+{
+    for (size_t i = (size_t)key & vocab->mask;; i = (i + 1) & vocab->mask) {
+        uint32_t id = vocab->slots[i];
+        if (id == EMPTY || vocab->hashes[id] == key)
+            return id;
+    }
 }
