@@ -87,6 +87,7 @@ typedef struct stop_entry_s {
 struct slda_tokenizer_s {
     uint32_t min_length;
     slda_text_rules_t rules;
+    unsigned char ascii_class[128]; /* C_* of each ASCII byte under the rules */
     stop_entry_t *stop; /* nslots, power of two, load <= 1/2 */
     size_t nslots;
     size_t nstop;
@@ -909,6 +910,27 @@ static size_t span_at(scan_t *sc, size_t i)
 
 /* ---- tokenizer ---- */
 
+enum { C_SEP, C_LETTER, C_DIGIT, C_APOS };
+
+/* ASCII classes before the rules: letters, digits, the apostrophe. */
+static const unsigned char ascii_classes[128] = {
+    ['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
+    ['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
+    ['\''] = C_APOS,
+    ['A'] = C_LETTER, ['B'] = C_LETTER, ['C'] = C_LETTER, ['D'] = C_LETTER, ['E'] = C_LETTER,
+    ['F'] = C_LETTER, ['G'] = C_LETTER, ['H'] = C_LETTER, ['I'] = C_LETTER, ['J'] = C_LETTER,
+    ['K'] = C_LETTER, ['L'] = C_LETTER, ['M'] = C_LETTER, ['N'] = C_LETTER, ['O'] = C_LETTER,
+    ['P'] = C_LETTER, ['Q'] = C_LETTER, ['R'] = C_LETTER, ['S'] = C_LETTER, ['T'] = C_LETTER,
+    ['U'] = C_LETTER, ['V'] = C_LETTER, ['W'] = C_LETTER, ['X'] = C_LETTER, ['Y'] = C_LETTER,
+    ['Z'] = C_LETTER,
+    ['a'] = C_LETTER, ['b'] = C_LETTER, ['c'] = C_LETTER, ['d'] = C_LETTER, ['e'] = C_LETTER,
+    ['f'] = C_LETTER, ['g'] = C_LETTER, ['h'] = C_LETTER, ['i'] = C_LETTER, ['j'] = C_LETTER,
+    ['k'] = C_LETTER, ['l'] = C_LETTER, ['m'] = C_LETTER, ['n'] = C_LETTER, ['o'] = C_LETTER,
+    ['p'] = C_LETTER, ['q'] = C_LETTER, ['r'] = C_LETTER, ['s'] = C_LETTER, ['t'] = C_LETTER,
+    ['u'] = C_LETTER, ['v'] = C_LETTER, ['w'] = C_LETTER, ['x'] = C_LETTER, ['y'] = C_LETTER,
+    ['z'] = C_LETTER,
+};
+
 static slda_err_t check_rules(const slda_text_rules_t *r, char *errstr, size_t errstr_size)
 {
     static const struct {
@@ -940,6 +962,13 @@ slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_
     tok = slda_xcalloc(1, sizeof *tok);
     tok->min_length = p->min_length;
     tok->rules = p->text;
+    for (unsigned c = 0; c < 128; c++) {
+        int cls = ascii_classes[c];
+        if ((cls == C_DIGIT && p->text.digits == SLDA_TEXT_DIGITS_SPLIT) ||
+            (cls == C_APOS && p->text.apostrophes != SLDA_TEXT_APOS_KEEP))
+            cls = C_SEP;
+        tok->ascii_class[c] = (unsigned char)cls;
+    }
     if (stop_load(tok, p->stopwords, errstr, errstr_size) != SLDA_OK) {
         slda_tokenizer_destroy(tok);
         return NULL;
@@ -987,33 +1016,9 @@ static void tb_put(tokbuf_t *tb, uint32_t cp)
     tb->n += slda_utf8_encode(cp, tb->buf + tb->n);
 }
 
-enum { C_SEP, C_LETTER, C_DIGIT, C_APOS };
-
-/* ASCII classes before the rules: letters, digits, the apostrophe. */
-static const unsigned char ascii_classes[128] = {
-    ['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
-    ['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
-    ['\''] = C_APOS,
-    ['A'] = C_LETTER, ['B'] = C_LETTER, ['C'] = C_LETTER, ['D'] = C_LETTER, ['E'] = C_LETTER,
-    ['F'] = C_LETTER, ['G'] = C_LETTER, ['H'] = C_LETTER, ['I'] = C_LETTER, ['J'] = C_LETTER,
-    ['K'] = C_LETTER, ['L'] = C_LETTER, ['M'] = C_LETTER, ['N'] = C_LETTER, ['O'] = C_LETTER,
-    ['P'] = C_LETTER, ['Q'] = C_LETTER, ['R'] = C_LETTER, ['S'] = C_LETTER, ['T'] = C_LETTER,
-    ['U'] = C_LETTER, ['V'] = C_LETTER, ['W'] = C_LETTER, ['X'] = C_LETTER, ['Y'] = C_LETTER,
-    ['Z'] = C_LETTER,
-    ['a'] = C_LETTER, ['b'] = C_LETTER, ['c'] = C_LETTER, ['d'] = C_LETTER, ['e'] = C_LETTER,
-    ['f'] = C_LETTER, ['g'] = C_LETTER, ['h'] = C_LETTER, ['i'] = C_LETTER, ['j'] = C_LETTER,
-    ['k'] = C_LETTER, ['l'] = C_LETTER, ['m'] = C_LETTER, ['n'] = C_LETTER, ['o'] = C_LETTER,
-    ['p'] = C_LETTER, ['q'] = C_LETTER, ['r'] = C_LETTER, ['s'] = C_LETTER, ['t'] = C_LETTER,
-    ['u'] = C_LETTER, ['v'] = C_LETTER, ['w'] = C_LETTER, ['x'] = C_LETTER, ['y'] = C_LETTER,
-    ['z'] = C_LETTER,
-};
-
 static inline int ascii_class(const scan_t *sc, unsigned c)
 {
-    int cls = ascii_classes[c];
-    if ((cls == C_DIGIT && !sc->digits) || (cls == C_APOS && !sc->apos))
-        return C_SEP;
-    return cls;
+    return sc->tok->ascii_class[c];
 }
 
 static int char_class(const scan_t *sc, uint32_t cp)
