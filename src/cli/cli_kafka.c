@@ -26,14 +26,18 @@
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: streamlda run [-c FILE] [-X key=value ...] [--embedded]\n"
+            "usage: streamlda run [-c FILE] [-X key=value ...] [--embedded] [--fresh]\n"
             "Consume documents from Kafka (input.topics), train in minibatches, write\n"
             "snapshots (snapshot.dir, snapshot.topic) and commit offsets; SIGTERM or\n"
-            "SIGINT finishes the minibatch, writes a final snapshot and exits 0.\n"
+            "SIGINT finishes the minibatch, writes a final snapshot and exits 0 (1 when\n"
+            "records stayed undelivered for shutdown.timeout.ms: nothing is committed past\n"
+            "the last snapshot). A fatal Kafka error or an undeliverable record exits 1.\n"
             "  -c, --config FILE   key=value configuration file\n"
             "  -X key=value        set a property (kafka.* go to librdkafka); -X list\n"
             "  --embedded          start an in-process mock Kafka cluster\n"
             "                      (same as -X kafka.bootstrap.servers=embedded)\n"
+            "  --fresh             start a new model although snapshot.dir holds snapshots\n"
+            "                      of model.name that do not load (-X snapshot.fresh=true)\n"
             "See docs/service.md.\n");
 }
 
@@ -41,6 +45,7 @@ int slda_cli_run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
                                              {"embedded", no_argument, NULL, 'E'},
+                                             {"fresh", no_argument, NULL, 'F'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     slda_cli_opts_t opts;
@@ -52,6 +57,7 @@ int slda_cli_run(int argc, char **argv)
         case 'c': opts.config_path = optarg; break;
         case 'X': slda_cli_add_x(&opts, optarg); break;
         case 'E': embedded = 1; break;
+        case 'F': slda_cli_add_x(&opts, "snapshot.fresh=true"); break;
         case 'h': run_usage(stdout); slda_cli_opts_clear(&opts); return SLDA_EXIT_OK;
         default: run_usage(stderr); slda_cli_opts_clear(&opts); return SLDA_EXIT_USAGE;
         }

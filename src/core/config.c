@@ -189,9 +189,20 @@ static const slda_prop_t props[] = {
         "Port of the HTTP endpoint serving /metrics and /healthz; -1 = off, 0 = any free port."),
     UINT("status.ms", status_ms, "5000", 0, 86400000,
          "Milliseconds between status lines on standard error while running; 0 = off."),
+    {"snapshot.fresh", SLDA_PT_BOOL, OFF(snapshot_fresh), "false", 0, 0, NULL, 0,
+     "Start a new model even though snapshot.dir holds snapshots of model.name and none of "
+     "them loads (they are left in place); without it the service refuses to start."},
+    UINT("shutdown.timeout.ms", shutdown_timeout_ms, "10000", 0, 3600000,
+         "On SIGTERM, how long the service waits for undelivered dead-letter/output records "
+         "before it exits without a final snapshot (nothing is lost: their offsets stay "
+         "uncommitted)."),
+    UINT("health.stall.ms", health_stall_ms, "10000", 100, 86400000,
+         "/healthz turns 503 when records stay undelivered, consumption stays paused, or "
+         "lagging partitions yield no message for this many milliseconds."),
 };
 
 #define NPROPS (sizeof props / sizeof props[0])
+_Static_assert(NPROPS <= SLDA_CONF_MAX_PROPS, "raise SLDA_CONF_MAX_PROPS");
 
 const slda_prop_t *slda_conf_props(size_t *n)
 {
@@ -745,7 +756,16 @@ slda_err_t slda_conf_set(slda_conf_t *conf, const char *name, const char *value,
     prop = slda_conf_prop_find(name);
     if (!prop)
         return unknown_property(name, errstr, errstr_size);
-    return slda_prop_set(prop, conf, value, errstr, errstr_size);
+    slda_err_t err = slda_prop_set(prop, conf, value, errstr, errstr_size);
+    if (err == SLDA_OK)
+        conf->set[prop - props] = 1;
+    return err;
+}
+
+int slda_conf_is_set(const slda_conf_t *conf, const char *name)
+{
+    const slda_prop_t *prop = slda_conf_prop_find(name);
+    return prop && conf->set[prop - props];
 }
 
 slda_err_t slda_conf_get(const slda_conf_t *conf, const char *name, char *dest,

@@ -107,6 +107,10 @@ typedef struct slda_params_s {
     slda_text_rules_t text;     /* text.urls, .html, .mentions, .hashtags, .apostrophes, .digits */
 } slda_params_t;
 
+#define SLDA_CONF_MAX_PROPS 256
+/* 1 when name (a table key) was set explicitly rather than left at its default. */
+int slda_conf_is_set(const slda_conf_t *conf, const char *name);
+
 struct slda_conf_s {
     slda_params_t p;
     /* training CLI */
@@ -130,6 +134,12 @@ struct slda_conf_s {
     char *deadletter_topic;     /* deadletter.topic */
     int32_t http_port;          /* http.port (-1 = off, 0 = ephemeral) */
     uint32_t status_ms;         /* status.ms */
+    int snapshot_fresh;         /* snapshot.fresh: start a new model beside unloadable snapshots */
+    uint32_t shutdown_timeout_ms; /* shutdown.timeout.ms: longest wait for deliveries at stop */
+    uint32_t health_stall_ms;   /* health.stall.ms: undelivered / unconsumed this long = unhealthy */
+    /* properties given explicitly (slda_conf_set: file, environment, -X), by
+     * index in the property table; see slda_conf_is_set */
+    unsigned char set[SLDA_CONF_MAX_PROPS];
     /* kafka.* pass-through, in insertion order */
     size_t nkafka;
     char **kafka_names;         /* without the "kafka." prefix */
@@ -246,6 +256,12 @@ uint32_t slda_model_smoothing_words(const slda_model_t *model);
 /* The ids of those words in increasing order (malloc'ed, *n of them): the
  * columns of slda_model_phi and the exports. */
 uint32_t *slda_model_ids_held(const slda_model_t *model, uint32_t *n);
+/* reconcile.c: a restored model against this run's configuration: an explicit
+ * model-defining setting that differs is an error; tunables are applied; each
+ * difference is reported through log. */
+slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
+                                void (*log)(void *opaque, const char *line), void *opaque,
+                                char *errstr, size_t errstr_size);
 /* Fold sigma into A (O(W K)); done when sigma falls below SLDA_SIGMA_FOLD. */
 void slda_model_fold_scale(slda_model_t *model);
 #define SLDA_SIGMA_FOLD 1e-6
@@ -294,6 +310,5 @@ int slda_outfile_seekable(const slda_outfile_t *out);
  * output path before it starts; SLDA_ERR_IO with the reason. */
 slda_err_t slda_outfile_check(const char *what, const char *path, char *errstr,
                               size_t errstr_size);
-
 
 #endif /* SLDA_INT_H */

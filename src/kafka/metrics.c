@@ -34,8 +34,9 @@ struct slda_metrics_s {
     _Atomic uint64_t dead[SLDA_ERR__COUNT];
     _Atomic int healthy;     /* consumer */
     _Atomic int svc_failing; /* service (snapshots) */
+    _Atomic int flow_failing; /* stalled producer or consumer */
     pthread_mutex_t lock;    /* reasons, keys, sink */
-    char reason[256], svc_reason[256];
+    char reason[256], svc_reason[256], flow_reason[256];
     log_key_t keys[LOG_KEYS];
     slda_log_sink_cb sink;
     void *sink_opaque;
@@ -134,13 +135,25 @@ void slda_metrics_set_service_health(slda_metrics_t *m, int ok, const char *reas
     pthread_mutex_unlock(&m->lock);
 }
 
+void slda_metrics_set_flow_health(slda_metrics_t *m, int ok, const char *reason)
+{
+    pthread_mutex_lock(&m->lock);
+    snprintf(m->flow_reason, sizeof m->flow_reason, "%s",
+             ok ? "" : (reason ? reason : "unhealthy"));
+    atomic_store(&m->flow_failing, !ok);
+    pthread_mutex_unlock(&m->lock);
+}
+
 int slda_metrics_health(slda_metrics_t *m, char *reason, size_t reason_size)
 {
     pthread_mutex_lock(&m->lock);
-    int svc_failing = atomic_load(&m->svc_failing);
-    int ok = atomic_load(&m->healthy) && !svc_failing;
+    int svc_failing = atomic_load(&m->svc_failing), flow_failing = atomic_load(&m->flow_failing);
+    int healthy = atomic_load(&m->healthy);
+    int ok = healthy && !svc_failing && !flow_failing;
     if (reason_size)
-        snprintf(reason, reason_size, "%s", svc_failing ? m->svc_reason : m->reason);
+        snprintf(reason, reason_size, "%s",
+                 svc_failing ? m->svc_reason : !healthy ? m->reason
+                               : flow_failing ? m->flow_reason : m->reason);
     pthread_mutex_unlock(&m->lock);
     return ok;
 }
@@ -209,6 +222,8 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_G_SNAPSHOT_BYTES, "streamlda_snapshot_bytes", "Size of the last snapshot."},
         {SLDA_G_PUBLISH_SECONDS, "streamlda_snapshot_publish_seconds",
          "Publication of the last snapshot to snapshot.topic, first chunk to manifest acknowledged."},
+        {SLDA_G_UNDELIVERED, "streamlda_undelivered_records",
+         "Dead-letter and output records produced but not yet delivered (their offsets wait)."},
     };
     for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++)
         prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model,

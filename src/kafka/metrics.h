@@ -28,6 +28,7 @@ typedef enum {
     SLDA_G_SNAPSHOT_SECONDS, /* wall time of the last snapshot (encode + write) */
     SLDA_G_SNAPSHOT_BYTES,   /* size of the last snapshot */
     SLDA_G_PUBLISH_SECONDS,  /* last snapshot.topic publication: first chunk to manifest ack */
+    SLDA_G_UNDELIVERED,      /* dead-letter/output records produced, not yet delivered */
     SLDA_G__COUNT
 } slda_metric_gauge_t;
 
@@ -51,6 +52,9 @@ uint64_t slda_metrics_deadletters(const slda_metrics_t *m, slda_err_t reason); /
 void slda_metrics_set_health(slda_metrics_t *m, int ok, const char *reason);
 /* Health of the service itself (snapshots); /healthz needs both. */
 void slda_metrics_set_service_health(slda_metrics_t *m, int ok, const char *reason);
+/* Health of the flow (stalled producer or consumer, paused consumption). */
+void slda_metrics_set_flow_health(slda_metrics_t *m, int ok, const char *reason);
+/* 1 when consumer, service and flow are healthy; else the reason. */
 int slda_metrics_health(slda_metrics_t *m, char *reason, size_t reason_size);
 
 /* Prometheus text exposition (version 0.0.4), malloc'ed, caller frees. */

@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +39,6 @@
 #define HELDOUT_MAX 1000      /* documents kept for held-out perplexity */
 #define EMBEDDED_PARTITIONS 4 /* partitions of each topic of the embedded cluster */
 #define POLL_MAX_MS 100       /* longest consumer wait, so the stop flag is seen */
-#define FINAL_FLUSH_MS 30000  /* how long shutdown waits for the producers */
 #define RETRY_S 0.5           /* pause before a deferred snapshot is tried again */
 
 typedef struct doc_meta_s {
@@ -45,6 +46,7 @@ typedef struct doc_meta_s {
     int32_t partition;
     int64_t offset;
     int64_t timestamp_ms;
+    int replayed; /* output already delivered by an earlier run: train only */
 } doc_meta_t;
 
 struct slda_service_s {
@@ -72,6 +74,13 @@ struct slda_service_s {
     int dirty;          /* consumed anything since the last snapshot */
     int deferred;       /* a due snapshot waits for the data producer or the disk */
     double retry_at;    /* when a deferred snapshot is tried again */
+    uint64_t *good;     /* update counts of this model's snapshot files known to load */
+    size_t ngood, capgood;
+    int lock_fd;        /* flock on <snapshot.dir>/<model.name>.lock, or -1 */
+    int failed;         /* run ended in error: don't wait long for the producers */
+    /* flow */
+    int paused;         /* consumption paused: the producer has a backlog */
+    double paused_since, last_msg_t;
 };
 
 static double now_s(void)
@@ -94,6 +103,22 @@ static int snapfile_cmp(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0; /* newest first */
 }
 
+/* 1 when name is "<model>-<20 digits>.slda" followed by suffix (exactly, when
+ * suffix is "") or by suffix and anything (a temp file "...slda.tmp.<pid>"). */
+static int is_model_file(const char *name, const char *model, const char *suffix)
+{
+    size_t plen = strlen(model), len = strlen(name);
+    if (len < plen + 26 || strncmp(name, model, plen) || name[plen] != '-')
+        return 0;
+    for (size_t i = plen + 1; i < plen + 21; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    if (strncmp(name + plen + 21, ".slda", 5))
+        return 0;
+    const char *rest = name + plen + 26;
+    return *suffix ? !strncmp(rest, suffix, strlen(suffix)) : !*rest;
+}
+
 /* Snapshot files of model in dir, newest first. */
 static snapfile_t *snapfiles_list(const char *dir, const char *model, size_t *n)
 {
@@ -107,13 +132,7 @@ static snapfile_t *snapfiles_list(const char *dir, const char *model, size_t *n)
     while ((de = readdir(d))) {
         const char *name = de->d_name;
         size_t len = strlen(name);
-        if (len != plen + 1 + 20 + 5 || strncmp(name, model, plen) || name[plen] != '-' ||
-            strcmp(name + len - 5, ".slda"))
-            continue;
-        int digits = 1;
-        for (size_t i = plen + 1; i < plen + 21; i++)
-            digits &= name[i] >= '0' && name[i] <= '9';
-        if (!digits)
+        if (!is_model_file(name, model, ""))
             continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -137,17 +156,17 @@ static void snapfiles_free(snapfile_t *files, size_t n)
     free(files);
 }
 
-/* Remove temp files left by a writer killed mid-write ("<name>.slda.tmp.<pid>"). */
+/* Remove temp files left by a writer of this model killed mid-write
+ * ("<model>-<20 digits>.slda.tmp.<pid>"; never another model's). Called with
+ * the model's lock held, so no live writer owns them. */
 static void remove_stale_temps(slda_service_t *svc, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return;
-    size_t plen = strlen(svc->conf->model_name);
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (strncmp(de->d_name, svc->conf->model_name, plen) || de->d_name[plen] != '-' ||
-            !strstr(de->d_name + plen, ".slda.tmp."))
+        if (!is_model_file(de->d_name, svc->conf->model_name, ".tmp."))
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
@@ -157,47 +176,69 @@ static void remove_stale_temps(slda_service_t *svc, const char *dir)
     closedir(d);
 }
 
-/* The newest snapshot of dir that loads; corrupt ones are skipped with a warning. */
-static slda_model_t *restore_newest(slda_service_t *svc)
+/* One model, one writer: an exclusive flock on <dir>/<model>.lock for the
+ * service's life, holding "pid P host H" of the holder. */
+static slda_err_t lock_model(slda_service_t *svc, const char *dir, char *errstr,
+                             size_t errstr_size)
 {
-    const char *dir = svc->conf->snapshot_dir;
-    if (!dir || !*dir)
-        return NULL;
-    remove_stale_temps(svc, dir);
-    size_t n;
-    snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
-    slda_model_t *model = NULL;
-    for (size_t i = 0; i < n && !model; i++) {
-        char err[512];
-        slda_err_t code = SLDA_OK;
-        model = slda_snapshot_read(files[i].path, &code, err, sizeof err);
-        if (!model)
-            slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "skipping snapshot %s: %s (%s)",
-                     files[i].path, err, slda_err_name(code));
-        else
-            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
-                     "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
-                     slda_model_updates(model), slda_model_docs(model));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.lock", dir, svc->conf->model_name);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot.dir lock %s: %s", path,
+                            strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        char holder[256] = "";
+        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = '\0';
+        holder[strcspn(holder, "\n")] = '\0';
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
+                                "model \"%s\" in snapshot.dir \"%s\" is in use by another "
+                                "streamlda (%s; lock %s): one model, one writer",
+                                svc->conf->model_name, dir, *holder ? holder : "holder unknown",
+                                path);
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot.dir lock %s: %s", path,
+                            strerror(e));
     }
-    snapfiles_free(files, n);
-    /* text.* come from this service's configuration (snapshots never open
-     * the stop-word file they name) */
-    char err[512];
-    if (model && slda_model_set_tokenizer(model, svc->conf, err, sizeof err) != SLDA_OK)
-        slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "tokenizer of the restored model: %s", err);
-    return model;
+    char host[256] = "?", info[400];
+    gethostname(host, sizeof host - 1);
+    int len = snprintf(info, sizeof info, "pid %ld on host %s\n", (long)getpid(), host);
+    if (ftruncate(fd, 0) || pwrite(fd, info, (size_t)len, 0) != len)
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "lock file %s: %s", path, strerror(errno));
+    svc->lock_fd = fd;
+    return SLDA_OK;
 }
 
-/* Delete all but the newest `keep` snapshots of the model. */
-static void prune_snapshots(slda_service_t *svc)
+static void good_add(slda_service_t *svc, uint64_t updates)
 {
-    size_t n, keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
-    snapfile_t *files = snapfiles_list(svc->conf->snapshot_dir, svc->conf->model_name, &n);
-    for (size_t i = keep; i < n; i++)
-        if (unlink(files[i].path) && errno != ENOENT)
-            slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-prune", "cannot remove %s: %s",
-                     files[i].path, strerror(errno));
-    snapfiles_free(files, n);
+    for (size_t i = 0; i < svc->ngood; i++)
+        if (svc->good[i] == updates)
+            return;
+    if (svc->ngood == svc->capgood) {
+        svc->capgood = svc->capgood ? 2 * svc->capgood : 16;
+        svc->good = slda_xrealloc(svc->good, svc->capgood * sizeof *svc->good);
+    }
+    svc->good[svc->ngood++] = updates;
+}
+
+static int good_has(const slda_service_t *svc, uint64_t updates)
+{
+    for (size_t i = 0; i < svc->ngood; i++)
+        if (svc->good[i] == updates)
+            return 1;
+    return 0;
+}
+
+static void good_remove(slda_service_t *svc, uint64_t updates)
+{
+    for (size_t i = 0; i < svc->ngood; i++)
+        if (svc->good[i] == updates) {
+            svc->good[i] = svc->good[--svc->ngood];
+            return;
+        }
 }
 
 static slda_err_t mkdir_p(const char *dir, char *errstr, size_t errstr_size)
@@ -222,11 +263,112 @@ static slda_err_t mkdir_p(const char *dir, char *errstr, size_t errstr_size)
     return SLDA_OK;
 }
 
+static void reconcile_log(void *opaque, const char *line)
+{
+    slda_log(((slda_service_t *)opaque)->metrics, SLDA_LOG_INFO, NULL, "restore: %s", line);
+}
+
+/* Lock the model's snapshots, then restore the newest one that loads. Every
+ * file of the model is tried (newest first): the ones that load are noted as
+ * prunable, the others are left alone with a warning. When files exist and
+ * none loads, starting a new model would retrain from the committed offsets
+ * and drop what they hold: refused unless snapshot.fresh. *model stays NULL
+ * when there is nothing to restore. */
+static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *errstr,
+                                 size_t errstr_size)
+{
+    *out = NULL;
+    const char *dir = svc->conf->snapshot_dir;
+    if (!dir || !*dir)
+        return SLDA_OK;
+    slda_err_t e = mkdir_p(dir, errstr, errstr_size);
+    if (!e)
+        e = lock_model(svc, dir, errstr, errstr_size);
+    if (e)
+        return e;
+    remove_stale_temps(svc, dir);
+    size_t n, bad = 0;
+    snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
+    slda_model_t *model = NULL;
+    char first_err[700] = "";
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        slda_err_t code = SLDA_OK;
+        slda_model_t *m = slda_snapshot_read(files[i].path, &code, err, sizeof err);
+        if (!m) {
+            bad++;
+            if (!first_err[0])
+                snprintf(first_err, sizeof first_err, "%s: %s", files[i].path, err);
+            slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                     "snapshot %s does not load: %s (%s); it is left in place and never pruned",
+                     files[i].path, err, slda_err_name(code));
+            continue;
+        }
+        good_add(svc, files[i].updates);
+        if (model) {
+            slda_model_destroy(m);
+            continue;
+        }
+        model = m;
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
+                 slda_model_updates(model), slda_model_docs(model));
+    }
+    snapfiles_free(files, n);
+    if (!model && bad) {
+        if (!svc->conf->snapshot_fresh)
+            return slda_set_err(
+                errstr, errstr_size, SLDA_ERR_CORRUPT,
+                "snapshot.dir \"%s\" holds %zu snapshot(s) of model \"%s\" and none loads "
+                "(newest: %s); a new model would restart from the group's committed offsets and "
+                "lose what they hold. Repair or move them, or start a new model beside them with "
+                "--fresh (-X snapshot.fresh=true)",
+                dir, bad, svc->conf->model_name, first_err);
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "snapshot.fresh: starting a new model beside %zu unloadable snapshot(s)", bad);
+    }
+    if (!model)
+        return SLDA_OK;
+    /* text.* come from this service's configuration (snapshots never open
+     * the stop-word file they name) */
+    char err[512];
+    if (slda_model_set_tokenizer(model, svc->conf, err, sizeof err) != SLDA_OK)
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "tokenizer of the restored model: %s", err);
+    e = slda_model_reconcile(model, svc->conf, reconcile_log, svc, errstr, errstr_size);
+    if (e) {
+        slda_model_destroy(model);
+        return e;
+    }
+    *out = model;
+    return SLDA_OK;
+}
+
+/* Keep the newest `keep` snapshots of the model that are known to load
+ * (restored, verified at start, or written by this process); files that do
+ * not load, and other models' files, are never touched. */
+static void prune_snapshots(slda_service_t *svc)
+{
+    size_t n, kept = 0, keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
+    snapfile_t *files = snapfiles_list(svc->conf->snapshot_dir, svc->conf->model_name, &n);
+    for (size_t i = 0; i < n; i++) { /* newest first */
+        if (!good_has(svc, files[i].updates) || ++kept <= keep)
+            continue;
+        if (unlink(files[i].path) && errno != ENOENT)
+            slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-prune", "cannot remove %s: %s",
+                     files[i].path, strerror(errno));
+        else
+            good_remove(svc, files[i].updates);
+    }
+    snapfiles_free(files, n);
+}
+
 /* ---- output records ---- */
 
 /* {"id","time","topics":[[k,w],...],"model","update"} for document i. */
 static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
 {
+    if (svc->meta[i].replayed)
+        return;
     const float *theta = svc->thetas + i * K;
     uint32_t top = svc->conf->output_top ? svc->conf->output_top : 3;
     if (top > K)
@@ -260,9 +402,8 @@ static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
     const doc_meta_t *m = &svc->meta[i];
     slda_kmsg_t msg = {.topic = m->topic, .partition = m->partition, .offset = m->offset,
                        .timestamp_ms = m->timestamp_ms};
-    if (!slda_ksink_output(svc->sink, &msg, svc->docs[i].id, strlen(svc->docs[i].id), json, len))
-        slda_metrics_add(svc->metrics, SLDA_M_OUTPUTS, 1);
-    free(json);
+    slda_ksink_output(svc->sink, &msg, svc->docs[i].id, strlen(svc->docs[i].id), json, len);
+    free(json); /* counted on delivery; a fatal sink stops the loop */
 }
 
 /* ---- minibatches ---- */
@@ -321,10 +462,11 @@ static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t c
 {
     char key[64];
     snprintf(key, sizeof key, "deadletter-%s", slda_err_name(code));
-    slda_metrics_deadletter(svc->metrics, code);
+    if (slda_ksource_replayed(svc->src, msg->topic, msg->partition, msg->offset))
+        return; /* delivered by an earlier run */
     slda_log(svc->metrics, SLDA_LOG_WARN, key, "dead letter %s [%d] @%" PRId64 ": %s",
              msg->topic, (int)msg->partition, msg->offset, reason);
-    slda_ksink_deadletter(svc->sink, msg, code, reason);
+    slda_ksink_deadletter(svc->sink, msg, code, reason); /* counted on delivery */
 }
 
 static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
@@ -365,6 +507,7 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
     meta->partition = msg->partition;
     meta->offset = msg->offset;
     meta->timestamp_ms = msg->timestamp_ms;
+    meta->replayed = slda_ksource_replayed(svc->src, msg->topic, msg->partition, msg->offset);
 }
 
 /* ---- snapshots ---- */
@@ -414,7 +557,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
     slda_err_t err = train_batch(svc, errstr, errstr_size);
     if (err || !svc->dirty)
         return err;
-    if (!slda_ksink_drain(svc->sink, final ? FINAL_FLUSH_MS : 1000)) {
+    if (!slda_ksink_drain(svc->sink, final ? (int)svc->conf->shutdown_timeout_ms : 100)) {
         defer(svc);
         slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-deferred",
                  "snapshot deferred: dead-letter/output records not yet delivered");
@@ -435,8 +578,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         char path[4096], err2[512];
         snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", dir, svc->conf->model_name,
                  slda_model_updates(svc->model));
-        if (mkdir_p(dir, err2, sizeof err2) ||
-            slda_snapshot_write(svc->model, path, err2, sizeof err2)) {
+        if (slda_snapshot_write(svc->model, path, err2, sizeof err2)) {
             slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
             slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err2);
             defer(svc);
@@ -448,6 +590,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         if (!stat(path, &st))
             bytes = (double)st.st_size;
         slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOTS, 1);
+        good_add(svc, slda_model_updates(svc->model));
         prune_snapshots(svc);
     }
     slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
@@ -477,6 +620,49 @@ static void status(slda_service_t *svc)
     char line[512];
     slda_metrics_status_line(svc->metrics, line, sizeof line);
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "status: %s", line);
+}
+
+/* ---- flow: backpressure and stall health ---- */
+
+/* Pause consumption while the producer has a backlog (records waiting for
+ * room or for a retry), resume when it is gone; /healthz turns 503 when
+ * records stay undelivered, consumption stays paused, or lagging partitions
+ * yield nothing, for health.stall.ms. */
+static void flow(slda_service_t *svc, double t)
+{
+    size_t backlog = slda_ksink_backlog(svc->sink);
+    if (backlog && !svc->paused) {
+        if (!slda_ksource_pause(svc->src, 1)) {
+            svc->paused = 1;
+            svc->paused_since = t;
+            slda_log(svc->metrics, SLDA_LOG_WARN, "flow-pause",
+                     "consumption paused: %zu dead-letter/output record(s) wait for the brokers",
+                     backlog);
+        }
+    } else if (!backlog && svc->paused) {
+        if (!slda_ksource_pause(svc->src, 0)) {
+            svc->paused = 0;
+            svc->last_msg_t = t;
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "consumption resumed");
+            slda_log_reset(svc->metrics, "flow-pause");
+        }
+    }
+    double stall = svc->conf->health_stall_ms / 1000.0, lag = slda_metrics_gauge(svc->metrics,
+                                                                                SLDA_G_LAG);
+    double undelivered_s = slda_ksink_stalled_s(svc->sink);
+    char why[256] = "";
+    if (undelivered_s >= stall)
+        snprintf(why, sizeof why, "producer stalled: %zu record(s) undelivered, none delivered "
+                 "for %.0f s", slda_ksink_undelivered(svc->sink), undelivered_s);
+    else if (svc->paused && t - svc->paused_since >= stall)
+        snprintf(why, sizeof why, "consumption paused for %.0f s: the producer has a backlog",
+                 t - svc->paused_since);
+    else if (!svc->paused && lag > 0 && slda_ksource_assigned(svc->src) &&
+             t - svc->last_msg_t >= stall)
+        snprintf(why, sizeof why, "consumer stalled: lag %.0f, no message for %.0f s", lag,
+                 t - svc->last_msg_t);
+    slda_metrics_set_flow_health(svc->metrics, !why[0], why);
+    slda_metrics_set(svc->metrics, SLDA_G_UNDELIVERED, (double)slda_ksink_undelivered(svc->sink));
 }
 
 /* ---- life cycle ---- */
@@ -515,6 +701,7 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
     slda_service_t *svc = slda_xcalloc(1, sizeof *svc);
     svc->conf = slda_conf_dup(conf);
     svc->metrics = slda_metrics_new();
+    svc->lock_fd = -1;
     svc->held = slda_heldout_new();
     slda_rng_seed3(&svc->rng, conf->p.seed, 0x68656c64 /* "held" */, 0);
     if (!svc->conf->model_name || !*svc->conf->model_name) {
@@ -533,7 +720,8 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
         start_embedded(svc, errstr, errstr_size))
         goto fail;
     const char *override = svc->mock ? slda_mock_bootstraps(svc->mock) : NULL;
-    svc->model = restore_newest(svc);
+    if (restore_newest(svc, &svc->model, errstr, errstr_size))
+        goto fail;
     if (!svc->model && !(svc->model = slda_model_new(svc->conf, errstr, errstr_size)))
         goto fail;
     size_t noffs;
@@ -552,12 +740,19 @@ fail:
     return NULL;
 }
 
+/* A fatal error of either client: the service stops without a snapshot. */
+static slda_err_t fatal(slda_service_t *svc, char *errstr, size_t errstr_size)
+{
+    slda_err_t e = slda_ksink_fatal(svc->sink, errstr, errstr_size);
+    return e ? e : slda_ksource_fatal(svc->src, errstr, errstr_size);
+}
+
 slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,
                             size_t errstr_size)
 {
     const slda_conf_t *c = svc->conf;
     uint32_t batch_docs = c->minibatch_docs ? c->minibatch_docs : 256;
-    svc->last_snapshot = svc->last_status = now_s();
+    svc->last_snapshot = svc->last_status = svc->last_msg_t = now_s();
     slda_err_t err = SLDA_OK;
     while (!*stop && !err) {
         double t = now_s();
@@ -567,7 +762,8 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             timeout = left <= 0 ? 0 : left * 1000 < timeout ? (int)(left * 1000) + 1 : timeout;
         }
         slda_kmsg_t msg;
-        if (slda_ksource_poll(svc->src, timeout, &msg)) {
+        if (slda_ksource_poll(svc->src, timeout, &msg)) { /* polls even while paused */
+            svc->last_msg_t = now_s();
             handle_message(svc, &msg);
             slda_ksource_release(svc->src, &msg);
         }
@@ -578,20 +774,30 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
         if (!err && snapshot_due(svc, t))
             err = snapshot(svc, 0, errstr, errstr_size);
         slda_ksink_poll(svc->sink);
+        if (!err)
+            err = fatal(svc, errstr, errstr_size);
+        flow(svc, t);
         if (c->status_ms && (t - svc->last_status) * 1000.0 >= c->status_ms) {
             status(svc);
             svc->last_status = t;
         }
     }
-    if (err)
-        return err; /* no final snapshot: the last good one stays authoritative */
+    if (err) { /* no final snapshot: the last good one stays authoritative */
+        svc->failed = 1;
+        return err;
+    }
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "stopping: final minibatch and snapshot");
     err = snapshot(svc, 1, errstr, errstr_size);
+    if (!err)
+        err = fatal(svc, errstr, errstr_size);
     if (!err && svc->deferred)
         err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
-                           "final snapshot not written (records undelivered after %d ms, or "
-                           "snapshot.dir not writable: see the log); the last snapshot stays "
-                           "authoritative", FINAL_FLUSH_MS);
+                           "final snapshot not written: %zu dead-letter/output record(s) still "
+                           "undelivered after shutdown.timeout.ms=%u, or snapshot.dir not "
+                           "writable (see the log); nothing was committed past the last "
+                           "snapshot, which stays authoritative",
+                           slda_ksink_undelivered(svc->sink), c->shutdown_timeout_ms);
+    svc->failed = err != SLDA_OK;
     status(svc);
     return err;
 }
@@ -601,7 +807,8 @@ void slda_service_destroy(slda_service_t *svc)
     if (!svc)
         return;
     slda_ksource_destroy(svc->src);
-    slda_ksink_destroy(svc->sink, FINAL_FLUSH_MS);
+    /* Delivered already after a clean stop; after a failure, a short last try. */
+    slda_ksink_destroy(svc->sink, svc->failed ? 1000 : (int)svc->conf->shutdown_timeout_ms);
     slda_http_stop(svc->http);
     slda_mock_destroy(svc->mock);
     slda_docs_clear(svc->docs, svc->ndocs);
@@ -610,6 +817,9 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->thetas);
     slda_heldout_destroy(svc->held);
     slda_model_destroy(svc->model);
+    free(svc->good);
+    if (svc->lock_fd >= 0)
+        close(svc->lock_fd); /* releases the flock */
     slda_metrics_destroy(svc->metrics);
     slda_conf_destroy(svc->conf);
     free(svc);
