@@ -232,14 +232,17 @@ const slda_offset_t *slda_model_offsets(const slda_model_t *model, size_t *n);
 /** @name Text
  * @{ */
 /** Rebuild the model's tokenizer from conf's text.* keys (stop words, minimum
- *  length, size limit). Snapshots never open a stop-word file named in them:
- *  a model decoded from a snapshot whose text.stopwords is a path tokenises
- *  without stop words until this is called. The vocabulary is unchanged. */
+ *  length, size limit, cleanup rules; docs/text.md). Snapshots record the
+ *  rules of the tokenizer in use, and never open a stop-word file named in
+ *  them: a model decoded from a snapshot tokenises with the built-in and
+ *  inline parts of text.stopwords only, until this is called. The
+ *  vocabulary is unchanged. */
 slda_err_t slda_model_set_tokenizer(slda_model_t *model, const slda_conf_t *conf, char *errstr,
                                     size_t errstr_size);
-/** Tokenise UTF-8 text with the model's tokenizer settings (lower-casing,
- *  stop words, minimum length) and map the tokens to word ids, adding new
- *  words in open-vocabulary mode (unknown words are dropped in fixed mode).
+/** Tokenise UTF-8 text with the model's tokenizer settings (cleanup rules,
+ *  lower-casing, stop words, minimum length) and map the tokens to word ids,
+ *  adding new words in open-vocabulary mode (unknown words are dropped in
+ *  fixed mode).
  *  doc is (re)initialised. SLDA_ERR_UTF8 / SLDA_ERR_EMPTY on bad input. */
 slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
                               slda_doc_t *doc, char *errstr, size_t errstr_size);

@@ -104,5 +104,12 @@ run "${TRAIN[@]}" "$T/crc.gz"
 grep -q "crc.gz:[0-9]*: read error: corrupt gzip data: incorrect data check" "$T/err" && ok \
     || fail "CRC: $(head -c 400 "$T/err")"
 
+# bytes after the last member that are not another member: every line read, then an error
+{ cat "$T/big.gz"; printf 'trailing'; } >"$T/trail.gz"
+run "${TRAIN[@]}" "$T/trail.gz"
+grep -q "trail.gz:3000: read error: corrupt gzip data: bytes after the last member" "$T/err" && ok \
+    || fail "trailing bytes: $(head -c 400 "$T/err")"
+grep -q '^train docs=3000 ' "$T/out" && ok || fail "trailing bytes: $(cat "$T/out")"
+
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]

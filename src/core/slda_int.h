@@ -185,8 +185,8 @@ uint32_t slda_vocab_find_key(const slda_vocab_t *vocab, uint64_t key);
 typedef struct slda_tokenizer_s slda_tokenizer_t;
 slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_t errstr_size);
 void slda_tokenizer_destroy(slda_tokenizer_t *tok);
-/* Calls cb for each normalised token (lower-cased UTF-8, stop words and short
- * tokens removed). SLDA_ERR_UTF8 (with byte offset in errstr) on invalid UTF-8,
+/* Calls cb for each normalised token (text.* cleanup applied, lower-cased UTF-8,
+ * stop words and short tokens removed). SLDA_ERR_UTF8 (with byte offset in errstr) on invalid UTF-8,
  * before any callback is made. */
 typedef void (*slda_token_cb)(const char *tok, size_t len, void *opaque);
 slda_err_t slda_tokenize(const slda_tokenizer_t *tok, const char *text, size_t len,

@@ -33,6 +33,7 @@ typedef struct gz_s {
     int in_eof;             /* in has no more bytes */
     int failed;             /* a read failed: every later read fails too */
     int member_ended;       /* the last inflate ended a member */
+    unsigned long members;  /* members ended so far */
     char *why;
     size_t why_size;
     z_stream z;
@@ -102,13 +103,18 @@ static ssize_t gz_read(void *cookie, char *out, size_t size)
             gz->member_ended = 0;
         }
         rc = inflate(&gz->z, Z_NO_FLUSH);
-        if (rc == Z_STREAM_END)
+        if (rc == Z_STREAM_END) {
             gz->member_ended = 1;
-        else if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_STREAM_ERROR ||
-                 rc == Z_MEM_ERROR)
+            gz->members++;
+        } else if (rc == Z_DATA_ERROR && gz->members > 0 && gz->z.total_in <= 2) {
+            return gz_fail(gz, "corrupt gzip data: bytes after the last member are not gzip "
+                               "data (%s)", gz->z.msg ? gz->z.msg : "bad header");
+        } else if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_STREAM_ERROR ||
+                   rc == Z_MEM_ERROR) {
             return gz_fail(gz, "corrupt gzip data: %s",
                            gz->z.msg ? gz->z.msg : rc == Z_MEM_ERROR ? "out of memory"
                                                                     : "invalid stream");
+        }
     }
     return (ssize_t)(want - gz->z.avail_out);
 }
