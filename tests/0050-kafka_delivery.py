@@ -65,7 +65,7 @@ def main():
         svc = e2e.Service(tmp, broker.addr, ["topics=5", "http.port=0", "status.ms=1000",
                                              "snapshot.dir=snaps", "minibatch.docs=50",
                                              "minibatch.ms=200", "snapshot.every.ms=500",
-                                             "snapshot.topic=", "health.stall.ms=60000",
+                                             "snapshot.topic=",
                                              "kafka.topic.metadata.propagation.max.ms=1500"])
         bad = [b"caf\xc3 broken \xff\xfe utf-8 %d" % i for i in range(3)]
         values = good[:200] + bad

@@ -194,8 +194,10 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
     slda_ksink_t *sink = opaque;
     rec_meta_t *meta = m->_private;
-    sink->data_inflight--;
+    /* A failed record stays undelivered (back to the backlog below): counted
+     * in flight until then, so the stall clock keeps running. */
     if (!m->err) {
+        sink->data_inflight--;
         sink->progress_at = mono_s();
         count_delivered(sink, meta);
         free(meta);
@@ -204,6 +206,7 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     }
     const char *topic = rd_kafka_topic_name(m->rkt);
     if (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT) {
+        sink->data_inflight--;
         free(meta); /* shutting down: counted as undelivered at exit */
         return;
     }
@@ -213,6 +216,7 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         set_fatal(sink, "kafka: record to %s failed inside the transaction: %s (the transaction "
                   "is aborted; a restart resumes from the last snapshot)", topic,
                   rd_kafka_err2str(m->err));
+        sink->data_inflight--;
         free(meta);
         return;
     }
@@ -223,6 +227,7 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         set_fatal(sink, "kafka: a %s record to %s can never be delivered: %s",
                   meta->kind == KIND_DEADLETTER ? "dead-letter" : "output", topic,
                   rd_kafka_err2str(m->err));
+        sink->data_inflight--;
         free(meta);
         return;
     }
@@ -252,6 +257,7 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     meta->attempts++;
     p->next_try = mono_s() + retry_backoff(meta->attempts);
     p->meta = meta;
+    sink->data_inflight--;
     slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
              "kafka: record to %s not delivered: %s; retrying (attempt %u), offsets wait for it",
              topic, rd_kafka_err2str(m->err), meta->attempts + 1);
