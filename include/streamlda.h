@@ -175,7 +175,10 @@ slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errst
 void slda_model_destroy(slda_model_t *model);
 
 uint32_t slda_model_topics(const slda_model_t *model);
-/** Vocabulary rows in use (open vocabulary) or the fixed vocabulary size. */
+/** Words the model holds: the fixed vocabulary's size, or in an open vocabulary
+ *  the words that have reached training and were not evicted (words only
+ *  tokenised, e.g. held-out ones, do not count). It is the W of the smoothing
+ *  (NZ[k] + W eta) and the number of columns of slda_model_phi. */
 uint32_t slda_model_vocab_size(const slda_model_t *model);
 /** Updates applied so far (t). */
 uint64_t slda_model_updates(const slda_model_t *model);
@@ -210,7 +213,7 @@ slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc,
  *  Returns how many were written (<= n). */
 size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n,
                             uint32_t *ids, float *probs);
-/** phi[k][w] = (Nphi[w][k]+eta)/(NZ[k]+W eta) for the rows in use, written
+/** phi[k][w] = (Nphi[w][k]+eta)/(NZ[k]+W eta) for the words held, written
  *  row-major K x slda_model_vocab_size() into out; ids_out (may be NULL)
  *  receives the word id of each column. */
 slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_out);
