@@ -265,6 +265,34 @@ static void test_keys(void)
     slda_vocab_destroy(vocab);
 }
 
+/* A full vocabulary whose words are all pinned (one epoch: a corpus read
+ * before any training) refuses new words and counts them; the next epoch
+ * can evict again. */
+static void test_refused_when_all_pinned(void)
+{
+    slda_vocab_t *vocab = slda_vocab_new(16, 5, 0);
+    bool added;
+    char w[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(w, sizeof w, "pinned%d", i);
+        CHECK(add(vocab, w, &added) != UINT32_MAX);
+    }
+    for (int i = 0; i < 5; i++) {
+        snprintf(w, sizeof w, "late%d", i);
+        CHECK_INT(add(vocab, w, &added), UINT32_MAX);
+        CHECK(!added);
+    }
+    CHECK_INT(slda_vocab_refused(vocab), 5);
+    CHECK_INT(slda_vocab_evictions(vocab), 0);
+    CHECK(add(vocab, "pinned3", &added) != UINT32_MAX); /* known words still resolve */
+    slda_vocab_new_epoch(vocab);
+    CHECK(add(vocab, "late0", &added) != UINT32_MAX);
+    CHECK(added);
+    CHECK_INT(slda_vocab_evictions(vocab), 1);
+    CHECK_INT(slda_vocab_refused(vocab), 5);
+    slda_vocab_destroy(vocab);
+}
+
 int main(void)
 {
     test_add_find();
@@ -275,5 +303,6 @@ int main(void)
     test_fixed();
     test_put();
     test_keys();
+    test_refused_when_all_pinned();
     return slda_test_done("unit_vocab");
 }

@@ -174,6 +174,9 @@ double slda_vocab_freq(const slda_vocab_t *vocab, uint32_t id);
  * next slda_vocab_new_epoch. */
 void slda_vocab_new_epoch(slda_vocab_t *vocab);
 uint64_t slda_vocab_evictions(const slda_vocab_t *vocab);
+/* New words refused because the vocabulary was full and every word pinned
+ * (all returned since the last slda_vocab_new_epoch). */
+uint64_t slda_vocab_refused(const slda_vocab_t *vocab);
 /* The key of id's word: XXH3-64 of the word with the vocabulary's seed (0 if
  * id is unused). Keys outlive ids: an evicted id is reused for another word,
  * a key always names the same word. */
