@@ -73,6 +73,8 @@ struct slda_service_s {
     double last_snapshot, last_status;
     int dirty;          /* consumed anything since the last snapshot */
     int deferred;       /* a due snapshot waits for the data producer or the disk */
+    int awaiting;       /* ... for the data producer: hold training and consumption, or
+                           continuous output would starve the snapshot */
     double retry_at;    /* when a deferred snapshot is tried again */
     uint64_t *good;     /* update counts of this model's snapshot files known to load */
     size_t ngood, capgood;
@@ -559,11 +561,12 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         return err;
     if (!slda_ksink_drain(svc->sink, final ? (int)svc->conf->shutdown_timeout_ms : 100)) {
         defer(svc);
+        svc->awaiting = 1; /* no new minibatch, consumption paused, until delivered */
         slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-deferred",
                  "snapshot deferred: dead-letter/output records not yet delivered");
         return SLDA_OK;
     }
-    svc->deferred = 0;
+    svc->deferred = svc->awaiting = 0;
     slda_log_reset(svc->metrics, "snapshot-deferred");
     size_t n;
     const slda_offset_t *offs = slda_ksource_positions(svc->src, &n);
@@ -631,15 +634,17 @@ static void status(slda_service_t *svc)
 static void flow(slda_service_t *svc, double t)
 {
     size_t backlog = slda_ksink_backlog(svc->sink);
-    if (backlog && !svc->paused) {
+    int hold = backlog || svc->awaiting;
+    if (hold && !svc->paused) {
         if (!slda_ksource_pause(svc->src, 1)) {
             svc->paused = 1;
             svc->paused_since = t;
-            slda_log(svc->metrics, SLDA_LOG_WARN, "flow-pause",
-                     "consumption paused: %zu dead-letter/output record(s) wait for the brokers",
-                     backlog);
+            if (backlog)
+                slda_log(svc->metrics, SLDA_LOG_WARN, "flow-pause",
+                         "consumption paused: %zu dead-letter/output record(s) wait for the "
+                         "brokers", backlog);
         }
-    } else if (!backlog && svc->paused) {
+    } else if (!hold && svc->paused) {
         if (!slda_ksource_pause(svc->src, 0)) {
             svc->paused = 0;
             svc->last_msg_t = t;
@@ -768,8 +773,9 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             slda_ksource_release(svc->src, &msg);
         }
         t = now_s();
-        if (svc->ndocs >= batch_docs ||
-            (svc->ndocs && c->minibatch_ms && (t - svc->batch_start) * 1000.0 >= c->minibatch_ms))
+        if (!svc->awaiting &&
+            (svc->ndocs >= batch_docs || (svc->ndocs && c->minibatch_ms &&
+                                          (t - svc->batch_start) * 1000.0 >= c->minibatch_ms)))
             err = train_batch(svc, errstr, errstr_size);
         if (!err && snapshot_due(svc, t))
             err = snapshot(svc, 0, errstr, errstr_size);
