@@ -147,7 +147,8 @@ static snapfile_t *snapfiles_list(const char *dir, const char *model, size_t *n)
         (*n)++;
     }
     closedir(d);
-    qsort(files, *n, sizeof *files, snapfile_cmp);
+    if (*n > 1)
+        qsort(files, *n, sizeof *files, snapfile_cmp);
     return files;
 }
 
