@@ -46,13 +46,7 @@ def main():
     produced = [0]
 
     def produce(docs, tag):
-        path = os.path.join(tmp, "part-%s.txt" % tag)
-        with open(path, "w") as f:
-            f.write("\n".join(docs) + "\n")
-        res = e2e.subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
-                                  path], capture_output=True, text=True, timeout=120)
-        check(res.returncode == 0, "produce part %s" % tag, res.returncode, res.stderr.strip()[-200:])
-        produced[0] += len(docs)
+        produced[0] += e2e.produce_lines(broker.addr, tmp, docs, tag)
 
     def run(props, name):
         return e2e.Service(tmp, broker.addr, PROPS + props, name=name)
