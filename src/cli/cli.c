@@ -624,6 +624,13 @@ int slda_cli_train(int argc, char **argv)
            (unsigned long long)slda_model_tokens(tr.model), tr.train_seconds,
            slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
            tr.obs.n ? tr.obs.n : tr.heldout.n, perp, (unsigned long long)tr.nerrors, wall);
+    uint64_t refused = slda_vocab_refused(tr.model->vocab);
+    if (refused)
+        fprintf(stderr,
+                "streamlda train: warning: %llu occurrences of new words were left out: the "
+                "vocabulary (vocab.capacity=%u) was full of words the current minibatch uses; "
+                "raise vocab.capacity\n",
+                (unsigned long long)refused, slda_vocab_capacity(tr.model->vocab));
     if (coherence && tr.heldout.n) {
         double mean;
         if (slda_heldout_umass(tr.model, tr.hout, 10, &mean, NULL) == SLDA_OK)
