@@ -108,7 +108,7 @@ fetch_jars() {
 </project>
 EOF
   echo "kafka.sh: fetching org.apache.kafka:kafka_2.13:$KAFKA_VERSION into $LIB" >&2
-  (cd "$work" && mvn -B -q -Dmaven.repo.local="$CACHE/m2" \
+  (cd "$work" && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" \
      org.apache.maven.plugins:maven-dependency-plugin:$DEP_PLUGIN_VERSION:copy-dependencies \
      -DoutputDirectory="$LIB" -DincludeScope=runtime >&2) || die "mvn could not resolve the broker"
   [ -f "$LIB/kafka_2.13-$KAFKA_VERSION.jar" ] || die "mvn ran but $LIB has no kafka_2.13-$KAFKA_VERSION.jar"

@@ -2,20 +2,21 @@
 """0101-realkafka_crash - kill -9 three times on a real broker: every document counted exactly once.
 
 20,000 documents of about 1,200 bytes (a 300-word synthetic vocabulary)
-go into a 4-partition topic, 5,000 to each partition: about 6 MB in every
-partition, more than the ~5 MiB a partition of librdkafka's mock cluster
-keeps (it silently drops older records; tests/0012 stays under it with
-short documents and one partition). `streamlda run` (snapshot after every
-minibatch of 100) is killed with SIGKILL three times, each once it has
-trained a random number of documents (at least 1,000 past what it restored,
-and after a snapshot of its own) plus a random delay, and restarted each
-time; every kill must land mid-stream and every restart must restore a
-snapshot (realkafka.crash_runs). The last run ends with SIGTERM once its
-newest snapshot holds every document. The final model must hold exactly 20,000 documents (read from the
-snapshot, as 0012 does), its offsets must be exactly the 5,000 of each
-partition, and nothing may have been dead-lettered. Set SLDA_CRASH_SEED to
-replay a run's kill points.
+stream into a 4-partition topic over about 40 s, 5,000 to each partition:
+about 6 MB in every partition, more than the ~5 MiB a partition of
+librdkafka's mock cluster keeps (it silently drops older records; tests/0012
+stays under it with short documents and one partition). While they stream,
+`streamlda run` (a snapshot after every minibatch of 100) is killed with
+SIGKILL three times, each time once it has trained 1,000 documents and
+written a snapshot of its own plus a random delay of up to 2 s, and
+restarted; every kill must land while the stream flows and every restart
+must restore a snapshot (realkafka.crash_runs). The last run ends with
+SIGTERM once its newest snapshot holds every document. The final model must
+hold exactly 20,000 documents (read from the snapshot, as 0012 does), its
+offsets must be exactly the 5,000 of each partition, and nothing may have
+been dead-lettered. Set SLDA_CRASH_SEED to replay a run's random delays.
 """
+
 import os
 import random
 import sys
@@ -28,6 +29,7 @@ check = rk.check
 N = 20000
 PARTS = 4
 MIB5 = 5 * 1024 * 1024
+STREAM_S = 40  # the stream's duration: long enough for three kills and restarts (~8 s each)
 
 
 def corpus():
@@ -57,11 +59,10 @@ def main():
     per_part = [0] * PARTS
     for i, d in enumerate(docs):
         per_part[i % PARTS] += len(d)
-    rk.produce(addr, docs_topic, [(None, d, None, i % PARTS) for i, d in enumerate(docs)],
-               conf={"linger.ms": 20, "batch.size": 1000000})
-    print("produced %d documents, bytes per partition %s" % (N, per_part))
+    print("streaming %d documents over %d s, bytes per partition %s" % (N, STREAM_S, per_part))
     check(max(per_part) > MIB5, "more than 5 MiB in one partition (the mock cluster keeps ~5 MiB)",
           max(per_part), MIB5)
+    feeder = rk.Feeder(addr, docs_topic, [(None, d, None, i % PARTS) for i, d in enumerate(docs)], STREAM_S)
 
     model = p
     snapdir = os.path.join(tmp, "snaps")
@@ -70,11 +71,11 @@ def main():
              "deadletter.topic=" + dead, "model.name=" + model, "snapshot.dir=" + snapdir,
              "seed=7", "vocab.capacity=4096", "http.port=0", "kafka.max.partition.fetch.bytes=65536"]
     seed = int(os.environ.get("SLDA_CRASH_SEED", time.time()))
-    rng = random.Random(seed)
-    targets = sorted(rng.randrange(1500, N - 8000) for _ in range(3))
-    print("SLDA_CRASH_SEED=%d: kill points (documents trained) %s" % (seed, targets))
-    svc = rk.crash_runs(tmp, addr, props, snapdir, model, N, targets, rng, 1000)
+    print("SLDA_CRASH_SEED=%d" % seed)
+    svc = rk.crash_runs(tmp, addr, props, snapdir, model, N, feeder, random.Random(seed), 1000, 2.0)
     m = svc.last_metrics
+    hw = rk.high_watermarks(addr, docs_topic)
+    check(hw == {q: N // PARTS for q in range(PARTS)}, "the topic holds every document (high watermarks)", hw)
 
     files = rk.e2e.snapshots(snapdir, model)
     header = rk.e2e.read_file(files[-1])[0] if files else {}

@@ -5,15 +5,17 @@ The mock cluster gives transactions no semantics (tests/0017 only shows the
 mechanics); a real broker does: aborted records are invisible to
 read_committed consumers, a new producer with the same transactional.id
 fences the old one and aborts its open transaction. 8,000 JSON documents
-with ids (4 partitions) feed `streamlda run` with output.topic and
-kafka.transactional.id (a snapshot, hence a transaction commit, after every
-minibatch of 50). The service is killed with SIGKILL three times at random
-points and restarted each time, then stopped with SIGTERM once every
-document is in its newest snapshot. A read_committed consumer of the output
-topic must then see every produced document id exactly once (docs/service.md,
-"Guarantees": exactly once for read_committed consumers), and the final
-model must hold every document once. A read_uncommitted count is printed to
-show what the transactions hid. Set SLDA_CRASH_SEED to replay the kill points.
+with ids stream over about 40 s into a 4-partition topic and feed `streamlda
+run` with output.topic and kafka.transactional.id (a snapshot, hence a
+transaction commit, after every minibatch of 50). While they stream, the
+service is killed with SIGKILL three times (each once it has trained 300
+documents and written a snapshot of its own, plus a random delay of up to
+2 s) and restarted (realkafka.crash_runs), then stopped with SIGTERM once
+every document is in its newest snapshot. A read_committed consumer of the
+output topic must then see every produced document id exactly once
+(docs/service.md, "Guarantees": exactly once for read_committed consumers),
+and the final model must hold every document once. A read_uncommitted count
+is printed to show what the transactions hid. Set SLDA_CRASH_SEED to replay the random delays.
 """
 import collections
 import json
@@ -28,6 +30,7 @@ import realkafka as rk
 check = rk.check
 N = 8000
 PARTS = 4
+STREAM_S = 40  # the stream's duration: long enough for three kills and restarts (~8 s each)
 
 
 def corpus():
@@ -50,8 +53,8 @@ def main():
     rk.create_topics(addr, {docs_topic: PARTS, dead: 1, mix: 3})
     docs = corpus()
     ids = [d for d, _ in docs]
-    rk.produce(addr, docs_topic, [(d.encode(), json.dumps({"id": d, "text": t}).encode(), None, i % PARTS)
-                                  for i, (d, t) in enumerate(docs)])
+    feeder = rk.Feeder(addr, docs_topic, [(d.encode(), json.dumps({"id": d, "text": t}).encode(), None, i % PARTS)
+                                          for i, (d, t) in enumerate(docs)], STREAM_S)
 
     model = p
     snapdir = os.path.join(tmp, "snaps")
@@ -61,10 +64,8 @@ def main():
              "output.top=2", "model.name=" + model, "snapshot.dir=" + snapdir,
              "kafka.transactional.id=" + p + ".txn", "kafka.max.partition.fetch.bytes=16384", "http.port=0"]
     seed = int(os.environ.get("SLDA_CRASH_SEED", time.time()))
-    rng = random.Random(seed)
-    targets = sorted(rng.randrange(600, N - 3500) for _ in range(3))
-    print("SLDA_CRASH_SEED=%d: kill points (documents trained) %s" % (seed, targets))
-    rk.crash_runs(tmp, addr, props, snapdir, model, N, targets, rng, 500)
+    print("SLDA_CRASH_SEED=%d" % seed)
+    rk.crash_runs(tmp, addr, props, snapdir, model, N, feeder, random.Random(seed), 300, 0.5)
     header = rk.e2e.newest_header(snapdir, model) or {}
     check(header.get("docs") == N, "the final model holds every document once", header.get("docs"), N)
 

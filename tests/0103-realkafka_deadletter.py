@@ -71,9 +71,9 @@ def main():
                                  "snapshot.topic=", "snapshot.dir=snaps", "minibatch.docs=50"], "svc")
     rk.assigned(svc)
     dead_n = lambda m: sum(v for k, v in m.items() if k.startswith("streamlda_deadletters_total"))
-    rk.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead_n(m))(svc.metrics()) >= total,
-                120, "all records accounted for")
-    m = svc.metrics()
+    rk.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead_n(m))(rk.metrics(svc)) >= total
+                or not rk.alive(svc), 120, "all records accounted for")
+    m = rk.metrics(svc)
     check(svc.proc.poll() is None, "service still running after the bad records", svc.proc.poll())
     print("metrics: documents %s, dead letters %s" % (m.get("streamlda_documents_total"), dead_n(m)))
     rc = svc.stop(timeout=90)

@@ -16,6 +16,7 @@ import collections
 import importlib.util
 import os
 import random
+import threading
 import time
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
@@ -140,6 +141,15 @@ def consume_all(addr, topic, isolation="read_committed", idle_s=5.0, timeout_s=1
     return out
 
 
+def high_watermarks(addr, topic):
+    """{partition: high watermark} of topic."""
+    cons = Consumer({"bootstrap.servers": addr, "group.id": unique("-hw"), "enable.auto.commit": False})
+    parts = sorted(cons.list_topics(topic, timeout=10).topics[topic].partitions)
+    hw = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
+    cons.close()
+    return hw
+
+
 def headers_dict(headers):
     return {k: (v.decode("utf-8", "replace") if v is not None else None) for k, v in headers}
 
@@ -164,58 +174,121 @@ def service(tmp, addr, props, name):
     return e2e.Service(tmp, addr, props, name=name)
 
 
+def alive(svc):
+    return svc.proc.poll() is None
+
+
+def metrics(svc):
+    """/metrics of a running service; {} at once if it has exited (tests/0010's Service would
+    wait 30 s for an http line that never comes)."""
+    return svc.metrics() if alive(svc) else {}
+
+
 def assigned(svc, timeout=60):
-    """Wait until the service has its partitions (signal handlers installed, group joined)."""
-    return wait_for(lambda: "kafka: assigned" in svc.text(), timeout, "partition assignment")
+    """Wait until the service has its partitions (signal handlers installed, group joined);
+    False at once if it exits first (its log is printed)."""
+    ok = wait_for(lambda: "kafka: assigned" in svc.text() or not alive(svc), timeout, "partition assignment")
+    if not alive(svc):
+        check(False, "service running after start", svc.proc.returncode)
+        print(svc.text()[-3000:])
+        return False
+    return ok
 
 
 def newest_docs(snapdir, model):
     return (e2e.newest_header(snapdir, model) or {}).get("docs", 0)
 
 
-def crash_runs(tmp, addr, props, snapdir, model, total, targets, rng, min_step):
-    """Run the service once per kill point, each run in its own log (run1.log, ...): wait until
-    it has trained up to the point (documents restored + trained in this run >= target, and at
-    least min_step past what it restored) and has written a snapshot of its own, sleep a random
-    fraction of a second, SIGKILL it. Then a last run (final.log) until the newest snapshot holds
-    `total` documents, stopped with SIGTERM. Checks that every kill landed mid-stream, that
-    every restart restored a snapshot, and the last run's exit 0. Returns the last Service (its
-    metrics are gone; its log stays)."""
-    progress = {}
-    for i, target in enumerate(targets):
+class Feeder(threading.Thread):
+    """Produces records (key, value, headers, partition) at a steady pace over `seconds` in
+    its own thread, so a test can kill the service at random moments *during* the stream
+    (the service trains faster than Kafka delivers a pre-filled topic). Waits for every
+    delivery report; `delivered` counts them, `errors` keeps the failures."""
+
+    def __init__(self, addr, topic, records, seconds, conf=None):
+        super().__init__(daemon=True)
+        self.addr, self.topic, self.records, self.seconds = addr, topic, records, seconds
+        self.conf = conf or {}
+        self.delivered, self.errors = 0, []
+
+    def _report(self, err, msg):
+        if err is None:
+            self.delivered += 1
+        else:
+            self.errors.append(str(err))
+
+    def run(self):
+        settings = {"bootstrap.servers": self.addr, "acks": "all", "linger.ms": 5,
+                    "enable.idempotence": True}
+        settings.update(self.conf)
+        prod = Producer(settings)
+        t0, n = time.time(), len(self.records)
+        for i, (key, value, headers, part) in enumerate(self.records):
+            lag = t0 + self.seconds * i / n - time.time()
+            if lag > 0:
+                prod.poll(lag)
+            kw = {"key": key, "value": value, "headers": headers, "on_delivery": self._report}
+            if part is not None:
+                kw["partition"] = part
+            while True:
+                try:
+                    prod.produce(self.topic, **kw)
+                    break
+                except BufferError:
+                    prod.poll(0.05)
+        prod.flush(120)
+
+
+def crash_runs(tmp, addr, props, snapdir, model, total, feeder, rng, min_step, max_delay):
+    """Kill the service with SIGKILL three times while `feeder` (started here) streams the
+    documents in, restarting it each time; each run has its own log (run1.log, ...). A run is
+    killed once it has trained min_step documents and written a snapshot of its own, after a
+    further random delay of up to max_delay seconds, right after it next trains a minibatch
+    (so the kill falls into the snapshot sequence that follows a minibatch). Then a last run (final.log) until the
+    newest snapshot holds `total` documents, stopped with SIGTERM. Checks that every kill
+    landed while the stream was still flowing, that every restart restored a snapshot, that
+    the feeder delivered everything, and the last run's exit 0. Returns the last Service, with
+    its final /metrics in .last_metrics."""
+    feeder.start()
+    kills = 3
+    for i in range(kills):
         before = newest_docs(snapdir, model)
         svc = service(tmp, addr, props, "run%d" % (i + 1))
         assigned(svc)
-        goal = max(target, before + min_step)
-
-        def ready():
-            m = svc.metrics()
-            progress["docs"] = before + m.get("streamlda_documents_total", 0)
-            return ((progress["docs"] >= goal and newest_docs(snapdir, model) > before)
-                    or progress["docs"] >= total or svc.proc.poll() is not None)  # cannot land: go on
-        wait_for(ready, 120, "run %d: %d documents and a snapshot" % (i + 1, goal), step=0.02)
-        time.sleep(rng.random() * 0.3)
-        m = svc.metrics()
-        now = before + m.get("streamlda_documents_total", 0)
-        check(svc.proc.poll() is None and goal <= now < total,
-              "kill %d lands mid-stream (documents: restored, goal, trained at the kill, total)" % (i + 1),
-              before, goal, now, total)
+        trained = lambda: metrics(svc).get("streamlda_documents_total", 0)
+        wait_for(lambda: (trained() >= min_step and newest_docs(snapdir, model) > before) or not alive(svc),
+                 120, "run %d: %d documents and a snapshot" % (i + 1, min_step), step=0.05)
+        time.sleep(rng.random() * max_delay)
+        # ... and at the moment a minibatch has just been trained, so that the kill falls
+        # into the work that follows it (outputs, transaction commit, snapshot write).
+        last, busy_end = trained(), time.time() + 5
+        while time.time() < busy_end and alive(svc):
+            time.sleep(0.005)
+            cur = trained()
+            if cur > last:
+                break
+            last = cur
+        now = before + trained()
+        check(alive(svc) and feeder.is_alive() and now < total,
+              "kill %d lands mid-stream (documents: restored, trained at the kill, produced, total)" % (i + 1),
+              before, now, feeder.delivered, total)
         svc.kill9()
-        print("kill %d: SIGKILL at %d documents trained, %d in the newest snapshot"
-              % (i + 1, now, newest_docs(snapdir, model)))
-        if i and "restored " not in svc.text():
-            check(False, "run %d restored a snapshot" % (i + 1))
+        print("kill %d: SIGKILL at %d documents trained, %d in the newest snapshot, %d produced"
+              % (i + 1, now, newest_docs(snapdir, model), feeder.delivered))
     svc = service(tmp, addr, props, "final")
     assigned(svc, timeout=90)
-    wait_for(lambda: newest_docs(snapdir, model) >= total or svc.proc.poll() is not None, 150,
+    feeder.join(150)
+    check(feeder.delivered == total and not feeder.errors, "the feeder delivered every document",
+          feeder.delivered, total, feeder.errors[:3])
+    wait_for(lambda: newest_docs(snapdir, model) >= total or not alive(svc), 150,
              "a snapshot with all %d documents" % total, step=0.3)
     time.sleep(1)  # a document counted twice would show in /metrics by now
-    svc.last_metrics = svc.metrics()
+    svc.last_metrics = metrics(svc)
     rc = svc.stop()
     check(rc == 0, "last run: SIGTERM -> exit 0", rc)
     if rc != 0:
         print("\n".join(line for line in svc.text().splitlines() if "status:" not in line)[-3000:])
-    restored = sum(1 for n in ["run%d" % (i + 1) for i in range(1, len(targets))] + ["final"]
+    restored = sum(1 for n in ["run%d" % (i + 1) for i in range(1, kills)] + ["final"]
                    if "restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read())
-    check(restored == len(targets), "a snapshot was restored at each of the %d restarts" % len(targets), restored)
+    check(restored == kills, "a snapshot was restored at each of the %d restarts" % kills, restored)
     return svc
