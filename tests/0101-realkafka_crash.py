@@ -8,8 +8,8 @@ librdkafka's mock cluster keeps (it silently drops older records; tests/0012
 stays under it with short documents and one partition). While they stream,
 `streamlda run` (a snapshot after every minibatch of 100) is killed with
 SIGKILL three times, each time once it has trained 1,000 documents and
-written a snapshot of its own plus a random delay of up to 2 s, and
-restarted; every kill must land while the stream flows and every restart
+written a snapshot of its own, plus a random delay of up to 2 s, right
+after it trains a minibatch, and restarted; every kill must land while the stream flows and every restart
 must restore a snapshot (realkafka.crash_runs). The last run ends with
 SIGTERM once its newest snapshot holds every document. The final model must
 hold exactly 20,000 documents (read from the snapshot, as 0012 does), its

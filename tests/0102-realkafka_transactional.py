@@ -10,7 +10,8 @@ run` with output.topic and kafka.transactional.id (a snapshot, hence a
 transaction commit, after every minibatch of 50). While they stream, the
 service is killed with SIGKILL three times (each once it has trained 300
 documents and written a snapshot of its own, plus a random delay of up to
-2 s) and restarted (realkafka.crash_runs), then stopped with SIGTERM once
+0.5 s, right after it trains a minibatch: inside the output / commit /
+snapshot sequence) and restarted (realkafka.crash_runs), then stopped with SIGTERM once
 every document is in its newest snapshot. A read_committed consumer of the
 output topic must then see every produced document id exactly once
 (docs/service.md, "Guarantees": exactly once for read_committed consumers),

@@ -244,8 +244,9 @@ def crash_runs(tmp, addr, props, snapdir, model, total, feeder, rng, min_step, m
     documents in, restarting it each time; each run has its own log (run1.log, ...). A run is
     killed once it has trained min_step documents and written a snapshot of its own, after a
     further random delay of up to max_delay seconds, right after it next trains a minibatch
-    (so the kill falls into the snapshot sequence that follows a minibatch). Then a last run (final.log) until the
-    newest snapshot holds `total` documents, stopped with SIGTERM. Checks that every kill
+    (so the kill falls into the outputs / commit / snapshot sequence that follows one). Then a
+    last run (final.log) until the newest snapshot holds `total` documents, stopped with
+    SIGTERM. Checks that every kill
     landed while the stream was still flowing, that every restart restored a snapshot, that
     the feeder delivered everything, and the last run's exit 0. Returns the last Service, with
     its final /metrics in .last_metrics."""
