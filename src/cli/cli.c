@@ -680,41 +680,7 @@ static slda_model_t *load_snapshot(const char *path)
     return model;
 }
 
-static const char topics_usage[] =
-    "Usage: streamlda topics [-n N] SNAPSHOT\n"
-    "Print the N most probable words of each topic (default 10), one topic a line:\n"
-    "  topic K: word word ...\n"
-    "  -n, --words N   words per topic\n"
-    "  -h, --help      this help\n";
-
-int slda_cli_topics(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"words", required_argument, 0, 'n'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    long n = 10;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(topics_usage, stdout);
-            return SLDA_EXIT_OK;
-        }
-        if (c != 'n' || (n = strtol(optarg, NULL, 10)) < 1 || n > 1000) {
-            fputs(topics_usage, stderr);
-            return SLDA_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(topics_usage, stderr);
-        return SLDA_EXIT_USAGE;
-    }
-    slda_model_t *model = load_snapshot(argv[optind]);
-    if (!model)
-        return SLDA_EXIT_FAIL;
-    print_topics(model, (size_t)n, stdout);
-    slda_model_destroy(model);
-    return SLDA_EXIT_OK;
-}
+/* topics: src/cli/cli_track.c (with --weights, --json) */
 
 static const char infer_usage[] =
     "Usage: streamlda infer [OPTIONS] SNAPSHOT [FILE...]\n"
@@ -909,7 +875,9 @@ static const char main_usage[] =
     "Commands:\n"
     "  train    learn from files or standard input (stream, or --batch)\n"
     "  run      the Kafka service: consume documents, learn, publish snapshots\n"
-    "  topics   print the top words of each topic of a snapshot\n"
+    "  topics   print the top words (and --weights) of each topic of a snapshot\n"
+    "  diff     align the topics of two snapshots (optimal assignment on JS distance)\n"
+    "  report   an HTML/JSON report of a run from its snapshot directory\n"
     "  infer    topic mixtures of new documents under a snapshot\n"
     "  export   write a snapshot's topic-word probabilities as a NumPy .npy file\n"
     "  produce  feed files into a Kafka topic, one document per line\n"
@@ -938,7 +906,8 @@ int main(int argc, char **argv)
     } cmds[] = {{"train", slda_cli_train},     {"run", slda_cli_run},
                 {"topics", slda_cli_topics},   {"infer", slda_cli_infer},
                 {"export", slda_cli_export},   {"produce", slda_cli_produce},
-                {"broker", slda_cli_broker},   {"config", cli_config}};
+                {"broker", slda_cli_broker},   {"config", cli_config},
+                {"diff", slda_cli_diff},       {"report", slda_cli_report}};
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(main_usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? SLDA_EXIT_USAGE : SLDA_EXIT_OK;

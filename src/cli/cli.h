@@ -46,7 +46,9 @@ void slda_cli_input_summary(void);
 
 /* Subcommands: argv[0] is the subcommand name. Return the exit code. */
 int slda_cli_train(int argc, char **argv);
-int slda_cli_topics(int argc, char **argv);
+int slda_cli_topics(int argc, char **argv);  /* cli_track.c */
+int slda_cli_diff(int argc, char **argv);    /* cli_track.c */
+int slda_cli_report(int argc, char **argv);  /* cli_track.c */
 int slda_cli_infer(int argc, char **argv);
 int slda_cli_export(int argc, char **argv);
 int slda_cli_batch(int argc, char **argv);   /* train --batch */
