@@ -25,7 +25,8 @@ import os
 import sys
 import tempfile
 
-import realkafka as rk
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import realkafka as rk  # noqa: E402
 
 check = rk.check
 DEFAULT_MAX = 1000000  # librdkafka's default message.max.bytes
