@@ -175,6 +175,13 @@ static const char train_usage[] =
     "      --test-held FILE theta is folded in on each document of --test-obs and the\n"
     "                       document with the same id in --test-held is scored\n"
     "      --batch          batch mode (the hybrid paper's experiment)\n"
+    "      --snapshot-dir DIR  also write snapshots DIR/<model.name>-<updates>.slda along the\n"
+    "                       way (`streamlda report DIR` charts them) and at the end\n"
+    "      --snapshot-every N  with --snapshot-dir: a snapshot every N documents trained\n"
+    "      --time-field NAME  input is JSON lines with each document's event time in field\n"
+    "                       NAME (ISO 8601 or epoch); with --snapshot-dir the tracker's state\n"
+    "                       (prevalence by event-time window, drift, events; docs/tracking.md)\n"
+    "                       is written beside each snapshot as <snapshot>.track.json\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
     "  -q, --quiet          no progress lines\n"
@@ -231,6 +238,8 @@ typedef struct train_run_s {
     docvec_t obs, held;      /* explicit split, paired by id */
     slda_heldout_t *hout, *hobs, *hheld; /* heldout, obs, held by word key: scored */
     char first_error[1024];  /* why the first record was rejected ("" if none) */
+    const char *time_field;  /* --time-field: JSON lines with an event time (cli_track.c) */
+    slda_cli_timeline_t *tl; /* --snapshot-dir: snapshots along the way (cli_track.c) */
 } train_run_t;
 
 /* Keep doc in *set by word key (ids go stale once the vocabulary evicts). */
@@ -295,14 +304,15 @@ static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
     slda_train_stats_t st;
     if (n == 0)
         return 0;
-    if (slda_model_train(tr->model, docs, n, NULL, &st, err, sizeof err) != SLDA_OK) {
+    float *thetas = slda_cli_timeline_thetas(tr->tl, n);
+    if (slda_model_train(tr->model, docs, n, thetas, &st, err, sizeof err) != SLDA_OK) {
         fprintf(stderr, "streamlda: train: %s\n", err);
         return -1;
     }
     tr->train_seconds += st.seconds;
     tr->last_rho = st.rho;
     progress(tr, 0);
-    return 0;
+    return slda_cli_timeline_step(tr->tl, tr->model, docs, n, thetas, 0);
 }
 
 static int load_file(train_run_t *tr, const char *path, docvec_t *dv)
@@ -376,11 +386,16 @@ static int read_inputs(train_run_t *tr, int keep_all)
     char err[1024];
     uint32_t mb = tr->conf->minibatch_docs;
     for (int f = 0; f < tr->nfiles && !slda_cli_stop; f++) {
-        slda_reader_t *rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err,
-                                             sizeof err);
-        if (!rd && slda_cli_stop)
+        slda_reader_t *rd = NULL;
+        slda_cli_timed_t *td = NULL; /* --time-field */
+        if (tr->time_field)
+            td = slda_cli_timed_open(tr->conf, tr->model, tr->files[f], tr->time_field, err,
+                                     sizeof err);
+        else
+            rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err, sizeof err);
+        if (!rd && !td && slda_cli_stop)
             break; /* a signal interrupted the first read: not an error */
-        if (!rd) {
+        if (!rd && !td) {
             fprintf(stderr, "streamlda: %s\n", err);
             return -1;
         }
@@ -388,7 +403,8 @@ static int read_inputs(train_run_t *tr, int keep_all)
             if (slda_cli_stop)
                 break;
             slda_doc_t *doc = docvec_push(&tr->batch);
-            slda_err_t e = slda_reader_next(rd, doc, err, sizeof err);
+            slda_err_t e = td ? slda_cli_timed_next(td, doc, err, sizeof err)
+                              : slda_reader_next(rd, doc, err, sizeof err);
             if (e != SLDA_OK) {
                 slda_doc_clear(doc);
                 tr->batch.n--;
@@ -410,6 +426,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
             if (!keep_all && tr->batch.n >= mb) {
                 if (train_minibatch(tr, tr->batch.v, tr->batch.n)) {
                     slda_reader_close(rd);
+                    slda_cli_timed_close(td);
                     return -1;
                 }
                 slda_docs_clear(tr->batch.v, tr->batch.n);
@@ -417,6 +434,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
             }
         }
         slda_reader_close(rd);
+        slda_cli_timed_close(td);
     }
     if (!keep_all && tr->batch.n) {
         if (train_minibatch(tr, tr->batch.v, tr->batch.n))
@@ -521,14 +539,17 @@ int slda_cli_train(int argc, char **argv)
         {"coherence", no_argument, 0, 'C'},     {"config", required_argument, 0, 'c'},
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
         {"batch", no_argument, 0, 'B'},         {"test-obs", required_argument, 0, 'O'},
-        {"test-held", required_argument, 0, 'L'}, {0, 0, 0, 0}};
+        {"test-held", required_argument, 0, 'L'}, {"snapshot-dir", required_argument, 0, 'D'},
+        {"snapshot-every", required_argument, 0, 'E'}, {"time-field", required_argument, 0, 'F'},
+        {0, 0, 0, 0}};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))
             return slda_cli_batch(argc, argv);
 
     slda_cli_opts_t opts = {0};
     train_run_t tr = {0};
-    const char *output = NULL;
+    const char *output = NULL, *snap_dir = NULL;
+    uint64_t snap_every = 0;
     uint32_t passes = 1, print_n = 0;
     int coherence = 0, c, rc = SLDA_EXIT_FAIL, done;
     char err[1024], kbuf[64], hbuf[64]; /* -k / --heldout as -X, alive until return */
@@ -560,6 +581,9 @@ int slda_cli_train(int argc, char **argv)
         case 'C': coherence = 1; break;
         case 'O': tr.test_obs = optarg; break;
         case 'L': tr.test_held = optarg; break;
+        case 'D': snap_dir = optarg; break;
+        case 'E': snap_every = strtoull(optarg, NULL, 10); break;
+        case 'F': tr.time_field = optarg; break;
         case 'q': tr.quiet = 1; break;
         case 'h':
             fputs(train_usage, stdout);
@@ -570,6 +594,10 @@ int slda_cli_train(int argc, char **argv)
     }
     if (!tr.test_obs != !tr.test_held) {
         fprintf(stderr, "streamlda train: --test-obs and --test-held go together\n");
+        goto usage;
+    }
+    if (snap_every && !snap_dir) {
+        fprintf(stderr, "streamlda train: --snapshot-every needs --snapshot-dir\n");
         goto usage;
     }
     if (passes < 1 || passes > 100000) {
@@ -597,6 +625,9 @@ int slda_cli_train(int argc, char **argv)
         goto out;
     }
     if (tr.test_obs && load_test_split(&tr))
+        goto out;
+    if (snap_dir && !(tr.tl = slda_cli_timeline_new(tr.conf, tr.model, snap_dir, snap_every,
+                                                    tr.time_field != NULL)))
         goto out;
     slda_cli_install_signals();
     /* Files (or several passes) are held in memory so C (corpus.tokens) is
@@ -642,6 +673,8 @@ int slda_cli_train(int argc, char **argv)
         fprintf(stderr, "streamlda: %s\n", err);
         goto out;
     }
+    if (slda_cli_timeline_step(tr.tl, tr.model, NULL, 0, NULL, 1)) /* the final state */
+        goto out;
     rc = SLDA_EXIT_OK;
     if (slda_cli_stop) { /* the model holds every document read in full */
         fprintf(stderr, "streamlda train: interrupted (%s) after %llu documents%s%s\n",
@@ -662,6 +695,7 @@ out:
     slda_heldout_destroy(tr.hout);
     slda_heldout_destroy(tr.hobs);
     slda_heldout_destroy(tr.hheld);
+    slda_cli_timeline_destroy(tr.tl);
     slda_model_destroy(tr.model);
     slda_conf_destroy(tr.conf);
     slda_cli_opts_clear(&opts);

@@ -948,13 +948,15 @@ static void html_text(FILE *f, const char *s)
     }
 }
 
-/* UTC date (and time when the report spans less than three days). */
+/* UTC date, with the time when the report spans less than three days (seconds under an
+ * hour). */
 static void fmt_time(int64_t ms, int64_t span_ms, char *buf, size_t size)
 {
     time_t s = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&s, &tm);
-    strftime(buf, size, span_ms < 3LL * 86400 * 1000 ? "%Y-%m-%d %H:%M" : "%Y-%m-%d", &tm);
+    strftime(buf, size, span_ms < 3600LL * 1000 ? "%Y-%m-%d %H:%M:%S"
+                        : span_ms < 3LL * 86400 * 1000 ? "%Y-%m-%d %H:%M" : "%Y-%m-%d", &tm);
 }
 
 static const char html_head[] =
@@ -1247,4 +1249,211 @@ int slda_cli_report(int argc, char **argv)
 usage:
     fputs(report_usage, stderr);
     return SLDA_EXIT_USAGE;
+}
+
+/* ---- train: snapshots into a directory, event time, the tracker's sidecar ---- */
+
+#include "gzfile.h"
+#include "track.h"
+
+struct slda_cli_timeline_s {
+    char *dir, *name;
+    uint64_t every, next;   /* a snapshot when the model's documents reach next */
+    uint64_t written_t;     /* update count of the last snapshot written (UINT64_MAX: none) */
+    slda_track_t *track;    /* with --time-field: prevalence by event time, drift, events */
+    slda_track_words_t *words;
+    double *mass;
+    float *thetas;
+    size_t thetas_cap;
+    uint32_t K;
+};
+
+slda_cli_timeline_t *slda_cli_timeline_new(const slda_conf_t *conf, const slda_model_t *model,
+                                           const char *dir, uint64_t every, int timed)
+{
+    char err[1024], probe[4200];
+    struct stat st;
+    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
+        fprintf(stderr, "streamlda train: --snapshot-dir \"%s\": %s\n", dir, strerror(errno));
+        return NULL;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "streamlda train: --snapshot-dir \"%s\": not a directory\n", dir);
+        return NULL;
+    }
+    const char *name = model->name ? model->name : conf->model_name;
+    snprintf(probe, sizeof probe, "%s/%s-%020d.slda", dir, name, 0);
+    if (slda_outfile_check("snapshot", probe, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda train: %s\n", err);
+        return NULL;
+    }
+    slda_cli_timeline_t *tl = slda_xcalloc(1, sizeof *tl);
+    tl->dir = slda_xstrdup(dir);
+    tl->name = slda_xstrdup(name);
+    tl->every = every;
+    tl->next = every ? every : UINT64_MAX;
+    tl->written_t = UINT64_MAX;
+    tl->K = slda_model_topics(model);
+    if (timed) {
+        slda_track_opts_t opts;
+        slda_track_opts_from_conf(&opts, conf);
+        tl->track = slda_track_new(tl->K, &opts);
+        tl->words = slda_xcalloc(tl->K, sizeof *tl->words);
+        tl->mass = slda_xcalloc(tl->K, sizeof *tl->mass);
+    }
+    return tl;
+}
+
+void slda_cli_timeline_destroy(slda_cli_timeline_t *tl)
+{
+    if (!tl)
+        return;
+    slda_track_destroy(tl->track);
+    free(tl->words);
+    free(tl->mass);
+    free(tl->thetas);
+    free(tl->dir);
+    free(tl->name);
+    free(tl);
+}
+
+float *slda_cli_timeline_thetas(slda_cli_timeline_t *tl, size_t n)
+{
+    if (!tl || !tl->track)
+        return NULL;
+    if (n * tl->K > tl->thetas_cap) {
+        tl->thetas_cap = n * tl->K;
+        tl->thetas = slda_xrealloc(tl->thetas, tl->thetas_cap * sizeof *tl->thetas);
+    }
+    return tl->thetas;
+}
+
+static int timeline_write(slda_cli_timeline_t *tl, slda_model_t *model)
+{
+    char path[4200], err[1024];
+    uint64_t t = slda_model_updates(model);
+    if (t == tl->written_t)
+        return 0;
+    snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", tl->dir, tl->name, t);
+    if (slda_snapshot_write(model, path, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda train: %s\n", err);
+        return -1;
+    }
+    tl->written_t = t;
+    if (tl->track) {
+        slda_track_model_words(model, tl->words, tl->mass);
+        slda_track_compare(tl->track, tl->words, tl->mass, slda_model_docs(model), t);
+        size_t len = strlen(path);
+        snprintf(path + len, sizeof path - len, ".track.json");
+        if (slda_track_save(tl->track, path, tl->name, t, err, sizeof err) != SLDA_OK) {
+            fprintf(stderr, "streamlda train: %s\n", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const slda_doc_t *docs,
+                           size_t n, const float *thetas, int final)
+{
+    if (!tl)
+        return 0;
+    if (tl->track && thetas)
+        for (size_t i = 0; i < n; i++)
+            slda_track_add(tl->track, docs[i].time_ms, thetas + i * tl->K);
+    uint64_t d = slda_model_docs(model);
+    if (!final && d < tl->next)
+        return 0;
+    while (tl->next <= d)
+        tl->next += tl->every;
+    return timeline_write(tl, model);
+}
+
+/* JSON lines with an event time in a field: each line goes through the Kafka message decoder
+ * (the same document a message with this value makes) and the time through slda_time_from_json,
+ * so a record without a valid time is rejected like any other bad record. */
+struct slda_cli_timed_s {
+    FILE *f;
+    char *path, *field;
+    char *line;
+    size_t cap;
+    uint64_t lineno;
+    slda_model_t *model;
+    uint32_t max_bytes;
+    char why[256];
+};
+
+slda_cli_timed_t *slda_cli_timed_open(const slda_conf_t *conf, slda_model_t *model,
+                                      const char *path, const char *field, char *errstr,
+                                      size_t errstr_size)
+{
+    slda_cli_timed_t *rd = slda_xcalloc(1, sizeof *rd);
+    int is_stdin = !strcmp(path, "-");
+    FILE *in = is_stdin ? stdin : fopen(path, "rb");
+    if (!in) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "input \"%s\": %s", path, strerror(errno));
+        free(rd);
+        return NULL;
+    }
+    rd->f = slda_gz_open(in, !is_stdin, rd->why, sizeof rd->why);
+    if (!rd->f) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "input \"%s\": %s", path, strerror(errno));
+        if (!is_stdin)
+            fclose(in);
+        free(rd);
+        return NULL;
+    }
+    rd->path = slda_xstrdup(path);
+    rd->field = slda_xstrdup(field);
+    rd->model = model;
+    rd->max_bytes = 0; /* documents of any size, as the file readers take them */
+    (void)conf;
+    return rd;
+}
+
+slda_err_t slda_cli_timed_next(slda_cli_timed_t *rd, slda_doc_t *doc, char *errstr,
+                               size_t errstr_size)
+{
+    char err[900];
+    for (;;) {
+        errno = 0;
+        ssize_t len = getline(&rd->line, &rd->cap, rd->f);
+        if (len < 0) {
+            if (ferror(rd->f))
+                return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s:%llu: %s", rd->path,
+                                    (unsigned long long)rd->lineno + 1,
+                                    rd->why[0] ? rd->why : strerror(errno ? errno : EIO));
+            return SLDA_ERR_EOF;
+        }
+        rd->lineno++;
+        while (len > 0 && (rd->line[len - 1] == '\n' || rd->line[len - 1] == '\r'))
+            rd->line[--len] = 0;
+        size_t i = 0;
+        while (i < (size_t)len && (rd->line[i] == ' ' || rd->line[i] == '\t'))
+            i++;
+        if (i == (size_t)len)
+            continue; /* blank lines are not records, as in the JSON-lines reader */
+        int64_t ms = 0;
+        slda_err_t e = slda_time_from_json(rd->line, (size_t)len, rd->field, &ms, err, sizeof err);
+        if (e == SLDA_OK)
+            e = slda_doc_from_message(rd->model, SLDA_INFMT_JSON, rd->line, (size_t)len, NULL, 0,
+                                      rd->max_bytes, doc, err, sizeof err);
+        if (e != SLDA_OK)
+            return slda_set_err(errstr, errstr_size, e, "%s:%llu: %s", rd->path,
+                                (unsigned long long)rd->lineno, err);
+        doc->time_ms = ms;
+        return SLDA_OK;
+    }
+}
+
+void slda_cli_timed_close(slda_cli_timed_t *rd)
+{
+    if (!rd)
+        return;
+    if (rd->f && rd->f != stdin)
+        fclose(rd->f);
+    free(rd->line);
+    free(rd->path);
+    free(rd->field);
+    free(rd);
 }
