@@ -606,6 +606,8 @@ int slda_cli_train(int argc, char **argv)
     }
     if ((rc = slda_cli_conf_apply(tr.conf, &opts, &done)) != SLDA_EXIT_OK || done)
         goto out;
+    if (!tr.time_field && tr.conf->input_time_field && *tr.conf->input_time_field)
+        tr.time_field = tr.conf->input_time_field; /* -X input.time.field=NAME, as in `run` */
     static char *stdin_only[] = {"-"};
     tr.files = optind < argc ? argv + optind : stdin_only;
     tr.nfiles = optind < argc ? argc - optind : 1;
@@ -627,7 +629,7 @@ int slda_cli_train(int argc, char **argv)
     if (tr.test_obs && load_test_split(&tr))
         goto out;
     if (snap_dir && !(tr.tl = slda_cli_timeline_new(tr.conf, tr.model, snap_dir, snap_every,
-                                                    tr.time_field != NULL)))
+                                                    tr.time_field && tr.conf->track)))
         goto out;
     slda_cli_install_signals();
     /* Files (or several passes) are held in memory so C (corpus.tokens) is

@@ -465,6 +465,7 @@ typedef struct rpoint_s {
     uint64_t t, docs;
     int64_t time_ms;
     int event_time;  /* time_ms is an event time (else the last update's wall clock) */
+    int64_t updated_ms;
     int gap_before;  /* a snapshot is missing (skipped, or a step much longer than usual) */
 } rpoint_t;
 
@@ -496,6 +497,14 @@ typedef struct report_s {
     uint64_t hash_seed;
     int fixed;
     uint32_t W;
+    /* the tracker's prevalence windows (sidecars <snapshot>.track.json), merged over every
+     * snapshot's sidecar, a newer sidecar's value of a window winning */
+    int64_t win_ms;
+    int64_t *win_start;
+    double *win_docs;
+    double *win_share; /* nwin x K */
+    size_t nwin, wincap;
+    size_t nsidecars;
 } report_t;
 
 static void report_skip(report_t *r, const char *file, const char *fmt, ...)
@@ -761,6 +770,140 @@ static int report_step(report_t *r, const slda_model_t *prev, const slda_model_t
     return 0;
 }
 
+/* A number node as a double (NAN if not a number). */
+static double js_num(const slda_json_t *js, uint32_t node)
+{
+    if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_NUMBER)
+        return NAN;
+    char buf[64];
+    size_t len = js->nodes[node].end - js->nodes[node].start;
+    if (len >= sizeof buf)
+        return NAN;
+    memcpy(buf, js->src + js->nodes[node].start, len);
+    buf[len] = 0;
+    return strtod(buf, NULL);
+}
+
+/* One prevalence window into the merged list (a later sidecar overwrites an earlier one's). */
+static void report_window(report_t *r, int64_t start, double docs, const double *sums)
+{
+    size_t lo = 0, hi = r->nwin;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->win_start[mid] < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == r->nwin || r->win_start[lo] != start) {
+        if (r->nwin == r->wincap) {
+            r->wincap = r->wincap ? 2 * r->wincap : 256;
+            r->win_start = slda_xrealloc(r->win_start, r->wincap * sizeof *r->win_start);
+            r->win_docs = slda_xrealloc(r->win_docs, r->wincap * sizeof *r->win_docs);
+            r->win_share = slda_xrealloc(r->win_share, r->wincap * r->K * sizeof *r->win_share);
+        }
+        memmove(r->win_start + lo + 1, r->win_start + lo, (r->nwin - lo) * sizeof *r->win_start);
+        memmove(r->win_docs + lo + 1, r->win_docs + lo, (r->nwin - lo) * sizeof *r->win_docs);
+        memmove(r->win_share + (lo + 1) * r->K, r->win_share + lo * r->K,
+                (r->nwin - lo) * r->K * sizeof *r->win_share);
+        r->nwin++;
+    }
+    r->win_start[lo] = start;
+    r->win_docs[lo] = docs;
+    for (uint32_t k = 0; k < r->K; k++)
+        r->win_share[lo * r->K + k] = docs > 0 ? sums[k] / docs : 0;
+}
+
+/* The tracker's state beside snapshot ents[i] (docs/tracking.md, "Sidecar"): its newest event
+ * time into *newest_ms and its prevalence windows into the merged list. 0 when there is none,
+ * 1 when used, -1 when it is there but unusable (reported, and then ignored). */
+static int report_sidecar(report_t *r, size_t i, const slda_model_t *model, int64_t *newest_ms)
+{
+    char path[4200], err[512];
+    snprintf(path, sizeof path, "%s.track.json", r->ents[i].path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[65536];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n > cap) {
+            cap = (len + n) * 2;
+            buf = slda_xrealloc(buf, cap);
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    slda_json_t js;
+    slda_json_init(&js);
+    const char *why = NULL;
+    char detail[600];
+    double *sums = slda_xmalloc(r->K * sizeof *sums);
+    if (slda_json_parse(&js, buf ? buf : "", len, err, sizeof err) != SLDA_OK ||
+        js.nodes[0].type != SLDA_JSON_OBJECT) {
+        snprintf(detail, sizeof detail, "not a JSON object (%s)", buf ? err : "empty");
+        why = detail;
+    } else if (js_num(&js, slda_json_object_get(&js, 0, "K")) != r->K) {
+        snprintf(detail, sizeof detail, "K=%g, the snapshots have K=%u",
+                 js_num(&js, slda_json_object_get(&js, 0, "K")), r->K);
+        why = detail;
+    } else if (js_num(&js, slda_json_object_get(&js, 0, "update")) !=
+               (double)slda_model_updates(model)) {
+        snprintf(detail, sizeof detail, "update %g, its snapshot's is %" PRIu64,
+                 js_num(&js, slda_json_object_get(&js, 0, "update")), slda_model_updates(model));
+        why = detail;
+    }
+    double newest = why ? NAN : js_num(&js, slda_json_object_get(&js, 0, "newest_ms"));
+    double win = why ? NAN : js_num(&js, slda_json_object_get(&js, 0, "window_ms"));
+    uint32_t prev = why ? SLDA_JSON_NONE : slda_json_object_get(&js, 0, "prevalence");
+    if (!why && (!isfinite(newest) || !(win > 0) ||
+                 (prev == SLDA_JSON_NONE || js.nodes[prev].type != SLDA_JSON_ARRAY))) {
+        why = "newest_ms, window_ms or prevalence missing or not numbers";
+    } else if (!why && r->win_ms && (int64_t)win != r->win_ms) {
+        snprintf(detail, sizeof detail, "window of %g ms, an earlier sidecar's is %" PRId64 " ms",
+                 win, r->win_ms);
+        why = detail;
+    }
+    /* every window must be [start, docs, [K numbers]] before any is taken (arrays are walked
+     * by their size: a last element's next is the node after the array) */
+    uint32_t nw = why ? 0 : js.nodes[prev].size, w = why ? 0 : slda_json_first(&js, prev);
+    for (uint32_t x = 0; x < nw && !why; x++, w = js.nodes[w].next) {
+        uint32_t a = slda_json_first(&js, w);
+        uint32_t b = a == SLDA_JSON_NONE ? a : js.nodes[a].next;
+        uint32_t c = b == SLDA_JSON_NONE ? b : js.nodes[b].next;
+        if (js.nodes[w].type != SLDA_JSON_ARRAY || js.nodes[w].size != 3 ||
+            !isfinite(js_num(&js, a)) || !(js_num(&js, b) >= 0) ||
+            js.nodes[c].type != SLDA_JSON_ARRAY || js.nodes[c].size != r->K)
+            why = "a prevalence window is not [start_ms, docs, [K sums]]";
+    }
+    if (why) {
+        fprintf(stderr, "streamlda report: ignored %s: %s\n", path, why);
+        free(buf);
+        free(sums);
+        slda_json_clear(&js);
+        return -1;
+    }
+    r->win_ms = (int64_t)win;
+    w = slda_json_first(&js, prev);
+    for (uint32_t x = 0; x < nw; x++, w = js.nodes[w].next) {
+        uint32_t a = slda_json_first(&js, w), b = js.nodes[a].next, c = js.nodes[b].next;
+        uint32_t v = slda_json_first(&js, c);
+        for (uint32_t k = 0; k < r->K; k++, v = js.nodes[v].next) {
+            double y = js_num(&js, v);
+            sums[k] = isfinite(y) && y > 0 ? y : 0;
+        }
+        report_window(r, (int64_t)js_num(&js, a), js_num(&js, b), sums);
+    }
+    *newest_ms = (int64_t)newest;
+    r->nsidecars++;
+    free(buf);
+    free(sums);
+    slda_json_clear(&js);
+    return 1;
+}
+
 /* Add model (ents[i]) as the next point; prev (may be NULL) is the previous accepted one. */
 static int report_add(report_t *r, size_t i, const slda_model_t *prev, const slda_model_t *model,
                       int skipped_before)
@@ -771,6 +914,12 @@ static int report_add(report_t *r, size_t i, const slda_model_t *prev, const sld
     pt->t = slda_model_updates(model);
     pt->docs = slda_model_docs(model);
     pt->time_ms = snap_time(model, &pt->event_time);
+    pt->updated_ms = model->updated_ms;
+    int64_t newest = 0;
+    if (report_sidecar(r, i, model, &newest) == 1 && newest > 0) {
+        pt->time_ms = newest;
+        pt->event_time = 1;
+    }
     pt->gap_before = p > 0 && skipped_before;
     slda_align_weights(model, r->weights + p * r->K);
     for (uint32_t k = 0; k < r->K; k++)
@@ -842,6 +991,19 @@ static int report_collect(report_t *r)
         slda_model_destroy(prev);
     if (rc == 0)
         report_gaps(r);
+    /* one axis for every point: event time only if every snapshot has one */
+    size_t with_event = 0;
+    for (size_t p = 0; p < r->npts; p++)
+        with_event += r->pts[p].event_time;
+    if (with_event && with_event < r->npts) {
+        fprintf(stderr, "streamlda report: %zu of %zu snapshots carry no event time: the time "
+                        "axis is each snapshot's last update for all\n",
+                r->npts - with_event, r->npts);
+        for (size_t p = 0; p < r->npts; p++) {
+            r->pts[p].event_time = 0;
+            r->pts[p].time_ms = r->pts[p].updated_ms;
+        }
+    }
     return rc;
 }
 
@@ -861,6 +1023,9 @@ static void report_free(report_t *r)
     free(r->drift);
     free(r->ev);
     free(r->model_name);
+    free(r->win_start);
+    free(r->win_docs);
+    free(r->win_share);
     slda_model_destroy(r->ref);
 }
 
@@ -924,7 +1089,18 @@ static void report_json(const report_t *r, FILE *f)
         slda_json_write_string(f, ev->words);
         fputc('}', f);
     }
-    fprintf(f, "],\"skipped\":[");
+    fprintf(f, "],\"prevalence\":{\"window_ms\":%" PRId64 ",\"windows\":[", r->win_ms);
+    for (size_t w = 0; w < r->nwin; w++) {
+        fprintf(f, "%s{\"start_ms\":%" PRId64 ",\"docs\":", w ? "," : "", r->win_start[w]);
+        json_num(f, r->win_docs[w]);
+        fprintf(f, ",\"share\":[");
+        for (uint32_t k = 0; k < K; k++) {
+            fputs(k ? "," : "", f);
+            json_num(f, r->win_share[w * K + k]);
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]},\"skipped\":[");
     for (size_t i = 0; i < r->nskipped; i++) {
         fputs(i ? "," : "", f);
         slda_json_write_string(f, r->skipped[i]);
@@ -1048,6 +1224,72 @@ static void html_chart(FILE *f, const report_t *r, uint32_t k, int64_t t0, int64
 #undef YOF
 }
 
+/* Topic k's share of the documents in each event-time window (k == UINT32_MAX: the number of
+ * documents per window, as bars). Windows without documents are absent from the sidecars, so
+ * the line breaks there instead of interpolating across them. */
+static void html_prev_chart(FILE *f, const report_t *r, uint32_t k, int64_t t0, int64_t t1)
+{
+    const double Wd = 320, Hd = 84, L = 40, R = 8, T = 6, B = 18;
+    double pw = Wd - L - R, ph = Hd - T - B;
+    uint32_t K = r->K;
+    double span = t1 > t0 ? (double)(t1 - t0) : 1, ymax = 0;
+    for (size_t w = 0; w < r->nwin; w++) {
+        double v = k == UINT32_MAX ? r->win_docs[w] : r->win_share[w * K + k];
+        ymax = v > ymax ? v : ymax;
+    }
+    ymax = ymax > 0 ? ymax * 1.1 : 1;
+#define WX(w) (L + pw * ((double)(r->win_start[w] - t0) + 0.5 * r->win_ms) / span)
+#define WY(v) (T + ph - ph * (v) / ymax)
+    fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" class=\"prev\" aria-label=\"%s by "
+               "event-time window\">\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+               "height=\"%.0f\" fill=\"#f7fbf8\" stroke=\"#cfe0d4\"/>\n",
+            Wd, Hd, k == UINT32_MAX ? "documents" : "share of documents", L, T, pw, ph);
+    if (k == UINT32_MAX)
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+                   "fill=\"#5b6472\">%.0f</text>\n", L - 3, T + 8, ymax);
+    else
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+                   "fill=\"#5b6472\">%.1f%%</text>\n", L - 3, T + 8, 100 * ymax);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+               "fill=\"#5b6472\">0</text>\n", L - 3, T + ph);
+    double bw = pw * (double)r->win_ms / span;
+    for (size_t w = 0; w < r->nwin; w++) {
+        if (k == UINT32_MAX) {
+            double h = ph * r->win_docs[w] / ymax;
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                       "fill=\"#2e8b57\"/>\n", WX(w) - bw / 2, T + ph - h, bw > 1 ? bw : 1, h);
+        } else if (w > 0 && r->win_start[w] - r->win_start[w - 1] == r->win_ms) {
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                       "stroke=\"#2e8b57\" stroke-width=\"1.3\"/>\n",
+                    WX(w - 1), WY(r->win_share[(w - 1) * K + k]), WX(w),
+                    WY(r->win_share[w * K + k]));
+        }
+    }
+    if (k != UINT32_MAX) /* a lone window (no neighbour) still shows */
+        for (size_t w = 0; w < r->nwin; w++) {
+            int left = w > 0 && r->win_start[w] - r->win_start[w - 1] == r->win_ms;
+            int right = w + 1 < r->nwin && r->win_start[w + 1] - r->win_start[w] == r->win_ms;
+            if (!left && !right)
+                fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"1.4\" fill=\"#2e8b57\"/>\n",
+                        WX(w), WY(r->win_share[w * K + k]));
+        }
+    char a[40], b[40];
+    fmt_time(t0, t1 - t0, a, sizeof a);
+    fmt_time(t1, t1 - t0, b, sizeof b);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" fill=\"#5b6472\">%s</text>\n"
+               "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+               "fill=\"#5b6472\">%s</text>\n</svg>\n",
+            L, Hd - 3, a, Wd - R, Hd - 3, b);
+#undef WX
+#undef WY
+}
+
+static const char *window_name(int64_t ms)
+{
+    return ms == 60000 ? "minute" : ms == 3600000 ? "hour" : ms == 86400000 ? "day"
+         : ms == 7 * 86400000LL ? "week" : "window";
+}
+
 static void report_html(const report_t *r, FILE *f)
 {
     uint32_t K = r->K;
@@ -1056,6 +1298,11 @@ static void report_html(const report_t *r, FILE *f)
     for (size_t p = 0; p < r->npts; p++) {
         t0 = r->pts[p].time_ms < t0 ? r->pts[p].time_ms : t0;
         t1 = r->pts[p].time_ms > t1 ? r->pts[p].time_ms : t1;
+    }
+    if (r->nwin && r->pts[last].event_time) { /* one event-time axis for both kinds of chart */
+        t0 = r->win_start[0] < t0 ? r->win_start[0] : t0;
+        t1 = r->win_start[r->nwin - 1] + r->win_ms > t1 ? r->win_start[r->nwin - 1] + r->win_ms
+                                                        : t1;
     }
     char a[40], b[40];
     fmt_time(t0, t1 - t0, a, sizeof a);
@@ -1134,6 +1381,17 @@ static void report_html(const report_t *r, FILE *f)
     } else {
         fputs("<p class=\"meta\">None.</p>\n", f);
     }
+    if (r->nwin) {
+        fprintf(f, "<h2>Documents per %s of event time</h2>\n<p class=\"legend\">From the "
+                   "tracker's state beside %zu snapshot%s (%zu %ss with documents). Green lines "
+                   "in each topic below: the topic's mean share of the documents of each %s "
+                   "(broken where a %s has no documents).</p>\n<div class=\"card\" "
+                   "style=\"max-width:480px\">\n",
+                window_name(r->win_ms), r->nsidecars, r->nsidecars == 1 ? "" : "s", r->nwin,
+                window_name(r->win_ms), window_name(r->win_ms), window_name(r->win_ms));
+        html_prev_chart(f, r, UINT32_MAX, t0, t1);
+        fputs("</div>\n", f);
+    }
     /* one chart per topic */
     fprintf(f, "<h2>Weight over %s</h2>\n<p class=\"legend\">Blue: the topic's share of the "
                "model's tokens at each snapshot (dashed across a gap). Orange bars: drift of the "
@@ -1148,6 +1406,8 @@ static void report_html(const report_t *r, FILE *f)
         html_text(f, words);
         fputs("</p>\n", f);
         html_chart(f, r, k, t0, t1);
+        if (r->nwin)
+            html_prev_chart(f, r, k, t0, t1);
         fputs("</div>\n", f);
     }
     fputs("</div>\n<p class=\"legend\">Written by streamlda " SLDA_VERSION_STR
@@ -1256,6 +1516,13 @@ usage:
 #include "gzfile.h"
 #include "track.h"
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 struct slda_cli_timeline_s {
     char *dir, *name;
     uint64_t every, next;   /* a snapshot when the model's documents reach next */
@@ -1359,8 +1626,12 @@ int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const s
     if (!tl)
         return 0;
     if (tl->track && thetas)
-        for (size_t i = 0; i < n; i++)
-            slda_track_add(tl->track, docs[i].time_ms, thetas + i * tl->K);
+        for (size_t i = 0; i < n; i++) {
+            /* as the service does: far-future times clamped, late ones counted */
+            int clamped;
+            int64_t ms = slda_track_time(tl->track, docs[i].time_ms, now_ms(), &clamped);
+            slda_track_add(tl->track, ms, thetas + i * tl->K);
+        }
     uint64_t d = slda_model_docs(model);
     if (!final && d < tl->next)
         return 0;
