@@ -49,6 +49,7 @@ static const char *const mentions_values[] = {"drop", "keep", NULL};
 static const char *const hashtags_values[] = {"keep", "drop", NULL};
 static const char *const apostrophes_values[] = {"keep", "split", NULL};
 static const char *const digits_values[] = {"drop", "mixed", "keep", "split", NULL};
+static const char *const track_window_values[] = {"minute", "hour", "day", "week", NULL};
 
 #define OFF(field) offsetof(struct slda_conf_s, field)
 #define NUM(name, type, field, def, lo, hi, flags, desc)                                   \
@@ -199,6 +200,38 @@ static const slda_prop_t props[] = {
     UINT("health.stall.ms", health_stall_ms, "10000", 100, 86400000,
          "/healthz turns 503 when records stay undelivered, consumption stays paused, or "
          "lagging partitions yield no message for this many milliseconds."),
+    /* tracking (docs/tracking.md) */
+    STR("input.time.field", input_time_field, "", 0,
+        "JSON field holding each document's event time (ISO 8601 or epoch seconds/ms); empty = "
+        "the message timestamp."),
+    {"track", SLDA_PT_BOOL, OFF(track), "true", 0, 0, NULL, 0,
+     "Track topics over event time: prevalence windows, drift and events at each snapshot, "
+     "the live page at / of http.port."},
+    ENUM("track.window", track_window, "hour", track_window_values,
+         "Width of a prevalence window of event time: minute, hour, day or week."),
+    UINT("track.windows", track_windows, "168", 2, 100000,
+         "Prevalence windows kept (a ring); older documents are dropped from the prevalence."),
+    NUM("track.warmup.docs", SLDA_PT_UINT64, track_warmup_docs, "1000", 0, 0, 0,
+        "Documents trained before the model counts as settled: earlier output records carry "
+        "\"warmup\": true and no drift events are raised."),
+    DBL("track.change.js", track_change_js, "0.5", 0, 1, 0,
+        "A topic whose Jensen-Shannon distance to the previous snapshot is at least this raises a "
+        "change event."),
+    DBL("track.birth.js", track_birth_js, "0.8", 0, 1, 0,
+        "A birth (a slot taken over) needs at least this Jensen-Shannon distance ..."),
+    UINT("track.birth.keep", track_birth_keep, "3", 0, 10,
+         "... and at most this many of the previous top 10 words still in the top 10."),
+    DBL("track.merge.js", track_merge_js, "0.3", 0, 1, 0,
+        "Two topics closer than this Jensen-Shannon distance raise a merge event."),
+    DBL("track.death.floor", track_death_floor, "0.002", 0, 1, 0,
+        "A topic whose share of the documents stays below this ..."),
+    UINT("track.death.windows", track_death_windows, "3", 1, 1000,
+         "... for this many windows raises a death event."),
+    UINT("track.trend.windows", track_trend_windows, "4", 2, 256,
+         "Windows over which a topic's share is fitted by a line for emerging/fading (no flag before there are this many)."),
+    DBL("track.trend.slope", track_trend_slope, "0.02", 0, 1, SLDA_PF_MIN_OPEN,
+        "A slope of at least this share per window flags a topic emerging (at most minus it: "
+        "fading)."),
 };
 
 #define NPROPS (sizeof props / sizeof props[0])

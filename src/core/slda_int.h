@@ -137,6 +137,14 @@ struct slda_conf_s {
     int snapshot_fresh;         /* snapshot.fresh: start a new model beside unloadable snapshots */
     uint32_t shutdown_timeout_ms; /* shutdown.timeout.ms: longest wait for deliveries at stop */
     uint32_t health_stall_ms;   /* health.stall.ms: undelivered / unconsumed this long = unhealthy */
+    /* tracking (src/track, docs/tracking.md) */
+    char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
+    int track;                  /* track: prevalence, drift, events, the live page */
+    int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
+    uint32_t track_windows;     /* track.windows: ring length */
+    uint64_t track_warmup_docs; /* track.warmup.docs */
+    double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
+    uint32_t track_birth_keep, track_death_windows, track_trend_windows;
     /* properties given explicitly (slda_conf_set: file, environment, -X), by
      * index in the property table; see slda_conf_is_set */
     unsigned char set[SLDA_CONF_MAX_PROPS];
