@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# 0072-track_report.sh - `streamlda report` over a snapshot directory written by
+# `train --snapshot-dir`: a corrupt file, a snapshot of another K, one of another run, one of
+# another model, a badly named file, a name that disagrees with its header and a missing
+# snapshot are each reported with the file named and kept out of the charts; the HTML has one
+# chart per topic and no external resource; a stream whose themes change makes events; event
+# time and prevalence come from the tracker's sidecars (train --time-field), and a corrupt
+# sidecar falls back to the update time for every snapshot; exit codes.
+set -u
+S=${STREAMLDA:?STREAMLDA must point at the binary}
+SRC=${SLDA_SOURCE_DIR:?}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+A=("$SRC"/examples/janeausten/*.txt)
+snap() { printf '%s/streamlda-%020d.slda' "$1" "$2"; }
+
+"$S" train -q -k 8 -X seed=3 --snapshot-dir "$T/d" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1 ||
+    fail "train --snapshot-dir"
+ls "$T/d"
+[ "$(ls "$T/d" | grep -c '^streamlda-[0-9]\{20\}\.slda$')" -eq 7 ] || fail "wanted 7 snapshots"
+"$S" train -q -k 5 -X seed=3 --snapshot-dir "$T/k5" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1
+"$S" train -q -k 8 -X seed=9 --snapshot-dir "$T/run2" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1
+
+# the full directory first: every snapshot used, nothing skipped
+"$S" report "$T/d" --json "$T/full.json" 2>"$T/err" || fail "report (clean): $(cat "$T/err")"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['snapshots'])==7 and not d['skipped'], d['skipped']" \
+    "$T/full.json" || fail "clean directory: not 7 snapshots used"
+
+cp "$(snap "$T/k5" 19)" "$(snap "$T/d" 19)"         # another K
+cp "$(snap "$T/run2" 29)" "$(snap "$T/d" 29)"       # another run of the same model
+head -c 2000 "$(snap "$T/d" 47)" >"$T/x" && mv "$T/x" "$(snap "$T/d" 47)"   # truncated
+rm "$(snap "$T/d" 38)"                               # a gap
+cp "$(snap "$T/d" 57)" "$T/d/other-00000000000000000057.slda"    # another model
+cp "$(snap "$T/d" 57)" "$(snap "$T/d" 58)"           # the name says 58, the header 57
+echo "not a snapshot" >"$T/d/notes.slda"             # not a snapshot name
+"$S" report "$T/d" --html "$T/r.html" --json "$T/r.json" 2>"$T/err"
+rc=$?
+cat "$T/err"
+[ $rc -eq 0 ] || fail "report exit $rc"
+expect() { grep -q "$1" "$T/err" || fail "no message: $1"; }
+expect "skipped $T/d/streamlda-00000000000000000019.slda: K=5, the newest snapshot has K=8"
+expect "skipped $T/d/streamlda-00000000000000000029.slda: another"
+expect "skipped $T/d/streamlda-00000000000000000047.slda: .*SLDA_ERR_"
+expect "skipped $T/d/streamlda-00000000000000000058.slda: its header says 57 updates, its name 58"
+expect "skipped $T/d/other-00000000000000000057.slda: a snapshot of model \"other\""
+expect "skipped $T/d/notes.slda: not a snapshot file name"
+expect "3 snapshots of model \"streamlda\" (K=8), 6 skipped"
+
+python3 - "$T/r.json" <<'PY' || fail "report JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+files = [s["file"] for s in d["snapshots"]]
+assert files == ["streamlda-%020d.slda" % t for t in (10, 57, 59)], files
+# 19..47 and 58 were skipped: both steps are gaps (a dashed line, never a made-up point)
+assert [s["gap_before"] for s in d["snapshots"]] == [False, True, True], d["snapshots"]
+assert d["K"] == 8 and len(d["topics"]) == 8
+for t in d["topics"]:
+    assert len(t["weights"]) == 3 and len(t["drift"]) == 3, t
+    assert t["drift"][0] is None and all(0 <= x <= 1 for x in t["drift"][1:]), t["drift"]
+    assert t["weight"] == t["weights"][-1]
+    assert len(t["words"]) == 10
+for i in range(3):
+    assert abs(sum(t["weights"][i] for t in d["topics"]) - 1) < 1e-4
+assert len(d["skipped"]) == 6, d["skipped"]
+assert d["time"] == "updated"
+print("json ok")
+PY
+
+charts=$(grep -o 'class="chart"' "$T/r.html" | wc -l)
+[ "$charts" -eq 8 ] || fail "HTML has $charts charts, wanted one per topic (8)"
+if grep -Eiq 'https?://|<script|<link|src=|url\(|@import' "$T/r.html"; then
+    fail "HTML refers to something external: $(grep -Eio 'https?://[^"]*|<script|<link|src=|url\(|@import' "$T/r.html" | head -3)"
+fi
+grep -q 'notes.slda: not a snapshot file name' "$T/r.html" || fail "HTML does not list the skipped files"
+python3 -c "import html.parser,sys; p=html.parser.HTMLParser(); p.feed(open(sys.argv[1]).read())" "$T/r.html" ||
+    fail "HTML does not parse"
+
+# a stream whose themes change after a third: the slots are taken over, events say so (the
+# drift of an event is per snapshot step: a snapshot every 400 documents sees the takeover)
+for i in $(seq 1 200); do
+    echo "apple banana cherry fruit orchard pear juice harvest"
+    echo "engine piston turbine motor gearbox fuel torque diesel"
+done >"$T/shift.txt"
+for i in $(seq 1 400); do
+    echo "violin cello orchestra symphony concerto sonata melody tempo"
+    echo "goal striker referee penalty stadium league match keeper"
+done >>"$T/shift.txt"
+"$S" train -q -k 2 -X text.stopwords=none -X seed=1 -X minibatch.docs=50 --snapshot-dir "$T/shift" \
+    --snapshot-every 400 "$T/shift.txt" >/dev/null 2>&1 || fail "train shift"
+"$S" report "$T/shift" --json "$T/shift.json" --html "$T/shift.html" 2>"$T/err" || fail "report shift"
+python3 - "$T/shift.json" <<'PY' || fail "no takeover event"
+import json, sys
+d = json.load(open(sys.argv[1]))
+kinds = {}
+for e in d["events"]:
+    kinds.setdefault(e["kind"], []).append(e)
+print({k: len(v) for k, v in kinds.items()})
+taken = kinds.get("taken", []) + kinds.get("change", [])
+assert taken, d["events"]
+e = taken[0]
+assert e["js"] >= 0.5, e
+# the first takeover happens once the new themes arrive (after 400 of 1200 documents)
+snap = [s for s in d["snapshots"] if s["file"] == e["snapshot"]][0]
+assert snap["docs"] > 400, snap
+assert any(w in e["words"] for w in ("violin", "goal", "orchestra", "striker")), e["words"]
+PY
+
+# event time from a JSON field: the tracker's sidecars give the axis and prevalence by day
+python3 - "${A[@]}" >"$T/timed.jsonl" <<'PY'
+import json, sys
+n = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        if line.strip():
+            day, hour = divmod(n, 24)
+            print(json.dumps({"id": str(n), "time": "2020-01-%02dT%02d:00:00Z" % (1 + day % 28, hour), "text": line.strip()}))
+            n += 1
+            if n == 24 * 28:
+                sys.exit(0)
+PY
+echo '{"id":"late","time":"not a time","text":"anne elliot"}' >>"$T/timed.jsonl"
+"$S" train -q -k 4 -X track.window=day -X track.windows=60 --time-field time --snapshot-dir "$T/tm" \
+    --snapshot-every 200 "$T/timed.jsonl" >/dev/null 2>"$T/err" || fail "train --time-field: $(cat "$T/err")"
+grep -q "timed.jsonl:$(wc -l <"$T/timed.jsonl"): .*not a time" "$T/err" ||
+    fail "bad time not reported with file:line: $(cat "$T/err")"
+ls "$T/tm" | grep -q '\.slda\.track\.json$' || fail "no tracker sidecar written"
+"$S" report "$T/tm" --json "$T/tm.json" --html "$T/tm.html" 2>"$T/err" || fail "report timed: $(cat "$T/err")"
+python3 - "$T/tm.json" <<'PY' || fail "timed report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["time"] == "event", d["time"]
+assert all(s["event_time"] for s in d["snapshots"])
+# event times, not the wall clock: January 2020, increasing
+ts = [s["time_ms"] for s in d["snapshots"]]
+assert 1577836800000 <= ts[0] and ts[-1] < 1580515200000 and ts == sorted(ts), ts
+w = d["prevalence"]["windows"]
+assert d["prevalence"]["window_ms"] == 86400000 and len(w) == 28, (d["prevalence"]["window_ms"], len(w))
+# 24 lines a day, less the few paragraphs left without tokens
+assert all(20 <= x["docs"] <= 24 for x in w), [x["docs"] for x in w]
+assert all(abs(sum(x["share"]) - 1) < 1e-3 for x in w)
+PY
+[ "$(grep -o 'class="prev"' "$T/tm.html" | wc -l)" -eq 5 ] || fail "wanted 4 prevalence charts and the documents chart"
+
+# a corrupt sidecar: reported, and no snapshot keeps an event time (one axis for all)
+side=$(ls "$T/tm"/*.track.json | head -1)
+echo '{"K":' >"$side"
+"$S" report "$T/tm" --json "$T/tm2.json" 2>"$T/err" || fail "report with a corrupt sidecar"
+grep -q "ignored $side: not a JSON object" "$T/err" || fail "corrupt sidecar not reported: $(cat "$T/err")"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['time']=='updated' and not any(s['event_time'] for s in d['snapshots'])" \
+    "$T/tm2.json" || fail "mixed time axis after a corrupt sidecar"
+
+# exit codes
+mkdir "$T/empty"
+"$S" report "$T/empty" --json "$T/e.json" 2>"$T/err"
+[ $? -eq 1 ] || fail "empty directory: exit status not 1"
+grep -q "no snapshot" "$T/err" || fail "empty directory: $(cat "$T/err")"
+"$S" report "$T/nodir" --json "$T/e.json" 2>"$T/err"
+[ $? -eq 1 ] || fail "missing directory: exit status not 1"
+grep -q "nodir" "$T/err" || fail "missing directory not named"
+"$S" report "$T/d" 2>/dev/null
+[ $? -eq 2 ] || fail "no --html/--json: exit status not 2"
+"$S" report "$T/d" --json "$T/empty" 2>/dev/null
+[ $? -eq 1 ] || fail "--json naming a directory: exit status not 1"
+
+[ $fails -eq 0 ] && echo "0072-track_report: ok"
+exit $((fails > 0))
