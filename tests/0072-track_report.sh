@@ -89,7 +89,13 @@ for i in $(seq 1 400); do
 done >>"$T/shift.txt"
 "$S" train -q -k 2 -X text.stopwords=none -X seed=1 -X minibatch.docs=50 --snapshot-dir "$T/shift" \
     --snapshot-every 400 "$T/shift.txt" >/dev/null 2>&1 || fail "train shift"
-"$S" report "$T/shift" --json "$T/shift.json" --html "$T/shift.html" 2>"$T/err" || fail "report shift"
+# the takeover comes from the snapshot at 400 documents: inside the default warm-up (1000), so
+# no event by default; with --warmup 300 it is one
+"$S" report "$T/shift" --json "$T/shift0.json" 2>"$T/err" || fail "report shift"
+python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['events']; assert not e, e" "$T/shift0.json" ||
+    fail "events inside the warm-up"
+"$S" report "$T/shift" --warmup 300 --json "$T/shift.json" --html "$T/shift.html" 2>"$T/err" ||
+    fail "report shift --warmup 300"
 python3 - "$T/shift.json" <<'PY' || fail "no takeover event"
 import json, sys
 d = json.load(open(sys.argv[1]))

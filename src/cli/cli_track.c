@@ -446,6 +446,8 @@ static const char report_usage[] =
     "  -n, --words N      words shown per topic (default 10)\n"
     "  --top M            words per topic in the distances (default 100; 0 = full rows)\n"
     "  --change X         drift that makes a change event, 0..1 (default 0.5)\n"
+    "  --warmup N         no events from a snapshot of fewer than N documents to the next\n"
+    "                     (default 1000, as track.warmup.docs: a new model's drift is learning)\n"
     "  -h, --help         this help\n"
     "Snapshots that cannot be used (corrupt or truncated, another K, another vocabulary,\n"
     "another model or another run of it, a file name that disagrees with its header) are\n"
@@ -482,6 +484,7 @@ typedef struct report_s {
     char *model_name;
     uint32_t K, nwords, top;
     double change;
+    uint64_t warmup; /* no events while the earlier snapshot of a step has fewer documents */
     snapent_t *ents;
     size_t nents;
     rpoint_t *pts;
@@ -719,10 +722,14 @@ static int report_step(report_t *r, const slda_model_t *prev, const slda_model_t
     slda_align_assign(d, K, K, r2c);
     const double *w0 = r->weights + (p - 1) * K, *w1 = r->weights + p * K;
     double floor = 0.5 / K; /* a weight change smaller than half a uniform share is noise */
+    /* a model still warming up drifts because it learns, not because the stream moves */
+    int quiet = slda_model_docs(prev) < r->warmup;
     for (uint32_t k = 0; k < K; k++) {
         double dk = d[(size_t)k * K + k];
         r->drift[p * K + k] = dk;
         revent_t *ev = NULL;
+        if (quiet)
+            continue;
         if (dk >= r->change) {
             double colmin = 1;
             for (uint32_t i = 0; i < K; i++)
@@ -1135,6 +1142,43 @@ static void fmt_time(int64_t ms, int64_t span_ms, char *buf, size_t size)
                         : span_ms < 3LL * 86400 * 1000 ? "%Y-%m-%d %H:%M" : "%Y-%m-%d", &tm);
 }
 
+/* Month (or, under 60 days, week) ticks across a plot: faint lines with a label at the top. */
+static void html_ticks(FILE *f, int64_t t0, int64_t t1, double L, double pw, double T, double ph)
+{
+    if (t1 - t0 < 14LL * 86400 * 1000)
+        return; /* two weeks or less: the end labels say enough */
+    int monthly = t1 - t0 >= 60LL * 86400 * 1000;
+    time_t s = (time_t)(t0 / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    if (monthly) {
+        tm.tm_mday = 1;
+        tm.tm_mon++;
+    } else {
+        tm.tm_mday += (8 - tm.tm_wday) % 7 ? (8 - tm.tm_wday) % 7 : 7; /* the next Monday */
+    }
+    int n = 0;
+    for (;;) {
+        time_t at = timegm(&tm);
+        int64_t ms = (int64_t)at * 1000;
+        if (ms >= t1 || n++ > 60)
+            break;
+        double x = L + pw * (double)(ms - t0) / (double)(t1 - t0);
+        char label[16];
+        strftime(label, sizeof label, monthly ? "%b" : "%d %b", &tm);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e3e6ea\"/>"
+                   "<text x=\"%.1f\" y=\"%.0f\" font-size=\"7\" fill=\"#8a93a0\">%s</text>\n",
+                x, T, x, T + ph, x + 1.5, T + 7, label);
+        if (monthly)
+            tm.tm_mon++;
+        else
+            tm.tm_mday += 7;
+        tm.tm_isdst = 0;
+        timegm(&tm); /* normalise */
+    }
+}
+
 static const char html_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -1181,6 +1225,7 @@ static void html_chart(FILE *f, const report_t *r, uint32_t k, int64_t t0, int64
                "fill=\"#5b6472\">%.1f%%</text>\n", L - 3, T + 8, 100 * ymax);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
                "fill=\"#5b6472\">0</text>\n", L - 3, T + ph);
+    html_ticks(f, t0, t1, L, pw, T, ph);
     /* drift band */
     double by = T + ph + 4;
     fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fdf8f2\" "
@@ -1252,6 +1297,7 @@ static void html_prev_chart(FILE *f, const report_t *r, uint32_t k, int64_t t0, 
                    "fill=\"#5b6472\">%.1f%%</text>\n", L - 3, T + 8, 100 * ymax);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
                "fill=\"#5b6472\">0</text>\n", L - 3, T + ph);
+    html_ticks(f, t0, t1, L, pw, T, ph);
     double bw = pw * (double)r->win_ms / span;
     for (size_t w = 0; w < r->nwin; w++) {
         if (k == UINT32_MAX) {
@@ -1447,11 +1493,13 @@ int slda_cli_report(int argc, char **argv)
                                              {"words", required_argument, 0, 'n'},
                                              {"top", required_argument, 0, 't'},
                                              {"change", required_argument, 0, 'C'},
+                                             {"warmup", required_argument, 0, 'W'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     const char *html = NULL, *json = NULL, *model = NULL;
     long n = 10, top = SLDA_ALIGN_TOP_DEFAULT;
     double change = 0.5;
+    uint64_t warmup = 1000;
     char *end;
     int c;
     optind = 1;
@@ -1471,6 +1519,12 @@ int slda_cli_report(int argc, char **argv)
         case 'C':
             change = strtod(optarg, &end);
             if (end == optarg || *end || !(change > 0 && change <= 1))
+                goto usage;
+            break;
+        case 'W':
+            errno = 0;
+            warmup = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg == '-')
                 goto usage;
             break;
         case 'h': fputs(report_usage, stdout); return SLDA_EXIT_OK;
@@ -1494,6 +1548,7 @@ int slda_cli_report(int argc, char **argv)
     r.nwords = (uint32_t)n;
     r.top = (uint32_t)top;
     r.change = change;
+    r.warmup = warmup;
     int rc = SLDA_EXIT_FAIL;
     if (report_list(&r, model) == 0 && report_collect(&r) == 0 &&
         (!html || report_write(&r, html, 1) == 0) && (!json || report_write(&r, json, 0) == 0)) {
