@@ -196,6 +196,12 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_M_PUBLISHED, "streamlda_snapshots_published_total", "Snapshots published to snapshot.topic."},
         {SLDA_M_KAFKA_ERRORS, "streamlda_kafka_errors_total", "Kafka client errors."},
         {SLDA_M_OUTPUTS, "streamlda_outputs_total", "Records produced to output.topic."},
+        {SLDA_M_TIME_CLAMPED, "streamlda_event_time_clamped_total",
+         "Event times more than a day ahead of the wall clock, clamped to the newest seen."},
+        {SLDA_M_TIME_LATE, "streamlda_event_time_late_total",
+         "Documents older than the newest event time seen (late data, accepted)."},
+        {SLDA_M_TIME_MISSING, "streamlda_event_time_missing_total",
+         "Documents whose input.time.field was missing or not a time (newest event time used)."},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         prom_metric(f, counters[i].name, "counter", counters[i].help, model,
@@ -224,6 +230,10 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Publication of the last snapshot to snapshot.topic, first chunk to manifest acknowledged."},
         {SLDA_G_UNDELIVERED, "streamlda_undelivered_records",
          "Dead-letter and output records produced but not yet delivered (their offsets wait)."},
+        {SLDA_G_EVENT_TIME, "streamlda_event_time_seconds",
+         "Newest event time seen, seconds since the epoch (0 = none yet)."},
+        {SLDA_G_EVENT_LAG, "streamlda_event_time_lag_seconds",
+         "Event-time lag: wall clock minus the newest event time seen."},
     };
     for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++)
         prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model,
@@ -254,14 +264,25 @@ void slda_metrics_status_line(slda_metrics_t *m, char *buf, size_t size)
         snprintf(perptxt, sizeof perptxt, "%.1f", perp);
     else
         snprintf(perptxt, sizeof perptxt, "-"); /* no held-out documents (heldout.modulo) */
+    double evt = slda_metrics_gauge(m, SLDA_G_EVENT_TIME);
+    char evtxt[80] = "-";
+    if (evt > 0) {
+        time_t et = (time_t)evt;
+        struct tm tm;
+        char iso[32] = "?";
+        if (gmtime_r(&et, &tm))
+            strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(evtxt, sizeof evtxt, "%s (lag %.0f s)", iso,
+                 slda_metrics_gauge(m, SLDA_G_EVENT_LAG));
+    }
     snprintf(buf, size,
              "docs %llu (%.0f/s) tokens %llu (%.0f/s) lag %s updates %llu rho %.4g "
-             "perplexity %s vocab %.0f deadletters %llu",
+             "perplexity %s vocab %.0f deadletters %llu event time %s",
              (unsigned long long)docs, (double)(docs - m->last_docs) / dt,
              (unsigned long long)tokens, (double)(tokens - m->last_tokens) / dt, lagtxt,
              (unsigned long long)slda_metrics_get(m, SLDA_M_UPDATES),
              slda_metrics_gauge(m, SLDA_G_RHO), perptxt, slda_metrics_gauge(m, SLDA_G_VOCAB),
-             (unsigned long long)slda_metrics_deadletters(m, SLDA_OK));
+             (unsigned long long)slda_metrics_deadletters(m, SLDA_OK), evtxt);
     m->last_time = t;
     m->last_docs = docs;
     m->last_tokens = tokens;

@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "mockbroker.h"
 #include "slda_int.h"
+#include "track.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -40,6 +41,8 @@
 #define EMBEDDED_PARTITIONS 4 /* partitions of each topic of the embedded cluster */
 #define POLL_MAX_MS 100       /* longest consumer wait, so the stop flag is seen */
 #define RETRY_S 0.5           /* pause before a deferred snapshot is tried again */
+#define PAGE_S 1.0            /* shortest interval between two live-page publications */
+#define TRACK_SUFFIX ".track.json" /* tracking state beside each snapshot (docs/tracking.md) */
 
 typedef struct doc_meta_s {
     char topic[128];
@@ -47,6 +50,7 @@ typedef struct doc_meta_s {
     int64_t offset;
     int64_t timestamp_ms;
     int replayed; /* output already delivered by an earlier run: train only */
+    int64_t event_ms; /* event time (message timestamp or input.time.field) */
 } doc_meta_t;
 
 struct slda_service_s {
@@ -83,6 +87,16 @@ struct slda_service_s {
     /* flow */
     int paused;         /* consumption paused: the producer has a backlog */
     double paused_since, last_msg_t;
+    /* tracking (src/track): event time always; prevalence, drift, page when conf->track */
+    slda_track_t *track;
+    slda_page_t *page;
+    slda_track_words_t *words; /* K, scratch for the page and comparisons */
+    double *mass;              /* K */
+    double last_page;
+    uint64_t page_updates;     /* update count the topics JSON was made at (+1; 0 = never) */
+    char restored[4096];       /* the snapshot restored from, "" if none */
+    double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
+    uint64_t rate_docs;
 };
 
 static double now_s(void)
@@ -90,6 +104,13 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int64_t wall_ms(void) /* wall clock, for event times */
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- snapshot files: <dir>/<model>-<updates, 20 digits>.slda ---- */
@@ -169,7 +190,8 @@ static void remove_stale_temps(slda_service_t *svc, const char *dir)
         return;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (!is_model_file(de->d_name, svc->conf->model_name, ".tmp."))
+        if (!is_model_file(de->d_name, svc->conf->model_name, ".tmp.") &&
+            !is_model_file(de->d_name, svc->conf->model_name, TRACK_SUFFIX ".tmp."))
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
@@ -313,6 +335,7 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
             continue;
         }
         model = m;
+        snprintf(svc->restored, sizeof svc->restored, "%s", files[i].path);
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
                  "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
                  slda_model_updates(model), slda_model_docs(model));
@@ -332,11 +355,13 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
     }
     if (!model)
         return SLDA_OK;
-    /* text.* come from this service's configuration (snapshots never open
-     * the stop-word file they name) */
+    /* text.* left at their defaults keep the snapshot's values: they decide
+     * which words the model's vocabulary holds */
     char err[512];
-    if (slda_model_set_tokenizer(model, svc->conf, err, sizeof err) != SLDA_OK)
+    slda_conf_t *text = slda_model_text_conf(model, svc->conf, reconcile_log, svc);
+    if (slda_model_set_tokenizer(model, text, err, sizeof err) != SLDA_OK)
         slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "tokenizer of the restored model: %s", err);
+    slda_conf_destroy(text);
     e = slda_model_reconcile(model, svc->conf, reconcile_log, svc, errstr, errstr_size);
     if (e) {
         slda_model_destroy(model);
@@ -359,16 +384,21 @@ static void prune_snapshots(slda_service_t *svc)
         if (unlink(files[i].path) && errno != ENOENT)
             slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-prune", "cannot remove %s: %s",
                      files[i].path, strerror(errno));
-        else
+        else {
             good_remove(svc, files[i].updates);
+            char side[4200];
+            snprintf(side, sizeof side, "%s" TRACK_SUFFIX, files[i].path);
+            unlink(side); /* its tracking state, if any */
+        }
     }
     snapfiles_free(files, n);
 }
 
 /* ---- output records ---- */
 
-/* {"id","time","topics":[[k,w],...],"model","update"} for document i. */
-static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
+/* {"id","time","event_time","event_ms","topics":[[k,w],...],"model","update"[,"warmup"]}
+ * for document i; topic k is the model's slot, the id tracking keeps (docs/tracking.md). */
+static void produce_output(slda_service_t *svc, size_t i, uint32_t K, int warmup)
 {
     if (svc->meta[i].replayed)
         return;
@@ -395,12 +425,16 @@ static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
     FILE *f = open_memstream(&json, &len);
     fprintf(f, "{\"id\":");
     slda_json_write_string(f, svc->docs[i].id);
-    fprintf(f, ",\"time\":%lld,\"topics\":[", (long long)svc->docs[i].time_ms);
+    char iso[40];
+    slda_time_format(svc->meta[i].event_ms, iso, sizeof iso);
+    fprintf(f, ",\"time\":%lld,\"event_time\":\"%s\",\"event_ms\":%lld,\"topics\":[",
+            (long long)svc->docs[i].time_ms, iso, (long long)svc->meta[i].event_ms);
     for (uint32_t j = 0; j < top; j++)
         fprintf(f, "%s[%u,%.6g]", j ? "," : "", best[j], (double)theta[best[j]]);
     fprintf(f, "],\"model\":");
     slda_json_write_string(f, svc->conf->model_name);
-    fprintf(f, ",\"update\":%" PRIu64 "}", slda_model_updates(svc->model));
+    fprintf(f, ",\"update\":%" PRIu64 "%s}", slda_model_updates(svc->model),
+            warmup ? ",\"warmup\":true" : "");
     fclose(f);
     const doc_meta_t *m = &svc->meta[i];
     slda_kmsg_t msg = {.topic = m->topic, .partition = m->partition, .offset = m->offset,
@@ -411,18 +445,24 @@ static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
 
 /* ---- minibatches ---- */
 
+static void event_gauges(slda_service_t *svc);
+static void page_publish(slda_service_t *svc);
+
 static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
 {
     if (!svc->ndocs)
         return SLDA_OK;
     uint32_t K = slda_model_topics(svc->model);
     int output = svc->conf->output_topic && *svc->conf->output_topic;
-    if (output)
+    int want = output || svc->conf->track; /* the mixtures feed the prevalence too */
+    /* documents trained before the model settled (track.warmup.docs) are flagged */
+    int warmup = slda_model_docs(svc->model) < svc->conf->track_warmup_docs;
+    if (want)
         svc->thetas = slda_xrealloc(svc->thetas, svc->ndocs * K * sizeof *svc->thetas);
     slda_train_stats_t stats;
     memset(&stats, 0, sizeof stats);
     slda_err_t err = slda_model_train(svc->model, svc->docs, svc->ndocs,
-                                      output ? svc->thetas : NULL, &stats, errstr, errstr_size);
+                                      want ? svc->thetas : NULL, &stats, errstr, errstr_size);
     if (err)
         return err;
     slda_metrics_add(svc->metrics, SLDA_M_DOCS, stats.docs);
@@ -430,11 +470,17 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
     slda_metrics_add(svc->metrics, SLDA_M_UPDATES, 1);
     slda_metrics_set(svc->metrics, SLDA_G_RHO, stats.rho);
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    for (size_t i = 0; svc->conf->track && i < svc->ndocs; i++)
+        if (svc->docs[i].ntokens) /* an empty document was not trained */
+            slda_track_add(svc->track, svc->meta[i].event_ms, svc->thetas + i * K);
     for (size_t i = 0; output && i < svc->ndocs; i++)
-        produce_output(svc, i, K);
+        produce_output(svc, i, K, warmup);
     slda_docs_clear(svc->docs, svc->ndocs);
     svc->ndocs = 0;
     svc->batches_since++;
+    event_gauges(svc);
+    if (svc->page && now_s() - svc->last_page >= PAGE_S)
+        page_publish(svc);
     return SLDA_OK;
 }
 
@@ -470,6 +516,45 @@ static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t c
     slda_log(svc->metrics, SLDA_LOG_WARN, key, "dead letter %s [%d] @%" PRId64 ": %s",
              msg->topic, (int)msg->partition, msg->offset, reason);
     slda_ksink_deadletter(svc->sink, msg, code, reason); /* counted on delivery */
+}
+
+/* The event time of msg: input.time.field when set (when the field is missing
+ * or unreadable, the newest event time seen, else the message timestamp;
+ * counted and logged), else the message timestamp; later than a day ahead of
+ * the clock is clamped to the newest event time seen (counted, logged). */
+static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
+{
+    int64_t ts = msg->timestamp_ms, now = wall_ms();
+    const char *field = svc->conf->input_time_field;
+    if (field && *field) {
+        char err[300];
+        int64_t ms;
+        if (msg->value && slda_time_from_json(msg->value, msg->len, field, &ms, err,
+                                              sizeof err) == SLDA_OK)
+            ts = ms;
+        else { /* the newest event time seen: the stream's time, not the producer's */
+            if (slda_track_newest(svc->track))
+                ts = slda_track_newest(svc->track);
+            slda_metrics_add(svc->metrics, SLDA_M_TIME_MISSING, 1);
+            slda_log(svc->metrics, SLDA_LOG_WARN, "event-time-field",
+                     "%s [%d] @%" PRId64 ": %s; the newest event time seen (else the message "
+                     "timestamp) is used", msg->topic, (int)msg->partition, msg->offset, err);
+        }
+    }
+    int clamped;
+    uint64_t late = slda_track_late(svc->track);
+    int64_t t = slda_track_time(svc->track, ts, now, &clamped);
+    if (clamped) {
+        char iso[40];
+        slda_time_format(ts, iso, sizeof iso);
+        slda_metrics_add(svc->metrics, SLDA_M_TIME_CLAMPED, 1);
+        slda_log(svc->metrics, SLDA_LOG_WARN, "event-time-future",
+                 "%s [%d] @%" PRId64 ": event time %s is more than a day ahead of the clock; "
+                 "clamped to the newest event time seen", msg->topic, (int)msg->partition, msg->offset, iso);
+    }
+    if (slda_track_late(svc->track) != late)
+        slda_metrics_add(svc->metrics, SLDA_M_TIME_LATE, 1);
+    return t;
 }
 
 static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
@@ -511,6 +596,140 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
     meta->offset = msg->offset;
     meta->timestamp_ms = msg->timestamp_ms;
     meta->replayed = slda_ksource_replayed(svc->src, msg->topic, msg->partition, msg->offset);
+    meta->event_ms = event_time(svc, msg);
+}
+
+/* ---- tracking: event-time gauges, the live page, drift at snapshots ---- */
+
+static void event_gauges(slda_service_t *svc)
+{
+    int64_t newest = slda_track_newest(svc->track);
+    slda_metrics_set(svc->metrics, SLDA_G_EVENT_TIME, newest / 1000.0);
+    slda_metrics_set(svc->metrics, SLDA_G_EVENT_LAG,
+                     newest ? (wall_ms() - newest) / 1000.0 : 0);
+}
+
+static void track_event_log(const slda_track_event_t *ev, void *opaque)
+{
+    slda_service_t *svc = opaque;
+    char iso[40];
+    slda_time_format(ev->event_ms, iso, sizeof iso);
+    if (ev->other != UINT32_MAX)
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "topic event: %s of topics %u and %u at %s (JS %.2f): %s", ev->kind, ev->topic,
+                 ev->other, iso, ev->js, ev->words);
+    else
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "topic event: %s of topic %u at %s%s: %s",
+                 ev->kind, ev->topic, iso, ev->js >= 0 ? "" : " (engine)", ev->words);
+}
+
+/* The status document of the live page. */
+static void page_status(slda_service_t *svc)
+{
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    if (!f)
+        return;
+    double t = now_s();
+    uint64_t docs = slda_metrics_get(svc->metrics, SLDA_M_DOCS);
+    double rate = svc->rate_t > 0 && t > svc->rate_t
+                      ? (docs - svc->rate_docs) / (t - svc->rate_t) : 0;
+    if (!svc->rate_t || t - svc->rate_t >= 2.0) { /* a rate over at least 2 s */
+        svc->rate_t = t;
+        svc->rate_docs = docs;
+    }
+    int64_t newest = slda_track_newest(svc->track);
+    fprintf(f, "{\"model\":");
+    slda_json_write_string(f, svc->conf->model_name);
+    fprintf(f, ",\"docs\":%" PRIu64 ",\"docs_per_s\":%.3f,\"updates\":%" PRIu64
+            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":%.6g,"
+            "\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
+            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
+            docs, rate, slda_model_updates(svc->model),
+            slda_metrics_gauge(svc->metrics, SLDA_G_LAG), (long long)newest,
+            newest ? (wall_ms() - newest) / 1000.0 : -1.0,
+            slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY),
+            slda_model_vocab_size(svc->model),
+            slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
+            slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
+            slda_track_clamped(svc->track), slda_metrics_gauge(svc->metrics, SLDA_G_RHO));
+    fclose(f);
+    slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
+}
+
+/* Publish what the live page shows (the HTTP thread serves copies). The
+ * topics' words are looked up again only when the model moved. */
+static void page_publish(slda_service_t *svc)
+{
+    if (!svc->page)
+        return;
+    size_t len;
+    char *json;
+    if (svc->page_updates != slda_model_updates(svc->model) + 1) {
+        slda_track_model_words(svc->model, svc->words, svc->mass);
+        svc->page_updates = slda_model_updates(svc->model) + 1;
+    }
+    if ((json = slda_track_json_topics(svc->track, svc->words, svc->mass, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_TOPICS, json, len);
+    if ((json = slda_track_json_prevalence(svc->track, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_PREVALENCE, json, len);
+    if ((json = slda_track_json_events(svc->track, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
+    page_status(svc);
+    svc->last_page = now_s();
+}
+
+/* At a snapshot: drift and events against the previous one, and the tracking
+ * state written beside the snapshot file (path, or NULL without snapshot.dir). */
+static void track_snapshot(slda_service_t *svc, const char *path)
+{
+    if (!svc->conf->track)
+        return;
+    slda_track_model_words(svc->model, svc->words, svc->mass);
+    svc->page_updates = slda_model_updates(svc->model) + 1;
+    slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
+                       slda_model_updates(svc->model));
+    if (path) {
+        char side[4200], err[600];
+        snprintf(side, sizeof side, "%s" TRACK_SUFFIX, path);
+        if (slda_track_save(svc->track, side, svc->conf->model_name,
+                            slda_model_updates(svc->model), err, sizeof err))
+            slda_log(svc->metrics, SLDA_LOG_WARN, "track-save", "%s", err);
+    }
+    page_publish(svc);
+}
+
+/* The tracker of the restored snapshot's state, or a fresh one (with the
+ * reason logged) when its state is missing, corrupt or for another K. */
+static void track_start(slda_service_t *svc)
+{
+    slda_track_opts_t opts;
+    slda_track_opts_from_conf(&opts, svc->conf);
+    uint32_t K = slda_model_topics(svc->model);
+    svc->track = slda_track_new(K, &opts);
+    slda_track_set_event_cb(svc->track, track_event_log, svc);
+    svc->words = slda_xcalloc(K, sizeof *svc->words);
+    svc->mass = slda_xcalloc(K, sizeof *svc->mass);
+    if (!svc->restored[0] || !svc->conf->track)
+        return;
+    char side[4200], err[700];
+    snprintf(side, sizeof side, "%s" TRACK_SUFFIX, svc->restored);
+    if (access(side, F_OK)) {
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "no tracking state beside %s (%s missing): prevalence and drift start afresh "
+                 "from this snapshot", svc->restored, side);
+        return;
+    }
+    if (slda_track_load(svc->track, side, err, sizeof err))
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "%s; prevalence and drift start afresh from this snapshot", err);
+    else {
+        char iso[40];
+        slda_time_format(slda_track_newest(svc->track), iso, sizeof iso);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "tracking state loaded from %s: newest event time %s", side, iso);
+    }
 }
 
 /* ---- snapshots ---- */
@@ -582,6 +801,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         char path[4096], err2[512];
         snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", dir, svc->conf->model_name,
                  slda_model_updates(svc->model));
+        track_snapshot(svc, path); /* first: a snapshot never lacks its state for long */
         if (slda_snapshot_write(svc->model, path, err2, sizeof err2)) {
             slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
             slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err2);
@@ -596,7 +816,8 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOTS, 1);
         good_add(svc, slda_model_updates(svc->model));
         prune_snapshots(svc);
-    }
+    } else
+        track_snapshot(svc, NULL);
     slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
     if (svc->conf->snapshot_topic && *svc->conf->snapshot_topic)
         publish_snapshot(svc, &bytes);
@@ -621,6 +842,7 @@ static void status(slda_service_t *svc)
         svc->held_eval_t = slda_model_updates(svc->model);
     }
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    event_gauges(svc);
     char line[512];
     slda_metrics_status_line(svc->metrics, line, sizeof line);
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "status: %s", line);
@@ -730,6 +952,12 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
         goto fail;
     if (!svc->model && !(svc->model = slda_model_new(svc->conf, errstr, errstr_size)))
         goto fail;
+    track_start(svc);
+    if (svc->http && svc->conf->track) {
+        svc->page = slda_page_new();
+        page_publish(svc); /* the page has data to show from the first request */
+        slda_http_set_page(svc->http, svc->page);
+    }
     size_t noffs;
     const slda_offset_t *offs = slda_model_offsets(svc->model, &noffs);
     svc->src = slda_ksource_new(svc->conf, override, offs, noffs, svc->metrics, errstr,
@@ -788,6 +1016,8 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             status(svc);
             svc->last_status = t;
         }
+        if (svc->page && t - svc->last_page >= 2 * PAGE_S)
+            page_publish(svc); /* status and lags move while idle too */
     }
     if (err) { /* no final snapshot: the last good one stays authoritative */
         svc->failed = 1;
@@ -817,6 +1047,10 @@ void slda_service_destroy(slda_service_t *svc)
     /* Delivered already after a clean stop; after a failure, a short last try. */
     slda_ksink_destroy(svc->sink, svc->failed ? 1000 : (int)svc->conf->shutdown_timeout_ms);
     slda_http_stop(svc->http);
+    slda_page_destroy(svc->page); /* after the server that reads it */
+    slda_track_destroy(svc->track);
+    free(svc->words);
+    free(svc->mass);
     slda_mock_destroy(svc->mock);
     slda_docs_clear(svc->docs, svc->ndocs);
     free(svc->docs);
