@@ -9,6 +9,7 @@ packages=(
   librdkafka-dev libmsgpack-dev libxxhash-dev libmicrohttpd-dev zlib1g-dev   # libraries
   python3 python3-numpy python3-msgpack python3-kafka kcat        # tests: independent clients
   curl time                                 # tests (/metrics) and bench (peak memory)
+  chromium                                  # tests: the live page in a headless browser (0061)
   openjdk-17-jre-headless maven python3-venv   # the realkafka tier: Apache Kafka broker (scripts/kafka.sh), client venv
 )
 if [ "${SLDA_BENCH:-0}" = 1 ]; then
