@@ -10,6 +10,7 @@
 #include "align.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,43 @@ static inline double js_finish(double sum)
     if (!(jsd > 0))
         return 0;
     return jsd >= 1 ? 1 : sqrt(jsd);
+}
+
+/* The same term through a table, for the K x K matrices (O(K^2 top) terms): with s = p + q and
+ * r = p / s, p ln(2p/s) + q ln(2q/s) = s (ln 2 + h(r)), h(r) = r ln r + (1 - r) ln(1 - r), and h
+ * is tabulated on HTAB_N + 1 points and interpolated linearly: one division instead of two
+ * logarithms (measured: diff at K=1000, 100 words, 4x faster). h is convex, so the chord lies
+ * above it and a term never goes negative; the error of a term is below 1e-9 s around r = 1/2
+ * (near-identical topics) and below 1e-4 s at the ends (words one topic barely has), where
+ * distances are large anyway. p == q gives exactly 0, so identical topics stay at 0. */
+#define HTAB_N 65536
+static double htab[HTAB_N + 2];
+static pthread_once_t htab_once = PTHREAD_ONCE_INIT;
+
+static void htab_init(void)
+{
+    for (int i = 0; i <= HTAB_N; i++) {
+        double r = (double)i / HTAB_N, h = 0;
+        if (r > 0)
+            h += r * log(r);
+        if (r < 1)
+            h += (1 - r) * log(1 - r);
+        htab[i] = h;
+    }
+    htab[HTAB_N + 1] = htab[HTAB_N];
+}
+
+static inline double js_term_fast(double p, double q)
+{
+    double s = p + q;
+    if (!(s > 0) || p == q)
+        return 0;
+    double x = p / s * HTAB_N;
+    size_t i = (size_t)x;
+    if (i >= HTAB_N)
+        i = HTAB_N - 1;
+    double t = s * (M_LN2 + htab[i] + (x - (double)i) * (htab[i + 1] - htab[i]));
+    return t > 0 ? t : 0;
 }
 
 double slda_js_distance(const double *p, const double *q, size_t n)
@@ -257,6 +295,7 @@ slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, ui
                                 double *dist, char *errstr, size_t errstr_size)
 {
     side_t sa, sb;
+    pthread_once(&htab_once, htab_init);
     side_init(&sa, a, top);
     side_init(&sb, b, top);
     size_t na = (size_t)a->K * sa.len, nb = (size_t)b->K * sb.len;
@@ -291,7 +330,7 @@ slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, ui
             for (uint32_t x = 0; x < sa.len; x++) {
                 uint32_t ow = sa.other[ia[x]];
                 double q = ow == NONE ? 0 : phi_at(b, ow, j, sb.denom[j]);
-                sum += js_term(pa[x], q);
+                sum += js_term_fast(pa[x], q);
                 massa += pa[x];
                 massb += q;
             }
@@ -300,13 +339,13 @@ slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, ui
                 if (ow != NONE && stamp[ow] == i)
                     continue; /* in topic i's list too: counted above */
                 double p = ow == NONE ? 0 : phi_at(a, ow, i, sa.denom[i]);
-                sum += js_term(p, pb[x]);
+                sum += js_term_fast(p, pb[x]);
                 massa += p;
                 massb += pb[x];
             }
             /* the rest of each distribution as one bucket (both sums run in the same order,
              * so identical topics leave identical remainders) */
-            sum += js_term(massa < 1 ? 1 - massa : 0, massb < 1 ? 1 - massb : 0);
+            sum += js_term_fast(massa < 1 ? 1 - massa : 0, massb < 1 ? 1 - massb : 0);
             dist[(size_t)i * b->K + j] = js_finish(sum);
         }
     }
