@@ -16,7 +16,8 @@ Defects of the old service, each checked here on the mock cluster:
      start (exit 1, the remedy named); --fresh starts a new model beside them.
   5. Settings that contradict the restored snapshot were silently dropped. Now an explicit
      model-defining one (topics) is an error naming it; tunables (alpha, local) are
-     applied and logged.
+     applied and logged; text.* left at their defaults follow the snapshot (an old snapshot
+     keeps the old tokenizer), explicit ones apply with a warning.
   6. A restart from a snapshot older than the group's committed offsets (outputs of the
      replayed documents were already delivered) produced their output records again.
      Now they are trained (the model counts them once) without a second output record.
@@ -147,6 +148,20 @@ def main():
         check("alpha=0.5 applied" in log and "local=cgs applied" in log, "tunables applied and logged",
               [l for l in log.splitlines() if "restore:" in l])
         check(svc.stop() == 0, "tune: SIGTERM -> exit 0")
+        # text.* decide the vocabulary: an old snapshot (no text rules: the old tokenizer)
+        # keeps its tokenizer unless a rule is given explicitly
+        fx = os.path.join(tmp, "fixture")
+        os.makedirs(fx)
+        shutil.copy(os.path.join(e2e.SRC, "tests", "fixtures", "snapshot-v1-k3.slda"),
+                    os.path.join(fx, "fx-%020d.slda" % 1))
+        svc = run(["snapshot.dir=" + fx, "model.name=fx", "topics=3", "text.html=decode"], "fx")
+        e2e.wait_for(lambda: "assigned" in svc.text(), 30, "fx started")
+        log = svc.text()
+        check("text.urls=keep from the restored snapshot" in log and
+              "text.html=decode applied although" in log,
+              "text.* defaults follow the snapshot, explicit ones apply with a warning",
+              [l for l in log.splitlines() if "text." in l])
+        check(svc.stop() == 0, "fx: SIGTERM -> exit 0")
 
         # 6: replays after a restore from an older snapshot
         r = os.path.join(tmp, "replay")

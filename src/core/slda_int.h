@@ -273,6 +273,11 @@ uint32_t *slda_model_ids_held(const slda_model_t *model, uint32_t *n);
 slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
                                 void (*log)(void *opaque, const char *line), void *opaque,
                                 char *errstr, size_t errstr_size);
+/* The configuration a restored model should tokenise with: conf, with every
+ * text.* setting left at its default replaced by the snapshot's (each
+ * difference reported through log). Caller destroys it. */
+slda_conf_t *slda_model_text_conf(const slda_model_t *model, const slda_conf_t *conf,
+                                  void (*log)(void *opaque, const char *line), void *opaque);
 /* Fold sigma into A (O(W K)); done when sigma falls below SLDA_SIGMA_FOLD. */
 void slda_model_fold_scale(slda_model_t *model);
 #define SLDA_SIGMA_FOLD 1e-6

@@ -354,5 +354,6 @@ slda_err_t slda_model_set_tokenizer(slda_model_t *model, const slda_conf_t *conf
     model->p.stopwords = conf->p.stopwords ? slda_xstrdup(conf->p.stopwords) : NULL;
     model->p.min_length = conf->p.min_length;
     model->p.max_doc_bytes = conf->p.max_doc_bytes;
+    model->p.text = conf->p.text;
     return SLDA_OK;
 }

@@ -9,8 +9,13 @@
  *  - tunables (alpha and its learning, the local step, the rho schedule,
  *    corpus.tokens, init.scale, threads): this run's configuration applies;
  *    every change is reported through the log callback.
- * text.* settings are applied by slda_model_set_tokenizer, like before.
+ * text.* (the tokenizer) decide which words a document becomes, so the model's
+ * vocabulary depends on them: slda_model_text_conf keeps the snapshot's value of
+ * each text.* setting left at its default, and applies (with a warning) one
+ * given explicitly. A stop-word file named by the snapshot is never opened on
+ * its say-so (set text.stopwords explicitly to use it again).
  */
+#include "config.h"
 #include "model.h"
 #include "slda_int.h"
 
@@ -92,4 +97,36 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
             return SLDA_ERR_NOMEM;
     }
     return SLDA_OK;
+}
+
+slda_conf_t *slda_model_text_conf(const slda_model_t *model, const slda_conf_t *conf,
+                                  void (*log)(void *opaque, const char *line), void *opaque)
+{
+    slda_conf_t *eff = slda_conf_dup(conf);
+    size_t n;
+    const slda_prop_t *props = slda_conf_props(&n);
+    char mine[512], theirs[512], line[1400], err[256];
+    for (size_t i = 0; i < n; i++) {
+        const char *key = props[i].name;
+        if (strncmp(key, "text.", 5))
+            continue;
+        model_value(model, key, theirs, sizeof theirs);
+        if (slda_conf_get(conf, key, mine, sizeof mine) != SLDA_OK || !strcmp(mine, theirs))
+            continue;
+        if (slda_conf_is_set(conf, key))
+            snprintf(line, sizeof line, "%s=%s applied although the restored snapshot was trained "
+                     "with %s: new documents are tokenised differently from the ones the model "
+                     "learned", key, mine, theirs);
+        else if (!strcmp(key, "text.stopwords") && strchr(theirs, '/'))
+            snprintf(line, sizeof line, "text.stopwords: the restored snapshot used %s, which names "
+                     "a file; using %s (set text.stopwords to use that file again)", theirs, mine);
+        else if (slda_conf_set(eff, key, theirs, err, sizeof err) == SLDA_OK)
+            snprintf(line, sizeof line, "%s=%s from the restored snapshot (default %s not used)",
+                     key, theirs, mine);
+        else
+            snprintf(line, sizeof line, "%s: the restored snapshot's %s is refused (%s); using %s",
+                     key, theirs, err, mine);
+        log(opaque, line);
+    }
+    return eff;
 }
