@@ -157,6 +157,13 @@ grep -q "ignored $side: not a JSON object" "$T/err" || fail "corrupt sidecar not
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['time']=='updated' and not any(s['event_time'] for s in d['snapshots'])" \
     "$T/tm2.json" || fail "mixed time axis after a corrupt sidecar"
 
+# --model other: its only file is a copy of a "streamlda" snapshot (the header says so)
+"$S" report "$T/d" --model other --json "$T/o.json" 2>"$T/err"
+[ $? -eq 1 ] || fail "--model other: exit status not 1"
+grep -q "skipped $T/d/other-00000000000000000057.slda: its header names model \"streamlda\"" "$T/err" ||
+    fail "--model other: $(cat "$T/err")"
+grep -q 'no usable snapshot of model "other"' "$T/err" || fail "--model other: no final message"
+
 # exit codes
 mkdir "$T/empty"
 "$S" report "$T/empty" --json "$T/e.json" 2>"$T/err"
