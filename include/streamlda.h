@@ -359,6 +359,20 @@ slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *l
                                 char *errstr, size_t errstr_size);
 slda_model_t *slda_snapshot_decode(const void *buf, size_t len, slda_err_t *err_out,
                                    char *errstr, size_t errstr_size);
+/** Optional header fields of a snapshot (docs/snapshot-format.md), written by
+ *  the _meta variants and read back by slda_snapshot_read_meta; snapshots
+ *  without them (older ones, slda_snapshot_write) read as 0. */
+typedef struct slda_snapshot_meta_s {
+    int64_t event_ms; /* the service's newest event time seen, ms since the epoch; 0 = none */
+} slda_snapshot_meta_t;
+/** slda_snapshot_write / _encode with meta (may be NULL) in the header. */
+slda_err_t slda_snapshot_write_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                    const char *path, char *errstr, size_t errstr_size);
+slda_err_t slda_snapshot_encode_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                     void **buf, size_t *len, char *errstr, size_t errstr_size);
+/** slda_snapshot_read, and meta (may be NULL) filled from the header. */
+slda_model_t *slda_snapshot_read_meta(const char *path, slda_snapshot_meta_t *meta,
+                                      slda_err_t *err_out, char *errstr, size_t errstr_size);
 /** K x W float32 phi as a NumPy .npy file (row k = topic k, column = row of
  *  slda_model_phi). */
 slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *errstr,

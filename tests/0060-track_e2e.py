@@ -17,7 +17,8 @@ keeps the order. Checked through the service on a `streamlda broker` cluster:
    on restart: the windows and the topic ids survive, and new documents
    continue the same topic ids;
  - a corrupt tracking state, and a snapshot without one (a gap), are reported
-   and tracking restarts from the snapshot: no crash.
+   and tracking restarts from the snapshot: no crash; the newest event time
+   still comes back, from the snapshot's header ("event_ms").
 """
 import importlib.util
 import json
@@ -237,6 +238,11 @@ def main():
         svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run4")
         e2e.wait_for(lambda: "no tracking state beside" in svc.text(), 30, "gap reported")
         check("no tracking state beside" in svc.text(), "run 4: missing state reported")
+        st = e2e.wait_for(lambda: api(svc, "status"), 20, "status")
+        newest2 = T0 + 2399 * 36
+        check(st and st["event_ms"] == newest2 * 1000,
+              "run 4: the newest event time comes from the snapshot's header",
+              st and st["event_ms"], newest2 * 1000)
         check(svc.stop() == 0, "run 4: SIGTERM -> exit 0")
     finally:
         broker.stop()

@@ -1,6 +1,7 @@
 /* unit_track.c - topic tracking (src/track): time values, event time, prevalence windows and
  * their emerging/fading flags on a synthetic stream with a known change, drift and events,
- * the sidecar state (round trip, corrupt, other K). No I/O but one temp file. */
+ * the sidecar state (round trip, corrupt, other K), the snapshot header's event time.
+ * No I/O but temp files. */
 #include "testutil.h"
 #include "track.h"
 
@@ -386,6 +387,58 @@ static void test_page(void)
     slda_page_destroy(page);
 }
 
+/* The snapshot header's optional "event_ms": written by the _meta variants,
+ * read back; 0 from snapshots without it (slda_snapshot_write, the v1 fixture). */
+static void test_snapshot_meta(void)
+{
+    char err[512], path[600];
+    slda_conf_t *conf = slda_conf_new();
+    CHECK_INT(slda_conf_set(conf, "topics", "3", err, sizeof err), SLDA_OK);
+    slda_model_t *model = slda_model_new(conf, err, sizeof err);
+    CHECK(model != NULL);
+    slda_doc_t doc;
+    slda_doc_init(&doc);
+    CHECK_INT(slda_doc_from_text(model, "volcano lava eruption ash magma", 30, &doc, err,
+                                 sizeof err), SLDA_OK);
+    CHECK_INT(slda_model_train(model, &doc, 1, NULL, NULL, err, sizeof err), SLDA_OK);
+    slda_doc_clear(&doc);
+    char *dir = slda_test_tmpdir();
+    snprintf(path, sizeof path, "%s/m.slda", dir);
+    slda_snapshot_meta_t meta = {.event_ms = 1583092764000LL}, back = {.event_ms = -1};
+    CHECK_INT(slda_snapshot_write_meta(model, &meta, path, err, sizeof err), SLDA_OK);
+    slda_err_t code;
+    slda_model_t *m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
+    CHECK(m2 != NULL);
+    CHECK_INT(back.event_ms, 1583092764000LL);
+    CHECK_INT(slda_model_docs(m2), 1);
+    slda_model_destroy(m2);
+    void *buf;
+    size_t len;
+    CHECK_INT(slda_snapshot_encode_meta(model, &meta, &buf, &len, err, sizeof err), SLDA_OK);
+    m2 = slda_snapshot_decode(buf, len, &code, err, sizeof err); /* other readers: ignored */
+    CHECK(m2 != NULL);
+    slda_model_destroy(m2);
+    free(buf);
+    CHECK_INT(slda_snapshot_write(model, path, err, sizeof err), SLDA_OK);
+    back.event_ms = -1;
+    m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
+    CHECK(m2 != NULL);
+    CHECK_INT(back.event_ms, 0);
+    slda_model_destroy(m2);
+    const char *src = getenv("SLDA_SOURCE_DIR");
+    if (src) {
+        snprintf(path, sizeof path, "%s/tests/fixtures/snapshot-v1-k3.slda", src);
+        back.event_ms = -1;
+        m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
+        CHECK(m2 != NULL); /* an old snapshot loads; no event time */
+        CHECK_INT(back.event_ms, 0);
+        slda_model_destroy(m2);
+    }
+    slda_model_destroy(model);
+    slda_conf_destroy(conf);
+    free(dir);
+}
+
 int main(void)
 {
     test_time_parse();
@@ -395,5 +448,6 @@ int main(void)
     test_death();
     test_state();
     test_page();
+    test_snapshot_meta();
     return slda_test_done("unit_track");
 }

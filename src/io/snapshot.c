@@ -298,9 +298,19 @@ static void snap_write_offsets(msgpack_packer *pk, const slda_model_t *model)
     }
 }
 
-static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uint32_t nrows)
+/* Optional header keys (absent in older snapshots; readers skip what they do
+ * not know): "event_ms", the service's newest event time (docs/tracking.md). */
+#define HDR_OPT_EVENT_MS "event_ms"
+
+static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uint32_t nrows,
+                              const slda_snapshot_meta_t *meta)
 {
-    msgpack_pack_map(pk, HDR__COUNT);
+    int event = meta && meta->event_ms > 0;
+    msgpack_pack_map(pk, HDR__COUNT + event);
+    if (event) {
+        pack_key(pk, HDR_OPT_EVENT_MS);
+        msgpack_pack_int64(pk, meta->event_ms);
+    }
     pack_key(pk, hdr_keys[HDR_FORMAT]);
     msgpack_pack_uint32(pk, SLDA_SNAP_VERSION);
     pack_key(pk, hdr_keys[HDR_PRODUCER]);
@@ -407,8 +417,9 @@ static slda_err_t snap_check_writable(const slda_model_t *model, const char *nam
 }
 
 /* Envelope head, header and body (everything but the trailer) into sink. */
-static slda_err_t snap_emit(const slda_model_t *model, snap_sink_t *sink, const char *name,
-                            char *errstr, size_t errstr_size)
+static slda_err_t snap_emit(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                            snap_sink_t *sink, const char *name, char *errstr,
+                            size_t errstr_size)
 {
     unsigned char head[SNAP_HEAD_LEN];
     msgpack_packer pk;
@@ -424,7 +435,7 @@ static slda_err_t snap_emit(const slda_model_t *model, snap_sink_t *sink, const 
     ids = slda_model_ids_in_use(model, &nrows);
     scratch = slda_xmalloc((size_t)model->K * 4 > SLDA_SNAP_BLOCK_ROWS ? (size_t)model->K * 4
                                                                         : SLDA_SNAP_BLOCK_ROWS);
-    snap_write_header(&pk, model, nrows);
+    snap_write_header(&pk, model, nrows, meta);
     for (uint32_t start = 0; start < nrows && !sink->err; start += SLDA_SNAP_BLOCK_ROWS) {
         uint32_t n = nrows - start < SLDA_SNAP_BLOCK_ROWS ? nrows - start : SLDA_SNAP_BLOCK_ROWS;
         snap_write_block(&pk, model, ids + start, n, scratch);
@@ -473,8 +484,8 @@ static int file_hash(FILE *fp, uint64_t len, uint64_t *hash)
     return 0;
 }
 
-static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const char *path,
-                                  char *errstr, size_t errstr_size)
+static slda_err_t snap_write_file(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                  FILE *fp, const char *path, char *errstr, size_t errstr_size)
 {
     snap_sink_t sink = {0};
     unsigned char trailer[SLDA_SNAP_TRAILER_LEN];
@@ -484,7 +495,7 @@ static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const cha
     sink.fp = fp;
     sink.cap = SNAP_FLUSH_BYTES;
     sink.buf = slda_xmalloc(sink.cap);
-    err = snap_emit(model, &sink, path, errstr, errstr_size);
+    err = snap_emit(model, meta, &sink, path, errstr, errstr_size);
     if (!err && sink_flush(&sink))
         err = sink_error(&sink, path, errstr, errstr_size);
     free(sink.buf);
@@ -503,12 +514,13 @@ static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const cha
 
 /* A FIFO, device or standard output cannot be re-read for the checksum: the
  * snapshot is encoded in memory (its whole size) and written in one go. */
-static slda_err_t snap_write_stream(const slda_model_t *model, FILE *fp, const char *path,
-                                    char *errstr, size_t errstr_size)
+static slda_err_t snap_write_stream(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                    FILE *fp, const char *path, char *errstr,
+                                    size_t errstr_size)
 {
     void *buf;
     size_t len;
-    slda_err_t err = slda_snapshot_encode(model, &buf, &len, errstr, errstr_size);
+    slda_err_t err = slda_snapshot_encode_meta(model, meta, &buf, &len, errstr, errstr_size);
     if (err)
         return err;
     if (fwrite(buf, 1, len, fp) != len)
@@ -521,6 +533,12 @@ static slda_err_t snap_write_stream(const slda_model_t *model, FILE *fp, const c
 slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char *errstr,
                                size_t errstr_size)
 {
+    return slda_snapshot_write_meta(model, NULL, path, errstr, errstr_size);
+}
+
+slda_err_t slda_snapshot_write_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                    const char *path, char *errstr, size_t errstr_size)
+{
     slda_outfile_t out;
     slda_err_t err;
     if (!model || !path)
@@ -530,9 +548,9 @@ slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char
     if (err)
         return err;
     if (slda_outfile_seekable(&out))
-        err = snap_write_file(model, out.fp, path, errstr, errstr_size);
+        err = snap_write_file(model, meta, out.fp, path, errstr, errstr_size);
     else
-        err = snap_write_stream(model, out.fp, path, errstr, errstr_size);
+        err = snap_write_stream(model, meta, out.fp, path, errstr, errstr_size);
     if (err) {
         slda_outfile_abort(&out);
         return err;
@@ -543,6 +561,12 @@ slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char
 slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *len,
                                 char *errstr, size_t errstr_size)
 {
+    return slda_snapshot_encode_meta(model, NULL, buf, len, errstr, errstr_size);
+}
+
+slda_err_t slda_snapshot_encode_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                     void **buf, size_t *len, char *errstr, size_t errstr_size)
+{
     snap_sink_t sink = {0};
     unsigned char trailer[SLDA_SNAP_TRAILER_LEN];
     slda_err_t err;
@@ -551,7 +575,7 @@ slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *l
     if (!model)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "snapshot \"" SNAP_MEM_NAME "\": no model");
-    err = snap_emit(model, &sink, SNAP_MEM_NAME, errstr, errstr_size);
+    err = snap_emit(model, meta, &sink, SNAP_MEM_NAME, errstr, errstr_size);
     if (!err) {
         put_be(trailer, slda_hash64(sink.buf, sink.len, 0), sizeof trailer);
         if (sink_write(&sink, (const char *)trailer, sizeof trailer))
@@ -933,6 +957,7 @@ typedef struct snap_hdr_s {
     double alpha_sum, eta, sigma, corpus_tokens;
     uint64_t t, docs, tokens;
     int64_t created_ms, updated_ms;
+    int64_t event_ms; /* optional "event_ms", 0 when absent */
     slda_params_t p;
     slda_offset_t *offs;
     size_t noffs;
@@ -1240,6 +1265,11 @@ static int snap_read_header(snap_rd_t *rd, snap_hdr_t *h)
             return -1;
         for (f = 0; f < HDR__COUNT && !key_is(key, len, hdr_keys[f]); f++)
             ;
+        if (f == HDR__COUNT && key_is(key, len, HDR_OPT_EVENT_MS)) {
+            if (rd_int(rd, "header \"" HDR_OPT_EVENT_MS "\"", &h->event_ms))
+                return -1;
+            continue;
+        }
         if (f == HDR__COUNT) {
             if (rd_skip(rd, "header value", 0))
                 return -1;
@@ -1568,8 +1598,9 @@ static slda_err_t snap_check_envelope(const unsigned char *buf, size_t len, cons
     return SLDA_OK;
 }
 
-slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char *name,
-                                         slda_err_t *err_out, char *errstr, size_t errstr_size)
+static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
+                                 slda_snapshot_meta_t *meta, slda_err_t *err_out, char *errstr,
+                                 size_t errstr_size)
 {
     snap_rd_t rd = {0};
     snap_hdr_t h = {0};
@@ -1592,12 +1623,20 @@ slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char
             slda_model_destroy(model);
             model = NULL;
         }
+        if (model && meta)
+            meta->event_ms = h.event_ms;
         snap_hdr_clear(&h);
         err = model ? SLDA_OK : rd.err;
     }
     if (err_out)
         *err_out = err;
     return model;
+}
+
+slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char *name,
+                                         slda_err_t *err_out, char *errstr, size_t errstr_size)
+{
+    return decode_meta(buf, len, name, NULL, err_out, errstr, errstr_size);
 }
 
 slda_model_t *slda_snapshot_decode(const void *buf, size_t len, slda_err_t *err_out,
@@ -1644,6 +1683,12 @@ static int read_all(int fd, unsigned char **out, size_t *len)
 slda_model_t *slda_snapshot_read(const char *path, slda_err_t *err_out, char *errstr,
                                  size_t errstr_size)
 {
+    return slda_snapshot_read_meta(path, NULL, err_out, errstr, errstr_size);
+}
+
+slda_model_t *slda_snapshot_read_meta(const char *path, slda_snapshot_meta_t *meta,
+                                      slda_err_t *err_out, char *errstr, size_t errstr_size)
+{
     struct stat st;
     unsigned char *data = NULL;
     void *map = MAP_FAILED;
@@ -1673,7 +1718,9 @@ slda_model_t *slda_snapshot_read(const char *path, slda_err_t *err_out, char *er
             *err_out = err;
         return NULL;
     }
-    model = slda_snapshot_decode_named(data, len, path, err_out, errstr, errstr_size);
+    if (meta)
+        memset(meta, 0, sizeof *meta);
+    model = decode_meta(data, len, path, meta, err_out, errstr, errstr_size);
     if (map != MAP_FAILED)
         munmap(map, len);
     else

@@ -42,6 +42,8 @@
 #define POLL_MAX_MS 100       /* longest consumer wait, so the stop flag is seen */
 #define RETRY_S 0.5           /* pause before a deferred snapshot is tried again */
 #define PAGE_S 1.0            /* shortest interval between two live-page publications */
+#define PAGE_WORDS_COST 20.0  /* the topics' top words (K passes over the model) are looked up
+                                 again after at least 20x the time the last look-up took: <= 5% */
 #define TRACK_SUFFIX ".track.json" /* tracking state beside each snapshot (docs/tracking.md) */
 
 typedef struct doc_meta_s {
@@ -93,8 +95,10 @@ struct slda_service_s {
     slda_track_words_t *words; /* K, scratch for the page and comparisons */
     double *mass;              /* K */
     double last_page;
+    double words_t, words_cost; /* last look-up of the topics' words: when, how long it took */
     uint64_t page_updates;     /* update count the topics JSON was made at (+1; 0 = never) */
     char restored[4096];       /* the snapshot restored from, "" if none */
+    int64_t restored_event_ms; /* its header's newest event time, 0 = none */
     double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
     uint64_t rate_docs;
 };
@@ -319,7 +323,8 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
     for (size_t i = 0; i < n; i++) {
         char err[512];
         slda_err_t code = SLDA_OK;
-        slda_model_t *m = slda_snapshot_read(files[i].path, &code, err, sizeof err);
+        slda_snapshot_meta_t meta;
+        slda_model_t *m = slda_snapshot_read_meta(files[i].path, &meta, &code, err, sizeof err);
         if (!m) {
             bad++;
             if (!first_err[0])
@@ -336,6 +341,7 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
         }
         model = m;
         snprintf(svc->restored, sizeof svc->restored, "%s", files[i].path);
+        svc->restored_event_ms = meta.event_ms;
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
                  "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
                  slda_model_updates(model), slda_model_docs(model));
@@ -659,16 +665,22 @@ static void page_status(slda_service_t *svc)
 }
 
 /* Publish what the live page shows (the HTTP thread serves copies). The
- * topics' words are looked up again only when the model moved. */
+ * topics' words are looked up again only when the model moved, and not more
+ * often than keeps the look-ups under 1/PAGE_WORDS_COST of the time (and at
+ * each snapshot). */
 static void page_publish(slda_service_t *svc)
 {
     if (!svc->page)
         return;
     size_t len;
     char *json;
-    if (svc->page_updates != slda_model_updates(svc->model) + 1) {
+    double t = now_s();
+    if (svc->page_updates != slda_model_updates(svc->model) + 1 &&
+        t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost) {
         slda_track_model_words(svc->model, svc->words, svc->mass);
         svc->page_updates = slda_model_updates(svc->model) + 1;
+        svc->words_t = now_s();
+        svc->words_cost = svc->words_t - t;
     }
     if ((json = slda_track_json_topics(svc->track, svc->words, svc->mass, &len)))
         slda_page_set(svc->page, SLDA_PAGE_TOPICS, json, len);
@@ -711,6 +723,7 @@ static void track_start(slda_service_t *svc)
     slda_track_set_event_cb(svc->track, track_event_log, svc);
     svc->words = slda_xcalloc(K, sizeof *svc->words);
     svc->mass = slda_xcalloc(K, sizeof *svc->mass);
+    slda_track_set_newest(svc->track, svc->restored_event_ms); /* the state may know better */
     if (!svc->restored[0] || !svc->conf->track)
         return;
     char side[4200], err[700];
@@ -750,7 +763,8 @@ static void publish_snapshot(slda_service_t *svc, double *bytes)
     char err[512];
     void *buf = NULL;
     size_t len = 0;
-    if (slda_snapshot_encode(svc->model, &buf, &len, err, sizeof err) ||
+    slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
+    if (slda_snapshot_encode_meta(svc->model, &meta, &buf, &len, err, sizeof err) ||
         slda_ksink_snapshot(svc->sink, svc->conf->model_name, slda_model_updates(svc->model),
                             buf, len, err, sizeof err))
         slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-publish", "%s", err);
@@ -802,7 +816,8 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", dir, svc->conf->model_name,
                  slda_model_updates(svc->model));
         track_snapshot(svc, path); /* first: a snapshot never lacks its state for long */
-        if (slda_snapshot_write(svc->model, path, err2, sizeof err2)) {
+        slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
+        if (slda_snapshot_write_meta(svc->model, &meta, path, err2, sizeof err2)) {
             slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
             slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err2);
             defer(svc);

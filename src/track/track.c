@@ -182,6 +182,7 @@ int64_t slda_track_time(slda_track_t *track, int64_t ts_ms, int64_t now_ms, int 
 }
 
 int64_t slda_track_newest(const slda_track_t *track) { return track->newest_ms; }
+void slda_track_set_newest(slda_track_t *track, int64_t ms) { track->newest_ms = ms; }
 uint64_t slda_track_clamped(const slda_track_t *track) { return track->clamped; }
 uint64_t slda_track_late(const slda_track_t *track) { return track->late; }
 uint64_t slda_track_dropped(const slda_track_t *track) { return track->dropped; }

@@ -53,6 +53,8 @@ uint32_t slda_track_topics(const slda_track_t *track);
  * newest event time. */
 int64_t slda_track_time(slda_track_t *track, int64_t ts_ms, int64_t now_ms, int *clamped);
 int64_t slda_track_newest(const slda_track_t *track);  /* 0 = none yet */
+/* Start from a newest event time known elsewhere (a snapshot's header). */
+void slda_track_set_newest(slda_track_t *track, int64_t ms);
 uint64_t slda_track_clamped(const slda_track_t *track);
 uint64_t slda_track_late(const slda_track_t *track);
 
