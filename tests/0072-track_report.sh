@@ -126,11 +126,17 @@ for path in sys.argv[1:]:
             if n == 24 * 28:
                 sys.exit(0)
 PY
-echo '{"id":"late","time":"not a time","text":"anne elliot"}' >>"$T/timed.jsonl"
+# one far in the future (clamped to the newest time), one going back a year (late, and older
+# than the 60 windows kept), one without a time (rejected with its line)
+echo '{"id":"future","time":"2099-01-01T00:00:00Z","text":"anne elliot captain"}' >>"$T/timed.jsonl"
+echo '{"id":"back","time":"2019-01-01T00:00:00Z","text":"anne elliot captain"}' >>"$T/timed.jsonl"
+echo '{"id":"bad","time":"not a time","text":"anne elliot"}' >>"$T/timed.jsonl"
 "$S" train -q -k 4 -X track.window=day -X track.windows=60 --time-field time --snapshot-dir "$T/tm" \
     --snapshot-every 200 "$T/timed.jsonl" >/dev/null 2>"$T/err" || fail "train --time-field: $(cat "$T/err")"
 grep -q "timed.jsonl:$(wc -l <"$T/timed.jsonl"): .*not a time" "$T/err" ||
     fail "bad time not reported with file:line: $(cat "$T/err")"
+grep -q "event time: newest 2020-01-28T23:00:00Z, 1 late .*, 1 in the far future (clamped), 1 older than the 60 windows" "$T/err" ||
+    fail "event-time summary: $(grep 'event time' "$T/err")"
 ls "$T/tm" | grep -q '\.slda\.track\.json$' || fail "no tracker sidecar written"
 "$S" report "$T/tm" --json "$T/tm.json" --html "$T/tm.html" 2>"$T/err" || fail "report timed: $(cat "$T/err")"
 python3 - "$T/tm.json" <<'PY' || fail "timed report"

@@ -1588,6 +1588,7 @@ struct slda_cli_timeline_s {
     float *thetas;
     size_t thetas_cap;
     uint32_t K;
+    uint32_t windows; /* track.windows, for the summary */
 };
 
 slda_cli_timeline_t *slda_cli_timeline_new(const slda_conf_t *conf, const slda_model_t *model,
@@ -1620,6 +1621,7 @@ slda_cli_timeline_t *slda_cli_timeline_new(const slda_conf_t *conf, const slda_m
         slda_track_opts_t opts;
         slda_track_opts_from_conf(&opts, conf);
         tl->track = slda_track_new(tl->K, &opts);
+        tl->windows = opts.windows;
         tl->words = slda_xcalloc(tl->K, sizeof *tl->words);
         tl->mass = slda_xcalloc(tl->K, sizeof *tl->mass);
     }
@@ -1692,7 +1694,21 @@ int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const s
         return 0;
     while (tl->next <= d)
         tl->next += tl->every;
-    return timeline_write(tl, model);
+    int rc = timeline_write(tl, model);
+    if (final && tl->track) {
+        /* what happened to the event times (docs/tracking.md, "Event time") */
+        char newest[40] = "none";
+        if (slda_track_newest(tl->track))
+            slda_time_format(slda_track_newest(tl->track), newest, sizeof newest);
+        fprintf(stderr,
+                "streamlda train: event time: newest %s, %llu late (older than the newest before "
+                "them), %llu in the far future (clamped), %llu older than the %u windows kept "
+                "(left out of the prevalence)\n",
+                newest, (unsigned long long)slda_track_late(tl->track),
+                (unsigned long long)slda_track_clamped(tl->track),
+                (unsigned long long)slda_track_dropped(tl->track), tl->windows);
+    }
+    return rc;
 }
 
 /* JSON lines with an event time in a field: each line goes through the Kafka message decoder
