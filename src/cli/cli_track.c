@@ -495,7 +495,8 @@ typedef struct report_s {
     size_t nev, evcap;
     char **skipped;  /* "file: reason" */
     size_t nskipped, skipcap;
-    slda_model_t *ref; /* the newest usable snapshot */
+    slda_model_t *ref; /* the newest usable snapshot, once every point is in */
+    int have_ref;      /* K, vocabulary and run below are the newest usable snapshot's */
     int64_t created_ms;
     uint64_t hash_seed;
     int fixed;
@@ -630,7 +631,7 @@ static int64_t snap_time(const slda_model_t *model, int *event_time)
 }
 
 /* Load ents[i]; NULL (and the file skipped with the reason) when it cannot be used. The first
- * model accepted (the newest, r->ref NULL) sets what the others must match. */
+ * model accepted (the newest, r->have_ref 0) sets what the others must match. */
 static slda_model_t *report_load(report_t *r, size_t i)
 {
     char why[1200];
@@ -650,11 +651,11 @@ static slda_model_t *report_load(report_t *r, size_t i)
         snprintf(detail, sizeof detail, "its header says %" PRIu64 " updates, its name %" PRIu64,
                  slda_model_updates(model), e->t);
         what = detail;
-    } else if (r->ref && slda_model_topics(model) != r->K) {
+    } else if (r->have_ref && slda_model_topics(model) != r->K) {
         snprintf(detail, sizeof detail, "K=%u, the newest snapshot has K=%u",
                  slda_model_topics(model), r->K);
         what = detail;
-    } else if (r->ref && (slda_vocab_is_fixed(model->vocab) != r->fixed ||
+    } else if (r->have_ref && (slda_vocab_is_fixed(model->vocab) != r->fixed ||
                           slda_vocab_seed(model->vocab) != r->hash_seed ||
                           (r->fixed && model->W != r->W))) {
         snprintf(detail, sizeof detail,
@@ -663,7 +664,7 @@ static slda_model_t *report_load(report_t *r, size_t i)
                  slda_vocab_is_fixed(model->vocab) ? "fixed" : "open", model->W,
                  slda_vocab_seed(model->vocab), r->fixed ? "fixed" : "open", r->W, r->hash_seed);
         what = detail;
-    } else if (r->ref && model->created_ms != r->created_ms) {
+    } else if (r->have_ref && model->created_ms != r->created_ms) {
         snprintf(detail, sizeof detail,
                  "another run of model \"%s\" (created at %" PRId64 " ms, the newest snapshot's "
                  "model at %" PRId64 " ms)", name, model->created_ms, r->created_ms);
@@ -962,22 +963,26 @@ static void report_gaps(report_t *r)
 
 static int report_collect(report_t *r)
 {
-    /* the newest snapshot that loads sets K, the vocabulary and the run */
+    /* the newest snapshot that loads sets K, the vocabulary and the run; it is loaded again
+     * in turn, so that no more than two models (1 GB at K=1000) are in memory at a time */
     size_t refi = r->nents;
+    slda_model_t *ref = NULL;
     while (refi-- > 0) {
-        if ((r->ref = report_load(r, refi)))
+        if ((ref = report_load(r, refi)))
             break;
     }
-    if (!r->ref) {
+    if (!ref) {
         fprintf(stderr, "streamlda report: no usable snapshot of model \"%s\" in \"%s\"\n",
                 r->model_name, r->dir);
         return -1;
     }
-    r->K = slda_model_topics(r->ref);
-    r->created_ms = r->ref->created_ms;
-    r->hash_seed = slda_vocab_seed(r->ref->vocab);
-    r->fixed = slda_vocab_is_fixed(r->ref->vocab);
-    r->W = r->ref->W;
+    r->K = slda_model_topics(ref);
+    r->created_ms = ref->created_ms;
+    r->hash_seed = slda_vocab_seed(ref->vocab);
+    r->fixed = slda_vocab_is_fixed(ref->vocab);
+    r->W = ref->W;
+    r->have_ref = 1;
+    slda_model_destroy(ref);
     r->pts = slda_xcalloc(refi + 1, sizeof *r->pts);
     r->weights = slda_xmalloc((refi + 1) * r->K * sizeof *r->weights);
     r->drift = slda_xmalloc((refi + 1) * r->K * sizeof *r->drift);
@@ -985,17 +990,20 @@ static int report_collect(report_t *r)
     size_t skipped = r->nskipped;
     int rc = 0;
     for (size_t i = 0; i <= refi && rc == 0; i++) {
-        slda_model_t *model = i == refi ? r->ref : report_load(r, i);
+        slda_model_t *model = report_load(r, i);
         if (!model)
             continue;
         rc = report_add(r, i, prev, model, r->nskipped != skipped);
         skipped = r->nskipped;
-        if (prev != r->ref)
-            slda_model_destroy(prev);
+        slda_model_destroy(prev);
         prev = model;
     }
-    if (prev != r->ref)
-        slda_model_destroy(prev);
+    r->ref = prev; /* the newest point: its topics head the report */
+    if (rc == 0 && !r->npts) {
+        fprintf(stderr, "streamlda report: no usable snapshot of model \"%s\" in \"%s\"\n",
+                r->model_name, r->dir);
+        rc = -1;
+    }
     if (rc == 0)
         report_gaps(r);
     /* one axis for every point: event time only if every snapshot has one */
