@@ -4,8 +4,9 @@
 # another model, a badly named file, a name that disagrees with its header and a missing
 # snapshot are each reported with the file named and kept out of the charts; the HTML has one
 # chart per topic and no external resource; a stream whose themes change makes events; event
-# time and prevalence come from the tracker's sidecars (train --time-field), and a corrupt
-# sidecar falls back to the update time for every snapshot; exit codes.
+# time comes from the snapshots' headers (event_ms) and prevalence from the tracker's sidecars
+# (train --time-field); a corrupt or missing sidecar is reported and costs only its windows;
+# exit codes.
 set -u
 S=${STREAMLDA:?STREAMLDA must point at the binary}
 SRC=${SLDA_SOURCE_DIR:?}
@@ -155,13 +156,20 @@ assert all(abs(sum(x["share"]) - 1) < 1e-3 for x in w)
 PY
 [ "$(grep -o 'class="prev"' "$T/tm.html" | wc -l)" -eq 5 ] || fail "wanted 4 prevalence charts and the documents chart"
 
-# a corrupt sidecar: reported, and no snapshot keeps an event time (one axis for all)
+# a corrupt sidecar: reported and not used; the snapshots' headers still carry their event time
+# (event_ms), so the axis stays event time and only that state's windows are missing
 side=$(ls "$T/tm"/*.track.json | head -1)
 echo '{"K":' >"$side"
 "$S" report "$T/tm" --json "$T/tm2.json" 2>"$T/err" || fail "report with a corrupt sidecar"
 grep -q "ignored $side: not a JSON object" "$T/err" || fail "corrupt sidecar not reported: $(cat "$T/err")"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['time']=='updated' and not any(s['event_time'] for s in d['snapshots'])" \
-    "$T/tm2.json" || fail "mixed time axis after a corrupt sidecar"
+python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); assert b['time']=='event' and [s['time_ms'] for s in a['snapshots']]==[s['time_ms'] for s in b['snapshots']], b['snapshots']" \
+    "$T/tm.json" "$T/tm2.json" || fail "event time lost with a corrupt sidecar"
+# no sidecars at all: event time from the headers, no prevalence
+rm "$T/tm"/*.track.json
+"$S" report "$T/tm" --json "$T/tm3.json" --html "$T/tm3.html" 2>"$T/err" || fail "report without sidecars"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['time']=='event' and not d['prevalence']['windows'], d['time']" \
+    "$T/tm3.json" || fail "report without sidecars: not event time"
+! grep -q 'class="prev"' "$T/tm3.html" || fail "prevalence charts without prevalence"
 
 # --model other: its only file is a copy of a "streamlda" snapshot (the header says so)
 "$S" report "$T/d" --model other --json "$T/o.json" 2>"$T/err"

@@ -28,11 +28,12 @@
 
 /* ---- shared helpers ---- */
 
-static slda_model_t *track_load(const char *path, char *why, size_t why_size)
+static slda_model_t *track_load(const char *path, slda_snapshot_meta_t *meta, char *why,
+                                size_t why_size)
 {
     slda_err_t e;
     char err[1024];
-    slda_model_t *model = slda_snapshot_read(path, &e, err, sizeof err);
+    slda_model_t *model = slda_snapshot_read_meta(path, meta, &e, err, sizeof err);
     if (!model)
         snprintf(why, why_size, "%s (%s)", err, slda_err_name(e));
     return model;
@@ -119,7 +120,7 @@ int slda_cli_topics(int argc, char **argv)
         fputs(topics_usage, stderr);
         return SLDA_EXIT_USAGE;
     }
-    slda_model_t *model = track_load(argv[optind], why, sizeof why);
+    slda_model_t *model = track_load(argv[optind], NULL, why, sizeof why);
     if (!model) {
         fprintf(stderr, "streamlda: %s\n", why);
         return SLDA_EXIT_FAIL;
@@ -319,8 +320,8 @@ int slda_cli_diff(int argc, char **argv)
     }
     diff_side_t a = {argv[optind], NULL, NULL, NULL, NULL};
     diff_side_t b = {argv[optind + 1], NULL, NULL, NULL, NULL};
-    if (!(a.model = track_load(a.path, why, sizeof why)) ||
-        !(b.model = track_load(b.path, why, sizeof why))) {
+    if (!(a.model = track_load(a.path, NULL, why, sizeof why)) ||
+        !(b.model = track_load(b.path, NULL, why, sizeof why))) {
         fprintf(stderr, "streamlda: %s\n", why);
         slda_model_destroy(a.model);
         return SLDA_EXIT_FAIL;
@@ -497,6 +498,7 @@ typedef struct report_s {
     size_t nskipped, skipcap;
     slda_model_t *ref; /* the newest usable snapshot, once every point is in */
     int have_ref;      /* K, vocabulary and run below are the newest usable snapshot's */
+    int64_t event_ms;  /* the header's event_ms of the snapshot report_load returned last */
     int64_t created_ms;
     uint64_t hash_seed;
     int fixed;
@@ -623,11 +625,12 @@ static int report_list(report_t *r, const char *want_model)
     return 0;
 }
 
-/* The time of a snapshot on the report's axis. */
-static int64_t snap_time(const slda_model_t *model, int *event_time)
+/* The time of a snapshot on the report's axis: the newest event time in its header (event_ms,
+ * docs/snapshot-format.md) when it has one, else its last update (wall clock). */
+static int64_t snap_time(const report_t *r, const slda_model_t *model, int *event_time)
 {
-    *event_time = 0;
-    return model->updated_ms;
+    *event_time = r->event_ms > 0;
+    return r->event_ms > 0 ? r->event_ms : model->updated_ms;
 }
 
 /* Load ents[i]; NULL (and the file skipped with the reason) when it cannot be used. The first
@@ -636,7 +639,8 @@ static slda_model_t *report_load(report_t *r, size_t i)
 {
     char why[1200];
     const snapent_t *e = &r->ents[i];
-    slda_model_t *model = track_load(e->path, why, sizeof why);
+    slda_snapshot_meta_t meta = {0};
+    slda_model_t *model = track_load(e->path, &meta, why, sizeof why);
     if (!model) {
         report_skip(r, e->file, "%s", why);
         return NULL;
@@ -675,6 +679,7 @@ static slda_model_t *report_load(report_t *r, size_t i)
         slda_model_destroy(model);
         return NULL;
     }
+    r->event_ms = meta.event_ms;
     return model;
 }
 
@@ -921,10 +926,12 @@ static int report_add(report_t *r, size_t i, const slda_model_t *prev, const sld
     pt->file = r->ents[i].file;
     pt->t = slda_model_updates(model);
     pt->docs = slda_model_docs(model);
-    pt->time_ms = snap_time(model, &pt->event_time);
+    pt->time_ms = snap_time(r, model, &pt->event_time);
     pt->updated_ms = model->updated_ms;
     int64_t newest = 0;
-    if (report_sidecar(r, i, model, &newest) == 1 && newest > 0) {
+    /* the tracking state's newest time stands in for a header without event_ms (snapshots
+     * written before the key) */
+    if (report_sidecar(r, i, model, &newest) == 1 && newest > 0 && !pt->event_time) {
         pt->time_ms = newest;
         pt->event_time = 1;
     }
@@ -1667,7 +1674,10 @@ static int timeline_write(slda_cli_timeline_t *tl, slda_model_t *model)
     if (t == tl->written_t)
         return 0;
     snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", tl->dir, tl->name, t);
-    if (slda_snapshot_write(model, path, err, sizeof err) != SLDA_OK) {
+    slda_snapshot_meta_t meta = {0};
+    if (tl->track)
+        meta.event_ms = slda_track_newest(tl->track);
+    if (slda_snapshot_write_meta(model, &meta, path, err, sizeof err) != SLDA_OK) {
         fprintf(stderr, "streamlda train: %s\n", err);
         return -1;
     }
