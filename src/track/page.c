@@ -127,7 +127,7 @@ static const char page_html[] =
 "function renderChart(p){var box=document.getElementById('chart'),leg=document.getElementById('legend');var W=p.windows;if(!W.length)return;\n"
 " var K=p.K,last=W[W.length-1].share,ids=[];for(var k=0;k<K;k++)ids.push(k);\n"
 " var score=ids.map(function(k){var m=0;W.forEach(function(w){m+=w.share[k]*w.docs;});return m;});ids.sort(function(a,b){return score[b]-score[a];});ids=ids.slice(0,Math.min(8,K));\n"
-" var w=640,h=260,l=40,r=10,tp=10,b=30,t0=W[0].start,t1=W[W.length-1].start;if(t1===t0)t1=t0+p.window_ms;var ymax=0;\n"
+" var w=Math.max(320,Math.min(960,box.clientWidth||640)),h=w<500?220:260,l=40,r=10,tp=10,b=30,t0=W[0].start,t1=W[W.length-1].start;if(t1===t0)t1=t0+p.window_ms;var ymax=0;\n"
 " ids.forEach(function(k){W.forEach(function(x){if(x.share[k]>ymax)ymax=x.share[k];});});if(ymax<=0)ymax=1;ymax=Math.min(1,ymax*1.1);\n"
 " function X(t){return l+(w-l-r)*(t-t0)/(t1-t0);}function Y(v){return tp+(h-tp-b)*(1-v/ymax);}\n"
 " var s=svg('svg',{viewBox:'0 0 '+w+' '+h,role:'img','aria-label':'topic prevalence'});\n"
