@@ -170,6 +170,28 @@ rm "$T/tm"/*.track.json
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['time']=='event' and not d['prevalence']['windows'], d['time']" \
     "$T/tm3.json" || fail "report without sidecars: not event time"
 ! grep -q 'class="prev"' "$T/tm3.html" || fail "prevalence charts without prevalence"
+# a state with one window and one event of the service's tracker: both reach the report
+newest=$(ls "$T/tm"/*.slda | tail -1)
+upd=$(basename "$newest" .slda | sed 's/.*-0*//')
+cat >"$newest.track.json" <<JSON
+{"format":1,"model":"streamlda","update":$upd,"K":4,"window_ms":86400000,"windows":60,
+ "newest_ms":1580256000000,"prevalence":[[1580169600000,10,[1,2,3,4]]],
+ "events":[{"kind":"birth","topic":2,"event_ms":1580256000000,"event_time":"2020-01-29T00:00:00Z",
+            "update":$upd,"js":0.91,"words":["violin","cello"]},
+           {"kind":"merge","topic":1,"other":9,"event_ms":1,"update":1,"words":[]}]}
+JSON
+"$S" report "$T/tm" --json "$T/tm4.json" --html "$T/tm4.html" 2>"$T/err" || fail "report with a state: $(cat "$T/err")"
+python3 - "$T/tm4.json" <<'PY' || fail "tracker events / one window"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["tracker_events"]
+# the merge names topic 9 of a K=4 model: kept without its partner, not invented
+assert [(e["kind"], e["topic"], e["words"]) for e in ev] == [("birth", 2, "violin cello"), ("merge", 1, "")], ev
+assert "other" not in ev[1], ev
+w = d["prevalence"]["windows"]
+assert len(w) == 1 and w[0]["docs"] == 10 and abs(w[0]["share"][3] - 0.4) < 1e-9, w
+PY
+grep -q 'violin cello' "$T/tm4.html" || fail "tracker event not in the HTML"
 
 # --model other: its only file is a copy of a "streamlda" snapshot (the header says so)
 "$S" report "$T/d" --model other --json "$T/o.json" 2>"$T/err"

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "json.h"
 #include "slda_int.h"
+#include "track.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -511,6 +512,9 @@ typedef struct report_s {
     double *win_share; /* nwin x K */
     size_t nwin, wincap;
     size_t nsidecars;
+    /* the events the tracker recorded while training (in the sidecars; merged, oldest first) */
+    slda_track_event_t *tev;
+    size_t ntev, tevcap;
 } report_t;
 
 static void report_skip(report_t *r, const char *file, const char *fmt, ...)
@@ -827,6 +831,73 @@ static void report_window(report_t *r, int64_t start, double docs, const double 
         r->win_share[lo * r->K + k] = docs > 0 ? sums[k] / docs : 0;
 }
 
+/* String node into buf (truncated to size). */
+static void js_str(const slda_json_t *js, uint32_t node, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_STRING)
+        return;
+    char *tmp = slda_xmalloc(slda_json_raw_len(js, node) + 1);
+    slda_json_string(js, node, tmp);
+    snprintf(buf, size, "%s", tmp);
+    free(tmp);
+}
+
+/* The events of a tracking state (docs/tracking.md: kind, topic, other?, event_ms, update, js?,
+ * words), added unless already known (same kind, topic and update): a later state holds the
+ * earlier events too, until its ring of 256 drops them. Malformed entries are left out. */
+static void report_sidecar_events(report_t *r, const slda_json_t *js)
+{
+    uint32_t evs = slda_json_object_get(js, 0, "events");
+    if (evs == SLDA_JSON_NONE || js->nodes[evs].type != SLDA_JSON_ARRAY)
+        return;
+    uint32_t e = slda_json_first(js, evs);
+    for (uint32_t x = 0; x < js->nodes[evs].size; x++, e = js->nodes[e].next) {
+        if (js->nodes[e].type != SLDA_JSON_OBJECT)
+            continue;
+        slda_track_event_t ev;
+        memset(&ev, 0, sizeof ev);
+        double topic = js_num(js, slda_json_object_get(js, e, "topic"));
+        double other = js_num(js, slda_json_object_get(js, e, "other"));
+        double ms = js_num(js, slda_json_object_get(js, e, "event_ms"));
+        double upd = js_num(js, slda_json_object_get(js, e, "update"));
+        double jsd = js_num(js, slda_json_object_get(js, e, "js"));
+        js_str(js, slda_json_object_get(js, e, "kind"), ev.kind, sizeof ev.kind);
+        if (!ev.kind[0] || !(topic >= 0 && topic < r->K) || !isfinite(ms) || !(upd >= 0))
+            continue;
+        ev.topic = (uint32_t)topic;
+        ev.other = other >= 0 && other < r->K ? (uint32_t)other : UINT32_MAX;
+        ev.event_ms = (int64_t)ms;
+        ev.update = (uint64_t)upd;
+        ev.js = isfinite(jsd) ? jsd : -1;
+        uint32_t words = slda_json_object_get(js, e, "words");
+        if (words != SLDA_JSON_NONE && js->nodes[words].type == SLDA_JSON_ARRAY) {
+            size_t used = 0;
+            uint32_t w = slda_json_first(js, words);
+            for (uint32_t y = 0; y < js->nodes[words].size; y++, w = js->nodes[w].next) {
+                char word[64];
+                js_str(js, w, word, sizeof word);
+                int n = snprintf(ev.words + used, sizeof ev.words - used, "%s%s", used ? " " : "",
+                                 word);
+                if (n < 0 || (size_t)n >= sizeof ev.words - used)
+                    break;
+                used += (size_t)n;
+            }
+        }
+        int known = 0;
+        for (size_t i = 0; i < r->ntev && !known; i++)
+            known = r->tev[i].topic == ev.topic && r->tev[i].update == ev.update &&
+                    !strcmp(r->tev[i].kind, ev.kind);
+        if (known)
+            continue;
+        if (r->ntev == r->tevcap) {
+            r->tevcap = r->tevcap ? 2 * r->tevcap : 64;
+            r->tev = slda_xrealloc(r->tev, r->tevcap * sizeof *r->tev);
+        }
+        r->tev[r->ntev++] = ev;
+    }
+}
+
 /* The tracker's state beside snapshot ents[i] (docs/tracking.md, "Sidecar"): its newest event
  * time into *newest_ms and its prevalence windows into the merged list. 0 when there is none,
  * 1 when used, -1 when it is there but unusable (reported, and then ignored). */
@@ -899,6 +970,7 @@ static int report_sidecar(report_t *r, size_t i, const slda_model_t *model, int6
         return -1;
     }
     r->win_ms = (int64_t)win;
+    report_sidecar_events(r, &js);
     w = slda_json_first(&js, prev);
     for (uint32_t x = 0; x < nw; x++, w = js.nodes[w].next) {
         uint32_t a = slda_json_first(&js, w), b = js.nodes[a].next, c = js.nodes[b].next;
@@ -1048,6 +1120,7 @@ static void report_free(report_t *r)
     free(r->win_start);
     free(r->win_docs);
     free(r->win_share);
+    free(r->tev);
     slda_model_destroy(r->ref);
 }
 
@@ -1122,7 +1195,22 @@ static void report_json(const report_t *r, FILE *f)
         }
         fprintf(f, "]}");
     }
-    fprintf(f, "]},\"skipped\":[");
+    fprintf(f, "]},\"tracker_events\":[");
+    for (size_t e = 0; e < r->ntev; e++) {
+        const slda_track_event_t *ev = &r->tev[e];
+        fprintf(f, "%s{\"kind\":", e ? "," : "");
+        slda_json_write_string(f, ev->kind);
+        fprintf(f, ",\"topic\":%u", ev->topic);
+        if (ev->other != UINT32_MAX)
+            fprintf(f, ",\"other\":%u", ev->other);
+        fprintf(f, ",\"event_ms\":%" PRId64 ",\"update\":%" PRIu64 ",\"js\":", ev->event_ms,
+                ev->update);
+        json_num(f, ev->js >= 0 ? ev->js : NAN);
+        fprintf(f, ",\"words\":");
+        slda_json_write_string(f, ev->words);
+        fputc('}', f);
+    }
+    fprintf(f, "],\"skipped\":[");
     for (size_t i = 0; i < r->nskipped; i++) {
         fputs(i ? "," : "", f);
         slda_json_write_string(f, r->skipped[i]);
@@ -1442,6 +1530,29 @@ static void report_html(const report_t *r, FILE *f)
     } else {
         fputs("<p class=\"meta\">None.</p>\n", f);
     }
+    if (r->ntev) {
+        fprintf(f, "<h2>Events recorded while training (%zu)</h2>\n<p class=\"legend\">From the "
+                   "tracker's state beside the snapshots (docs/tracking.md: birth, change, merge, "
+                   "death), at the newest event time when each was seen.</p>\n<table><tr>"
+                   "<th>time</th><th>update</th><th>event</th><th>topic</th><th>js</th>"
+                   "<th>words</th></tr>\n", r->ntev);
+        for (size_t e = 0; e < r->ntev; e++) {
+            const slda_track_event_t *ev = &r->tev[e];
+            fmt_time(ev->event_ms, t1 - t0, a, sizeof a);
+            fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>", a,
+                    ev->update);
+            html_text(f, ev->kind);
+            if (ev->other != UINT32_MAX)
+                fprintf(f, " with %u", ev->other);
+            fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">", ev->topic);
+            if (ev->js >= 0)
+                fprintf(f, "%.3f", ev->js);
+            fputs("</td><td>", f);
+            html_text(f, ev->words);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
     if (r->nwin) {
         fprintf(f, "<h2>Documents per %s of event time</h2>\n<p class=\"legend\">From the "
                    "tracker's state beside %zu snapshot%s (%zu %ss with documents). Green lines "
@@ -1584,7 +1695,6 @@ usage:
 /* ---- train: snapshots into a directory, event time, the tracker's sidecar ---- */
 
 #include "gzfile.h"
-#include "track.h"
 
 static int64_t now_ms(void)
 {
