@@ -135,7 +135,7 @@ static const char page_html[] =
 " [t0,(t0+t1)/2,t1].forEach(function(t,j){var tx=svg('text',{x:X(t),y:h-10,'text-anchor':j===0?'start':j===2?'end':'middle','font-size':10,fill:'#777'});tx.textContent=iso(t).slice(0,16).replace('T',' ');s.appendChild(tx);});\n"
 " leg.textContent='';ids.forEach(function(k,j){var col=COLORS[j%COLORS.length];var seg=[];\n"
 "  function flush(){if(seg.length)s.appendChild(svg('polyline',{points:seg.join(' '),fill:'none',stroke:col,'stroke-width':2,'class':'series','data-topic':k}));seg=[];}\n"
-"  W.forEach(function(x,i){if(i&&x.start-W[i-1].start>p.window_ms)flush();seg.push(X(x.start).toFixed(1)+','+Y(x.share[k]).toFixed(1));});flush();\n"
+"  W.forEach(function(x,i){if(i&&x.start-W[i-1].start>4*p.window_ms)flush();seg.push(X(x.start).toFixed(1)+','+Y(x.share[k]).toFixed(1));});flush();\n"
 "  W.forEach(function(x){s.appendChild(svg('circle',{cx:X(x.start).toFixed(1),cy:Y(x.share[k]).toFixed(1),r:2.5,fill:col,'class':'point'}));});\n"
 "  var words=topicsData&&topicsData.topics[k]?topicsData.topics[k].words.slice(0,3).map(function(w){return w[0];}).join(' '):'';\n"
 "  var sp=el('span');var sw=el('i');sw.style.background=col;sp.appendChild(sw);sp.appendChild(document.createTextNode('#'+k+' '+words));leg.appendChild(sp);});\n"
