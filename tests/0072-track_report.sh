@@ -213,5 +213,14 @@ grep -q "nodir" "$T/err" || fail "missing directory not named"
 "$S" report "$T/d" --json "$T/empty" 2>/dev/null
 [ $? -eq 1 ] || fail "--json naming a directory: exit status not 1"
 
+"$S" train -q --snapshot-dir "$T/x" --snapshot-every x "$T/shift.txt" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--snapshot-every x: exit status not 2"
+"$S" train -q --snapshot-every 10 "$T/shift.txt" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--snapshot-every without --snapshot-dir: exit status not 2"
+echo x >"$T/afile"
+"$S" train -q --snapshot-dir "$T/afile" "$T/shift.txt" >/dev/null 2>"$T/err"
+[ $? -eq 1 ] || fail "--snapshot-dir naming a file: exit status not 1"
+grep -q 'not a directory' "$T/err" || fail "--snapshot-dir naming a file: $(cat "$T/err")"
+
 [ $fails -eq 0 ] && echo "0072-track_report: ok"
 exit $((fails > 0))

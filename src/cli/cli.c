@@ -582,7 +582,17 @@ int slda_cli_train(int argc, char **argv)
         case 'O': tr.test_obs = optarg; break;
         case 'L': tr.test_held = optarg; break;
         case 'D': snap_dir = optarg; break;
-        case 'E': snap_every = strtoull(optarg, NULL, 10); break;
+        case 'E': {
+            char *end;
+            errno = 0;
+            snap_every = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg == '-' || snap_every == 0) {
+                fprintf(stderr, "streamlda train: --snapshot-every must be a number of documents "
+                                "> 0\n");
+                goto usage;
+            }
+            break;
+        }
         case 'F': tr.time_field = optarg; break;
         case 'q': tr.quiet = 1; break;
         case 'h':
