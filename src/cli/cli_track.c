@@ -9,6 +9,13 @@
  * consecutive snapshots, events. Snapshots that cannot be used (corrupt, another K, another
  * vocabulary, another model or run, a name that disagrees with the header) are skipped with a
  * message naming the file; they never reach a chart. At most two models are loaded at a time.
+ * The time axis is the snapshots' event time (header event_ms, else the tracking state's
+ * newest_ms) only when every snapshot has one; prevalence windows and the tracker's events come
+ * from the states beside the snapshots (<snapshot>.track.json, docs/tracking.md).
+ *
+ * Also train's side of it (called from cli.c): snapshots into a directory along the way
+ * (slda_cli_timeline_*) and JSON lines with an event time per document (slda_cli_timed_*), fed
+ * to the tracker of src/track so the states beside those snapshots hold prevalence by event time.
  */
 #include "align.h"
 #include "cli.h"
