@@ -318,6 +318,18 @@ static void test_models(void)
         for (uint32_t j = 0; j < 5; j++)
             CHECK_NEAR(full[k * 5 + j], exact_full(a, k, b, j), 1e-5);
 
+    /* the same matrix from 1, 2 and 3 worker threads (rows split unevenly), bit for bit */
+    for (uint32_t nt = 1; nt <= 3; nt++) {
+        double par[25];
+        slda_align_threads = nt;
+        CHECK(slda_align_distances(a, b, 0, par, errbuf, sizeof errbuf) == SLDA_OK);
+        CHECK(memcmp(par, full, sizeof par) == 0);
+        CHECK(slda_align_distances(a, a, 0, par, errbuf, sizeof errbuf) == SLDA_OK);
+        for (uint32_t k = 0; k < 5; k++)
+            CHECK(par[k * 5 + k] == 0.0);
+    }
+    slda_align_threads = 0;
+
     /* top-3 lists: a coarser support, still a lower bound and still the same matching */
     double coarse[25];
     int32_t r3[5];

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- assignment ---- */
 
@@ -291,34 +292,26 @@ static void side_clear(side_t *s)
     free(s->probs);
 }
 
-slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, uint32_t top,
-                                double *dist, char *errstr, size_t errstr_size)
+/* Rows [i0, i1) of the distance matrix (one worker's share). */
+typedef struct rows_s {
+    const side_t *sa, *sb;
+    double *dist;
+    uint32_t i0, i1;
+    uint32_t *stamp; /* W of a: which row's list holds the word (worker's own) */
+} rows_t;
+
+#define ALIGN_MAX_THREADS 8
+
+static void *rows_run(void *opaque)
 {
-    side_t sa, sb;
-    pthread_once(&htab_once, htab_init);
-    side_init(&sa, a, top);
-    side_init(&sb, b, top);
-    size_t na = (size_t)a->K * sa.len, nb = (size_t)b->K * sb.len;
-    sa.ids = malloc(na * sizeof *sa.ids + 1);
-    sa.probs = malloc(na * sizeof *sa.probs + 1);
-    sb.ids = malloc(nb * sizeof *sb.ids + 1);
-    sb.probs = malloc(nb * sizeof *sb.probs + 1);
-    uint32_t *stamp = malloc((size_t)a->W * sizeof *stamp + 1);
-    if (!sa.ids || !sa.probs || !sb.ids || !sb.probs || !stamp) {
-        free(stamp);
-        side_clear(&sa);
-        side_clear(&sb);
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM,
-                            "topic alignment: %zu bytes for the word lists of K=%u and K=%u",
-                            (na + nb) * 12, a->K, b->K);
-    }
-    side_map(&sa, &sb);
-    side_map(&sb, &sa);
-    side_lists(&sa);
-    side_lists(&sb);
+    rows_t *job = opaque;
+    const side_t sa = *job->sa, sb = *job->sb;
+    const slda_model_t *a = sa.model, *b = sb.model;
+    double *dist = job->dist;
+    uint32_t *stamp = job->stamp;
     for (uint32_t w = 0; w < a->W; w++)
         stamp[w] = NONE;
-    for (uint32_t i = 0; i < a->K; i++) {
+    for (uint32_t i = job->i0; i < job->i1; i++) {
         const uint32_t *ia = sa.ids + (size_t)i * sa.len;
         const double *pa = sa.probs + (size_t)i * sa.len;
         for (uint32_t x = 0; x < sa.len; x++)
@@ -347,6 +340,77 @@ slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, ui
              * so identical topics leave identical remainders) */
             sum += js_term_fast(massa < 1 ? 1 - massa : 0, massb < 1 ? 1 - massb : 0);
             dist[(size_t)i * b->K + j] = js_finish(sum);
+        }
+    }
+    return NULL;
+}
+
+/* Worker threads for a Ka x Kb matrix of `len`-word comparisons: the cores online (at most
+ * ALIGN_MAX_THREADS), one for small matrices where a thread costs more than it saves. */
+uint32_t slda_align_threads = 0;
+
+static uint32_t align_threads(uint32_t Ka, uint32_t Kb, uint32_t len)
+{
+    if (slda_align_threads)
+        return slda_align_threads > Ka ? (Ka ? Ka : 1)
+             : slda_align_threads > ALIGN_MAX_THREADS ? ALIGN_MAX_THREADS : slda_align_threads;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if ((double)Ka * Kb * len < 2e6 || cores < 2 || Ka < 2)
+        return 1;
+    uint32_t n = cores > ALIGN_MAX_THREADS ? ALIGN_MAX_THREADS : (uint32_t)cores;
+    return n > Ka ? Ka : n;
+}
+
+slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, uint32_t top,
+                                double *dist, char *errstr, size_t errstr_size)
+{
+    side_t sa, sb;
+    pthread_once(&htab_once, htab_init);
+    side_init(&sa, a, top);
+    side_init(&sb, b, top);
+    size_t na = (size_t)a->K * sa.len, nb = (size_t)b->K * sb.len;
+    sa.ids = malloc(na * sizeof *sa.ids + 1);
+    sa.probs = malloc(na * sizeof *sa.probs + 1);
+    sb.ids = malloc(nb * sizeof *sb.ids + 1);
+    sb.probs = malloc(nb * sizeof *sb.probs + 1);
+    uint32_t *stamp = malloc((size_t)a->W * sizeof *stamp + 1);
+    if (!sa.ids || !sa.probs || !sb.ids || !sb.probs || !stamp) {
+        free(stamp);
+        side_clear(&sa);
+        side_clear(&sb);
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM,
+                            "topic alignment: %zu bytes for the word lists of K=%u and K=%u",
+                            (na + nb) * 12, a->K, b->K);
+    }
+    side_map(&sa, &sb);
+    side_map(&sb, &sa);
+    side_lists(&sa);
+    side_lists(&sb);
+    /* rows of the matrix in parallel: each cell is computed alone, so the result does not
+     * depend on the number of threads */
+    uint32_t nthreads = align_threads(a->K, b->K, sa.len + sb.len);
+    rows_t job[ALIGN_MAX_THREADS];
+    pthread_t tid[ALIGN_MAX_THREADS];
+    int running[ALIGN_MAX_THREADS] = {0};
+    for (uint32_t t = 0; t < nthreads; t++)
+        job[t] = (rows_t){&sa, &sb, dist, a->K * t / nthreads, a->K * (t + 1) / nthreads, stamp};
+    for (uint32_t t = 1; t < nthreads; t++) {
+        job[t].stamp = malloc((size_t)a->W * sizeof *stamp + 1);
+        if (job[t].stamp)
+            running[t] = pthread_create(&tid[t], NULL, rows_run, &job[t]) == 0;
+        if (!running[t]) { /* no thread: this one does those rows too, below */
+            free(job[t].stamp);
+            job[t].stamp = stamp;
+        }
+    }
+    rows_run(&job[0]);
+    for (uint32_t t = 1; t < nthreads; t++)
+        if (!running[t])
+            rows_run(&job[t]); /* disjoint rows; stale marks of other rows never match */
+    for (uint32_t t = 1; t < nthreads; t++) {
+        if (running[t]) {
+            pthread_join(tid[t], NULL);
+            free(job[t].stamp);
         }
     }
     free(stamp);

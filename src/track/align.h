@@ -39,9 +39,16 @@ double slda_js_distance(const double *p, const double *q, size_t n);
  * model holds) compares the full rows over the union of both vocabularies. The terms come from
  * a table (align.c) within 1e-5 of slda_js_distance on the same support; identical topics give
  * exactly 0. Cost: O(Ka Kb 2 top) table lookups, plus O((Ka + Kb) W log top) to pick the
- * lists (measured, bench/track_cli.sh: about 2 s at K=1000, top 100, besides loading). */
+ * lists (measured, bench/track_cli.sh: about 2 s at K=1000, top 100, besides loading), rows
+ * shared among worker threads (slda_align_threads). */
 slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, uint32_t top,
                                 double *dist, char *errstr, size_t errstr_size);
+
+/* Worker threads of slda_align_distances: 0 (the default) = one per core online (at most 8)
+ * for matrices of 2 million word comparisons or more, one thread below that; n > 0 forces n.
+ * The result never depends on it (each cell is computed alone). For tests and benchmarks; set
+ * it before any call, not during one. */
+extern uint32_t slda_align_threads;
 
 /* Topic weights: each topic's share of the topic totals NZ (K values summing to 1; uniform
  * when the model has no counts yet). */
