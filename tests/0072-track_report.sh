@@ -114,6 +114,25 @@ assert snap["docs"] > 400, snap
 assert any(w in e["words"] for w in ("violin", "goal", "orchestra", "striker")), e["words"]
 PY
 
+# the same stream with a snapshot every 100 documents: no single step reaches 0.5 (0.44-0.49 at
+# most), the change accumulates over several: a drift event, measured from the slot's words at
+# the end of the warm-up
+"$S" train -q -k 2 -X text.stopwords=none -X seed=1 -X minibatch.docs=50 --snapshot-dir "$T/shift100" \
+    --snapshot-every 100 "$T/shift.txt" >/dev/null 2>&1 || fail "train shift100"
+"$S" report "$T/shift100" --warmup 300 --json "$T/shift100.json" 2>"$T/err" || fail "report shift100"
+python3 - "$T/shift100.json" <<'PY' || fail "no drift event for a takeover over several snapshots"
+import json, sys
+d = json.load(open(sys.argv[1]))
+steps = [x for t in d["topics"] for x in t["drift"] if x is not None]
+assert max(steps) < 0.5, max(steps)
+drift = [e for e in d["events"] if e["kind"] == "drift"]
+assert sorted(e["topic"] for e in drift) == [0, 1], d["events"]
+for e in drift:
+    assert e["js"] >= 0.5, e
+    assert "(was at streamlda-00000000000000000006.slda: " in e["words"], e["words"]
+    assert any(w in e["words"].split("(")[0] for w in ("violin", "goal", "orchestra", "striker")), e
+PY
+
 # event time from a JSON field: the tracker's sidecars give the axis and prevalence by day
 python3 - "${A[@]}" >"$T/timed.jsonl" <<'PY'
 import json, sys

@@ -447,8 +447,10 @@ static const char report_usage[] =
     "snapshots' newest event time when they carry one, else the time of their last update),\n"
     "its drift (Jensen-Shannon distance of the same slot between consecutive snapshots) and\n"
     "events: change (drift >= --change), taken (a slot whose new words match no previous\n"
-    "topic), moved (a slot's previous topic now best matches another slot), rise/fall (weight\n"
-    "doubled/halved). The HTML is one file with inline CSS and SVG, no external resource.\n"
+    "topic), drift (a slot >= --change away from its words at its last event, or after the\n"
+    "warm-up: a change spread over several snapshots), moved (a slot's previous topic now best\n"
+    "matches another slot), rise/fall (weight doubled/halved). The HTML is one file with\n"
+    "inline CSS and SVG, no external resource.\n"
     "  --html FILE        write the HTML report ('-': standard output)\n"
     "  --json FILE        write the same data as JSON ('-': standard output)\n"
     "  --model NAME       the model to report (default: the one with most snapshots)\n"
@@ -519,6 +521,14 @@ typedef struct report_s {
     double *win_share; /* nwin x K */
     size_t nwin, wincap;
     size_t nsidecars;
+    /* per slot, its words at its anchor snapshot (after the warm-up, then at its last event):
+     * drift accumulated over several snapshots is measured against them */
+    struct anchor_s {
+        char **words;
+        double *probs;
+        uint32_t n;
+        size_t point;
+    } *anchor;
     /* the events the tracker recorded while training (in the sidecars; merged, oldest first) */
     slda_track_event_t *tev;
     size_t ntev, tevcap;
@@ -723,6 +733,67 @@ static revent_t *report_event(report_t *r, size_t point, uint32_t k, const char 
     return ev;
 }
 
+/* phi[k][id] in double (as align.c computes it). */
+static double phi_d(const slda_model_t *model, uint32_t id, uint32_t k)
+{
+    double denom = model->NZ[k] + slda_model_smoothing_words(model) * model->p.eta;
+    return (model->sigma * model->A[(size_t)id * model->Kp + k] + model->p.eta) / denom;
+}
+
+/* The id of word in model if the model holds it, else UINT32_MAX. */
+static uint32_t held_id(const slda_model_t *model, const char *word)
+{
+    uint32_t id = slda_model_word_id(model, word, strlen(word));
+    if (id == UINT32_MAX || id >= model->W ||
+        !(slda_vocab_is_fixed(model->vocab) || model->row_ready[id]))
+        return UINT32_MAX;
+    return id;
+}
+
+/* Slot k's anchor := its words in model (at point p). */
+static void anchor_set(report_t *r, uint32_t k, const slda_model_t *model, size_t p)
+{
+    struct anchor_s *an = &r->anchor[k];
+    for (uint32_t i = 0; i < an->n; i++)
+        free(an->words[i]);
+    uint32_t want = r->top ? (r->top < 1000 ? r->top : 1000) : SLDA_ALIGN_TOP_DEFAULT;
+    uint32_t *ids = slda_xmalloc(want * sizeof *ids);
+    float *probs = slda_xmalloc(want * sizeof *probs);
+    an->n = (uint32_t)slda_model_top_words(model, k, want, ids, probs);
+    an->words = slda_xrealloc(an->words, (an->n + 1) * sizeof *an->words);
+    an->probs = slda_xrealloc(an->probs, (an->n + 1) * sizeof *an->probs);
+    for (uint32_t i = 0; i < an->n; i++) {
+        an->words[i] = slda_xstrdup(slda_model_word(model, ids[i]));
+        an->probs[i] = phi_d(model, ids[i], k);
+    }
+    an->point = p;
+    free(ids);
+    free(probs);
+}
+
+/* JS distance of slot k in model from its anchor, over the anchor's words and one bucket for
+ * the rest (a coarse-graining: a lower bound of the full rows' distance; words new to the slot
+ * show as a growing bucket). Identical words and probabilities give 0. */
+static double anchor_dist(const report_t *r, uint32_t k, const slda_model_t *model)
+{
+    const struct anchor_s *an = &r->anchor[k];
+    double *p = slda_xmalloc((an->n + 1) * sizeof *p), *q = slda_xmalloc((an->n + 1) * sizeof *q);
+    double mp = 0, mq = 0;
+    for (uint32_t i = 0; i < an->n; i++) {
+        uint32_t id = held_id(model, an->words[i]);
+        p[i] = an->probs[i];
+        q[i] = id == UINT32_MAX ? 0 : phi_d(model, id, k);
+        mp += p[i];
+        mq += q[i];
+    }
+    p[an->n] = mp < 1 ? 1 - mp : 0;
+    q[an->n] = mq < 1 ? 1 - mq : 0;
+    double d = slda_js_distance(p, q, an->n + 1);
+    free(p);
+    free(q);
+    return d;
+}
+
 /* Drift and events between the previous accepted snapshot and this one (point p). */
 static int report_step(report_t *r, const slda_model_t *prev, const slda_model_t *cur, size_t p)
 {
@@ -741,12 +812,18 @@ static int report_step(report_t *r, const slda_model_t *prev, const slda_model_t
     double floor = 0.5 / K; /* a weight change smaller than half a uniform share is noise */
     /* a model still warming up drifts because it learns, not because the stream moves */
     int quiet = slda_model_docs(prev) < r->warmup;
+    if (!quiet && !r->anchor) { /* the first step past the warm-up: anchors at its start */
+        r->anchor = slda_xcalloc(K, sizeof *r->anchor);
+        for (uint32_t k = 0; k < K; k++)
+            anchor_set(r, k, prev, p - 1);
+    }
     for (uint32_t k = 0; k < K; k++) {
         double dk = d[(size_t)k * K + k];
         r->drift[p * K + k] = dk;
         revent_t *ev = NULL;
         if (quiet)
             continue;
+        size_t before = r->nev;
         if (dk >= r->change) {
             double colmin = 1;
             for (uint32_t i = 0; i < K; i++)
@@ -762,6 +839,31 @@ static int report_step(report_t *r, const slda_model_t *prev, const slda_model_t
             ev->other = j;
             ev->js = d[(size_t)k * K + j];
         }
+        int stepped = r->nev > before && (!strcmp(r->ev[before].kind, "change") ||
+                                          !strcmp(r->ev[before].kind, "taken"));
+        if (stepped) {
+            anchor_set(r, k, cur, p);
+        } else {
+            /* a change spread over several snapshots: far from the slot's anchor */
+            double da = anchor_dist(r, k, cur);
+            if (da >= r->change) {
+                ev = report_event(r, p, k, "drift");
+                ev->js = da;
+                char now[180], was[180] = "";
+                const struct anchor_s *an = &r->anchor[k];
+                words_of(cur, k, 8, now, sizeof now);
+                for (uint32_t i = 0, used = 0; i < an->n && i < 8; i++) {
+                    int n = snprintf(was + used, sizeof was - used, "%s%s", i ? " " : "",
+                                     an->words[i]);
+                    if (n < 0 || (size_t)n >= sizeof was - used)
+                        break;
+                    used += (uint32_t)n;
+                }
+                snprintf(ev->words, sizeof ev->words, "%s (was at %s: %s)", now,
+                         r->pts[an->point].file, was);
+                anchor_set(r, k, cur, p);
+            }
+        }
         if (w1[k] >= 2 * w0[k] && w1[k] - w0[k] >= floor)
             ev = report_event(r, p, k, "rise");
         else if (w1[k] <= 0.5 * w0[k] && w0[k] - w1[k] >= floor)
@@ -771,10 +873,12 @@ static int report_step(report_t *r, const slda_model_t *prev, const slda_model_t
     /* words and weights for every event of this step */
     for (size_t e = 0; e < r->nev; e++) {
         revent_t *ev = &r->ev[e];
-        if (ev->point != p || ev->words[0])
+        if (ev->point != p)
             continue;
         ev->w0 = w0[ev->topic];
         ev->w1 = w1[ev->topic];
+        if (ev->words[0])
+            continue; /* drift: written when found */
         if (!ev->js)
             ev->js = d[(size_t)ev->topic * K + ev->topic];
         char now[180], was[180];
@@ -1128,6 +1232,15 @@ static void report_free(report_t *r)
     free(r->win_docs);
     free(r->win_share);
     free(r->tev);
+    if (r->anchor) {
+        for (uint32_t k = 0; k < r->K; k++) {
+            for (uint32_t i = 0; i < r->anchor[k].n; i++)
+                free(r->anchor[k].words[i]);
+            free(r->anchor[k].words);
+            free(r->anchor[k].probs);
+        }
+        free(r->anchor);
+    }
     slda_model_destroy(r->ref);
 }
 
@@ -1307,7 +1420,7 @@ static const char html_head[] =
     ".card h3{font-size:13px;margin:0 0 2px}.card .w{color:#5b6472;font-size:12px;"
     "margin:0 0 4px;min-height:32px}\n"
     "svg{display:block;width:100%;height:auto}\n"
-    ".ev-change,.ev-taken{color:#b3261e}.ev-moved{color:#7a4cb0}.ev-rise{color:#1e7a3c}"
+    ".ev-change,.ev-taken,.ev-drift{color:#b3261e}.ev-moved{color:#7a4cb0}.ev-rise{color:#1e7a3c}"
     ".ev-fall{color:#9a6a00}\n"
     ".skip{color:#b3261e}.legend{color:#5b6472;font-size:12px}\n"
     "</style></head><body>\n";
