@@ -235,7 +235,7 @@ static int produce_file(rd_kafka_t *rk, const char *topic, int32_t partition, in
         size_t keylen = 0;
         if (po->key_field) {
             keylen = json_field_key(line, (size_t)len, po->key_field, keybuf, sizeof keybuf);
-            key = keybuf;
+            key = keylen ? keybuf : NULL; /* no such field: no key */
         } else if (key_from_id && jsonl)
             keylen = json_id(line, &key);
         else if (key_from_id) {

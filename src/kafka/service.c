@@ -97,6 +97,7 @@ struct slda_service_s {
     double last_page;
     double words_t, words_cost; /* last look-up of the topics' words: when, how long it took */
     uint64_t page_updates;     /* update count the topics JSON was made at (+1; 0 = never) */
+    uint64_t compared_updates; /* update count of the last drift comparison (+1; 0 = never) */
     char restored[4096];       /* the snapshot restored from, "" if none */
     int64_t restored_event_ms; /* its header's newest event time, 0 = none */
     double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
@@ -556,7 +557,8 @@ static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
         slda_metrics_add(svc->metrics, SLDA_M_TIME_CLAMPED, 1);
         slda_log(svc->metrics, SLDA_LOG_WARN, "event-time-future",
                  "%s [%d] @%" PRId64 ": event time %s is more than a day ahead of the clock; "
-                 "clamped to the newest event time seen", msg->topic, (int)msg->partition, msg->offset, iso);
+                 "clamped to the newest event time seen", msg->topic, (int)msg->partition,
+                 msg->offset, iso);
     }
     if (slda_track_late(svc->track) != late)
         slda_metrics_add(svc->metrics, SLDA_M_TIME_LATE, 1);
@@ -698,10 +700,13 @@ static void track_snapshot(slda_service_t *svc, const char *path)
 {
     if (!svc->conf->track)
         return;
-    slda_track_model_words(svc->model, svc->words, svc->mass);
-    svc->page_updates = slda_model_updates(svc->model) + 1;
-    slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
-                       slda_model_updates(svc->model));
+    uint64_t updates = slda_model_updates(svc->model);
+    if (svc->compared_updates != updates + 1) { /* not again when a deferred one is retried */
+        slda_track_model_words(svc->model, svc->words, svc->mass);
+        svc->page_updates = svc->compared_updates = updates + 1;
+        slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
+                           updates);
+    }
     if (path) {
         char side[4200], err[600];
         snprintf(side, sizeof side, "%s" TRACK_SUFFIX, path);
