@@ -6,6 +6,21 @@
  * times their statistics added to A, so an update costs O(words touched x K)
  * plus O(K) for NZ. sigma is folded into A (O(W K)) only when it falls below
  * SLDA_SIGMA_FOLD, which with rho_min = 0 and kappa = 0.7 happens rarely.
+ *
+ * global.rows=counts (the default) departs from that update in one respect:
+ * the total of each word's row. The plain step decays the rows of words absent
+ * from the minibatch by (1 - rho_t) and gives a present word's row rho_t C/|M|
+ * times its minibatch count, so a word's total is a noisy, recency-weighted
+ * guess of its frequency: a rare word seen early has almost nothing left at the
+ * end of a pass, one seen late holds many times its count. With counts, every
+ * row total follows its word's running token count instead (scaled to C): the
+ * rows decay by (1 - r_t) with r_t = max(|M| / tokens seen, rho_min), which is
+ * the exact running average, and a present word's row is the plain update of
+ * that row rescaled to its new total (1 - r_t) R_w + r_t (C/|M|) n_w. So the
+ * split of a word over the topics moves as in the plain step, and only the
+ * totals change; NZ is kept equal to the sum of the rows. No new state: the
+ * totals live in the rows, so snapshots hold them. Measured in
+ * docs/benchmarks.md ("One pass against converged Gibbs").
  * The stochastic alpha step (Minka's fixed point or Newton on the minibatch's
  * document counts, blended with rho_t) lives here too.
  */
@@ -100,8 +115,75 @@ static void forget_all(slda_model_t *model)
     model->sigma = 1.0;
 }
 
+/* global.rows=counts (see the top of this file) for one word: x = its minibatch
+ * statistics (summing to its count n_w), a = its row of A (Kp floats, 64-byte
+ * aligned, padding 0). sigma is already decayed: the row before this update is
+ * sigma a / lam (lam = 1 when the model was just cleared), and the decayed row
+ * sigma a is what NZ holds after its own decay. The new row
+ * f ((1 - rho) sigma a / lam + rho cm x) is written back as a <- c1 a + c2 x,
+ * 8 floats at a time in a fixed order; the change of A's row is added to da
+ * (NZ changes by sigma times the sum over the minibatch's words). */
+static void counts_row(float *a, const float *x, uint32_t Kp, double sigma, double lam, double r,
+                       double rho, double cm, slda_v8f *da)
+{
+    slda_v8f *av = (slda_v8f *)a, so = {0}, sn = {0};
+    const slda_v8f *xv = (const slda_v8f *)x;
+    for (uint32_t b = 0; b < Kp / 8; b++) {
+        so += av[b];
+        sn += xv[b];
+    }
+    double old = slda_v8_sum(&so) * sigma / lam, n = slda_v8_sum(&sn);
+    double plain = (1.0 - rho) * old + rho * cm * n; /* the plain step's new row total */
+    if (n <= 0 || plain <= 0)
+        return;
+    double f = ((1.0 - r) * old + r * cm * n) / plain; /* to the running count's total */
+    slda_v8f c1 = {0}, c2 = {0};
+    c1 += (float)(f * (1.0 - rho) / lam);
+    c2 += (float)(f * rho * cm / sigma);
+    for (uint32_t b = 0; b < Kp / 8; b++) {
+        slda_v8f na = c1 * av[b] + c2 * xv[b];
+        da[b] += na - av[b];
+        av[b] = na;
+    }
+}
+
+static double counts_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens)
+{
+    uint32_t K = model->K, Kp = model->Kp;
+    double rho = slda_rho(&model->p, model->t);
+    double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;
+    double seen = (double)model->tokens + (double)ntokens;
+    double r = seen > 0 ? (double)ntokens / seen : 0;
+    slda_v8f da[SLDA_MAX_TOPICS / 8];
+    memset(da, 0, sizeof da);
+    if (r < model->p.rho_min)
+        r = model->p.rho_min;
+    if (r > 1.0)
+        r = 1.0;
+    double lam = 1.0 - r, cm = ntokens ? C / (double)ntokens : 0;
+    if (lam < 1e-12) { /* the first update: only this minibatch counts */
+        forget_all(model);
+        lam = 1.0;
+    } else {
+        model->sigma *= lam;
+    }
+    if (model->sigma < SLDA_SIGMA_FOLD)
+        slda_model_fold_scale(model);
+    for (uint32_t s = 0; s < acc->nslots; s++)
+        counts_row(model->A + (size_t)acc->word[s] * Kp, acc->sum + (size_t)s * Kp, Kp,
+                   model->sigma, lam, r, rho, cm, da);
+    const float *d = (const float *)da;
+    for (uint32_t k = 0; k < K; k++)
+        model->NZ[k] = (1.0 - r) * model->NZ[k] + model->sigma * d[k];
+    model->t++;
+    return rho;
+}
+
 double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens)
 {
+    if (model->p.rows == SLDA_ROWS_COUNTS)
+        return counts_update(model, acc, ntokens);
+
     uint32_t K = model->K, Kp = model->Kp;
     double rho = slda_rho(&model->p, model->t);
     double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;

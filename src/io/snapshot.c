@@ -71,7 +71,9 @@ static const char *const hdr_keys[HDR__COUNT] = {
     [HDR_PARAMS] = "params",         [HDR_OFFSETS] = "offsets",
 };
 
-typedef enum { PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS } snap_ptype_t;
+typedef enum {
+    PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS, PT_ROWS
+} snap_ptype_t;
 
 /* Every engine parameter under its configuration key (config.c's table). */
 static const struct snap_param {
@@ -93,6 +95,7 @@ static const struct snap_param {
     {"rho.tau", PT_DBL, offsetof(slda_params_t, rho_tau)},
     {"rho.kappa", PT_DBL, offsetof(slda_params_t, rho_kappa)},
     {"rho.min", PT_DBL, offsetof(slda_params_t, rho_min)},
+    {"global.rows", PT_ROWS, offsetof(slda_params_t, rows)}, /* optional: see snap_read_params */
     {"corpus.tokens", PT_DBL, offsetof(slda_params_t, corpus_tokens)},
     {"init.scale", PT_DBL, offsetof(slda_params_t, init_scale)},
     {"vocab.capacity", PT_U32, offsetof(slda_params_t, vocab_capacity)},
@@ -110,6 +113,8 @@ static const char *const alpha_learn_names[] = {
     [SLDA_ALPHA_NEWTON] = "newton"};
 static const char *const stats_names[] = {[SLDA_STATS_RB] = "rb",
                                           [SLDA_STATS_SAMPLE] = "sample"};
+static const char *const rows_names[] = {[SLDA_ROWS_COUNTS] = "counts",
+                                         [SLDA_ROWS_DECAY] = "decay"};
 
 /* ------------------------------------------------------------------------ */
 /* Atomic file replacement                                                   */
@@ -350,6 +355,7 @@ static void snap_write_params(msgpack_packer *pk, const slda_params_t *p)
         case PT_LOCAL: pack_key(pk, slda_local_name(p->vb, p->hybrid)); break;
         case PT_ALPHA_LEARN: pack_key(pk, alpha_learn_names[p->alpha_learn]); break;
         case PT_STATS: pack_key(pk, stats_names[p->stats]); break;
+        case PT_ROWS: pack_key(pk, rows_names[p->rows]); break;
         }
     }
 }
@@ -1085,6 +1091,11 @@ static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_para
             return -1;
         p->stats = (slda_stats_kind_t)idx;
         return 0;
+    case PT_ROWS:
+        if (rd_enum(rd, what, rows_names, 2, &idx))
+            return -1;
+        p->rows = (slda_rows_kind_t)idx;
+        return 0;
     }
     return -1;
 }
@@ -1113,9 +1124,15 @@ static int snap_read_params(snap_rd_t *rd, slda_params_t *p)
         if (snap_read_param(rd, &snap_params[j], p))
             return -1;
     }
-    for (size_t j = 0; j < SNAP_NPARAMS; j++)
-        if (!(seen & ((uint64_t)1 << j)))
-            return rd_fail(rd, "params: missing key \"%s\"", snap_params[j].key);
+    for (size_t j = 0; j < SNAP_NPARAMS; j++) {
+        if (seen & ((uint64_t)1 << j))
+            continue;
+        if (snap_params[j].type == PT_ROWS) { /* older snapshots: trained with decay */
+            p->rows = SLDA_ROWS_DECAY;
+            continue;
+        }
+        return rd_fail(rd, "params: missing key \"%s\"", snap_params[j].key);
+    }
     return 0;
 }
 
