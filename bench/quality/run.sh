@@ -14,11 +14,10 @@
 #   4. OWN_GIBBS=1: streamlda's own batch CGS (`train --batch -X local=cgs`, OWN_ITERS, default
 #      500) on each training set, its perplexity trace in OUT/own_cgs_<corpus>.log (convergence
 #      check; batch mode scores its own 10% of withheld tokens, not this split);
-#   5. gensim_peer.py with 1 and 5 passes, scored by evaluate.py;
-#   6. measure.py: streamlda one pass and five passes at its defaults, and one pass with
-#      BEFORE_X (the previous defaults, given as -X settings; default: the defaults before
-#      branch `quality`, minibatch.docs=32 rho.kappa=0.7 local.burnin=5 local.samples=5) over
-#      SEEDS (default 1,2,3);
+#   5. gensim_peer.py with 1 and 5 passes, scored by evaluate.py (OUT/peer_<corpus>_<passes>.txt);
+#   6. measure.py: streamlda one pass and five passes at its defaults, and the same with
+#      BEFORE_X (the previous defaults as -X settings; default global.rows=decay, the global
+#      step before global.rows existed, bit for bit) over SEEDS (default 1,2,3);
 #   7. the table (markdown) on standard output and in OUT/table.md.
 # Knobs: STREAMLDA (binary; default: a Release build in SLDA_BUILD_DIR, default build/),
 # CORPORA (kos,ap,reuters,20news), SEEDS, GIBBS_ITERS, OWN_GIBBS, OWN_ITERS, BEFORE_X, VENV.
@@ -31,7 +30,7 @@ out=${1:-$repo/build/quality}
 corpora=${CORPORA:-kos,ap,reuters,20news}
 seeds=${SEEDS:-1,2,3}
 gibbs_iters=${GIBBS_ITERS:-1000}
-before_x=${BEFORE_X-minibatch.docs=32 rho.kappa=0.7 local.burnin=5 local.samples=5}
+before_x=${BEFORE_X-global.rows=decay}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -78,15 +77,22 @@ res=$out/results.txt
 : > "$res"
 for c in "${list[@]}"; do
     for p in 1 5; do
-        line=$("$py" "$here/gensim_peer.py" "$out/data/$c" "$out/gensim_$c.npy" --passes $p)
-        perp=$("$py" "$here/evaluate.py" "$out/data/$c" "$out/gensim_$c.npy")
-        echo "peer corpus=$c passes=$p $line $perp" | tee -a "$res" >&2
+        f=$out/peer_${c}_$p.txt
+        if [ ! -s "$f" ]; then
+            line=$("$py" "$here/gensim_peer.py" "$out/data/$c" "$out/gensim_$c.npy" --passes $p)
+            perp=$("$py" "$here/evaluate.py" "$out/data/$c" "$out/gensim_$c.npy")
+            echo "peer corpus=$c passes=$p $line $perp" > "$f"
+        fi
+        tee -a "$res" < "$f" >&2
     done
 done
 bx=()
 for kv in $before_x; do bx+=(-X "$kv"); done
-"$py" "$here/measure.py" "$out/data" --streamlda "$STREAMLDA" --corpora "$corpora" \
-    --seeds "$seeds" --ref "$out/ref.json" --label before "${bx[@]}" | tee -a "$res" >&2
+for p in 1 5; do
+    "$py" "$here/measure.py" "$out/data" --streamlda "$STREAMLDA" --corpora "$corpora" \
+        --seeds "$seeds" --ref "$out/ref.json" --passes $p --label before "${bx[@]}" \
+        | tee -a "$res" >&2
+done
 for p in 1 5; do
     "$py" "$here/measure.py" "$out/data" --streamlda "$STREAMLDA" --corpora "$corpora" \
         --seeds "$seeds" --ref "$out/ref.json" --passes $p --label after | tee -a "$res" >&2
