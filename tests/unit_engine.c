@@ -1,5 +1,6 @@
 /* unit_engine.c - the stream engine: local-step variants against references,
- * the Gibbs conditional, lazy scaling, determinism, threads, topic recovery. */
+ * the Gibbs conditional, lazy scaling, global.rows=counts row totals, determinism,
+ * threads, topic recovery. */
 #include "model.h"
 #include "testutil.h"
 
