@@ -175,7 +175,10 @@ slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errst
 void slda_model_destroy(slda_model_t *model);
 
 uint32_t slda_model_topics(const slda_model_t *model);
-/** Vocabulary rows in use (open vocabulary) or the fixed vocabulary size. */
+/** Words the model holds: the fixed vocabulary's size, or in an open vocabulary
+ *  the words that have reached training and were not evicted (words only
+ *  tokenised, e.g. held-out ones, do not count). It is the W of the smoothing
+ *  (NZ[k] + W eta) and the number of columns of slda_model_phi. */
 uint32_t slda_model_vocab_size(const slda_model_t *model);
 /** Updates applied so far (t). */
 uint64_t slda_model_updates(const slda_model_t *model);
@@ -210,7 +213,7 @@ slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc,
  *  Returns how many were written (<= n). */
 size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n,
                             uint32_t *ids, float *probs);
-/** phi[k][w] = (Nphi[w][k]+eta)/(NZ[k]+W eta) for the rows in use, written
+/** phi[k][w] = (Nphi[w][k]+eta)/(NZ[k]+W eta) for the words held, written
  *  row-major K x slda_model_vocab_size() into out; ids_out (may be NULL)
  *  receives the word id of each column. */
 slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_out);
@@ -232,14 +235,17 @@ const slda_offset_t *slda_model_offsets(const slda_model_t *model, size_t *n);
 /** @name Text
  * @{ */
 /** Rebuild the model's tokenizer from conf's text.* keys (stop words, minimum
- *  length, size limit). Snapshots never open a stop-word file named in them:
- *  a model decoded from a snapshot whose text.stopwords is a path tokenises
- *  without stop words until this is called. The vocabulary is unchanged. */
+ *  length, size limit, cleanup rules; docs/text.md). Snapshots record the
+ *  rules of the tokenizer in use, and never open a stop-word file named in
+ *  them: a model decoded from a snapshot tokenises with the built-in and
+ *  inline parts of text.stopwords only, until this is called. The
+ *  vocabulary is unchanged. */
 slda_err_t slda_model_set_tokenizer(slda_model_t *model, const slda_conf_t *conf, char *errstr,
                                     size_t errstr_size);
-/** Tokenise UTF-8 text with the model's tokenizer settings (lower-casing,
- *  stop words, minimum length) and map the tokens to word ids, adding new
- *  words in open-vocabulary mode (unknown words are dropped in fixed mode).
+/** Tokenise UTF-8 text with the model's tokenizer settings (cleanup rules,
+ *  lower-casing, stop words, minimum length) and map the tokens to word ids,
+ *  adding new words in open-vocabulary mode (unknown words are dropped in
+ *  fixed mode).
  *  doc is (re)initialised. SLDA_ERR_UTF8 / SLDA_ERR_EMPTY on bad input. */
 slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
                               slda_doc_t *doc, char *errstr, size_t errstr_size);
@@ -297,11 +303,50 @@ slda_err_t slda_eval_completion(const slda_model_t *model, const slda_doc_t *obs
  *  into *mean, per-topic into per_topic (K doubles, may be NULL). */
 slda_err_t slda_eval_umass(const slda_model_t *model, const slda_doc_t *docs,
                            size_t ndocs, size_t n, double *mean, double *per_topic);
+
+/** A held-out set: documents kept by word key (XXH3-64 of the word under the
+ *  vocabulary's hash seed), not by word id. An open vocabulary evicts its
+ *  rarest words when full and reuses their ids, and words seen only in
+ *  held-out documents are the rarest, so documents kept as ids across
+ *  minibatches end up naming other words. A set looks every key up again
+ *  when it is scored; words the model does not hold then (evicted, or never
+ *  trained on) are left out and counted, as a fixed vocabulary leaves out the
+ *  words it lacks. Use it for any document kept past the next
+ *  slda_model_train. */
+typedef struct slda_heldout_s slda_heldout_t;
+slda_heldout_t *slda_heldout_new(void);
+void slda_heldout_destroy(slda_heldout_t *held);
+/** Number of documents in the set. */
+size_t slda_heldout_count(const slda_heldout_t *held);
+/** Store a copy of doc (borrowed; its ids must be those of model's vocabulary
+ *  now, i.e. before the next slda_model_train) at slot: slot == count appends,
+ *  slot < count replaces that document (reservoir sampling). SLDA_ERR_RANGE for
+ *  an id not in the vocabulary or a slot past the end, SLDA_ERR_INVALID for a
+ *  model whose hash seed is not the set's. */
+slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                            const slda_doc_t *doc, char *errstr, size_t errstr_size);
+typedef struct slda_heldout_stats_s {
+    size_t docs;        /* documents evaluated */
+    uint64_t scored;    /* tokens scored */
+    uint64_t unseen;    /* tokens of words the model does not hold, left out */
+} slda_heldout_stats_t;
+/** Document-completion perplexity of obs's documents under model, as
+ *  slda_eval_perplexity (test NULL: each split at random) or
+ *  slda_eval_completion (theta from obs[j], test[j] scored). stats may be
+ *  NULL. SLDA_ERR_EMPTY when nothing could be scored. */
+slda_err_t slda_heldout_perplexity(const slda_model_t *model, const slda_heldout_t *obs,
+                                   const slda_heldout_t *test, uint64_t seed,
+                                   double *perplexity, slda_heldout_stats_t *stats);
+/** UMass coherence (slda_eval_umass) over the set's documents. */
+slda_err_t slda_heldout_umass(const slda_model_t *model, const slda_heldout_t *held, size_t n,
+                              double *mean, double *per_topic);
 /** @} */
 
 /** @name Snapshots
- * Format: docs/snapshot-format.md. Written atomically (temp file, fsync,
- * rename, directory fsync); checked with XXH3-64 on load.
+ * Format: docs/snapshot-format.md. A regular file (or a symlink's target) is
+ * replaced atomically (temp file, fsync, rename, directory fsync); a FIFO,
+ * device or "-" (standard output) is written straight; a directory is
+ * refused. The same holds for slda_export_npy. Checked with XXH3-64 on load.
  * @{ */
 slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char *errstr,
                                size_t errstr_size);
@@ -314,6 +359,20 @@ slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *l
                                 char *errstr, size_t errstr_size);
 slda_model_t *slda_snapshot_decode(const void *buf, size_t len, slda_err_t *err_out,
                                    char *errstr, size_t errstr_size);
+/** Optional header fields of a snapshot (docs/snapshot-format.md), written by
+ *  the _meta variants and read back by slda_snapshot_read_meta; snapshots
+ *  without them (older ones, slda_snapshot_write) read as 0. */
+typedef struct slda_snapshot_meta_s {
+    int64_t event_ms; /* the service's newest event time seen, ms since the epoch; 0 = none */
+} slda_snapshot_meta_t;
+/** slda_snapshot_write / _encode with meta (may be NULL) in the header. */
+slda_err_t slda_snapshot_write_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                    const char *path, char *errstr, size_t errstr_size);
+slda_err_t slda_snapshot_encode_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                     void **buf, size_t *len, char *errstr, size_t errstr_size);
+/** slda_snapshot_read, and meta (may be NULL) filled from the header. */
+slda_model_t *slda_snapshot_read_meta(const char *path, slda_snapshot_meta_t *meta,
+                                      slda_err_t *err_out, char *errstr, size_t errstr_size);
 /** K x W float32 phi as a NumPy .npy file (row k = topic k, column = row of
  *  slda_model_phi). */
 slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *errstr,
@@ -336,6 +395,17 @@ slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_
                           void (*progress)(uint32_t iter, double perplexity, void *opaque),
                           uint32_t every, void *opaque, slda_batch_result_t *result,
                           char *errstr, size_t errstr_size);
+/** slda_batch_run, then the final state's topic-word counts go into model
+ *  (may be NULL): the model the documents were read through, so its
+ *  vocabulary names their word ids (K = topics, at least nwords rows). Its
+ *  rows become the batch's Nphi and the words with training tokens are held,
+ *  so slda_snapshot_write, slda_model_infer and the exports work on it;
+ *  updates (t) = iterations, docs/tokens/corpus.tokens = the training part. */
+slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const slda_doc_t *docs,
+                            size_t ndocs, uint32_t nwords, uint32_t iterations,
+                            void (*progress)(uint32_t iter, double perplexity, void *opaque),
+                            uint32_t every, void *opaque, slda_batch_result_t *result,
+                            char *errstr, size_t errstr_size);
 /** @} */
 
 /** @name Service

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# setup.sh - install the Debian packages streamlda needs to build, test and benchmark.
-# Idempotent: installs only what is missing. Needs root (or sudo) and Debian's archive.
+# setup.sh - install the Debian packages streamlda needs to build, test and benchmark, and fetch
+# the real-broker test tier's Apache Kafka (Maven Central) and client venv (PyPI) into build-cache/.
+# Idempotent: installs only what is missing. Needs root (or sudo), Debian's archive, Maven Central, PyPI.
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config          # toolchain
-  librdkafka-dev libmsgpack-dev libxxhash-dev libmicrohttpd-dev   # libraries
+  librdkafka-dev libmsgpack-dev libxxhash-dev libmicrohttpd-dev zlib1g-dev   # libraries
   python3 python3-numpy python3-msgpack python3-kafka kcat        # tests: independent clients
   curl time                                 # tests (/metrics) and bench (peak memory)
+  chromium                                  # tests: the live page in a headless browser (0061)
+  openjdk-17-jre-headless maven python3-venv   # the realkafka tier: Apache Kafka broker (scripts/kafka.sh), client venv
 )
 if [ "${SLDA_BENCH:-0}" = 1 ]; then
   packages+=(python3-gensim python3-sklearn linux-perf valgrind)  # bench/ peers and profilers
@@ -19,11 +22,14 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The realkafka tier: the pinned Apache Kafka broker from Maven Central and the venv of its test
+# clients from PyPI, into build-cache/ (git-ignored), so tests never download. Idempotent.
+bash "$(dirname "$0")/kafka.sh" fetch
 echo "setup: done"

@@ -44,7 +44,7 @@ def read_snapshot(path):
     up.feed(data[12:-8])
     header = next(up)
     K = header["K"]
-    ids, words, rows = [], [], []
+    ids, words, rows, ready = [], [], [], []
     for obj in up:
         if obj.get("end"):
             assert obj["rows"] == len(ids) == header["vocab_size"]
@@ -52,19 +52,26 @@ def read_snapshot(path):
         n = len(obj["ids"])
         ids += obj["ids"]
         words += obj["words"]
+        ready += list(obj["ready"])
         rows.append(np.frombuffer(obj["rows"], dtype="<f4").reshape(n, K))
     rows = np.concatenate(rows) if rows else np.zeros((0, K), dtype="<f4")
-    return header, ids, words, rows
+    return header, ids, words, rows, ready
 
 
 def main():
     binary = os.environ["STREAMLDA"]
     snap = os.path.join(os.environ["SLDA_SOURCE_DIR"], "tests", "fixtures", "snapshot-v1-k3.slda")
-    header, ids, words, rows = read_snapshot(snap)
+    header, ids, words, rows, ready = read_snapshot(snap)
     K, W, eta, sigma = header["K"], header["W"], header["eta"], header["sigma"]
+    # The columns are the words the model holds (every word of a fixed vocabulary, the rows
+    # marked ready in an open one) and W of the smoothing is their number (docs/engine.md).
+    held = [i for i in range(len(ids)) if header["vocab_fixed"] or ready[i]]
+    ids, words, rows = [ids[i] for i in held], [words[i] for i in held], rows[held]
+    if not header["vocab_fixed"]:
+        W = max(len(held), 1)
     nz = np.array(header["NZ"], dtype=np.float64)
     expected = ((sigma * rows.astype(np.float64).T + eta) / (nz + W * eta)[:, None]).astype(np.float32)
-    print("snapshot: K=%d W=%d words=%s" % (K, W, words))
+    print("snapshot: K=%d W=%d words held=%s" % (K, W, words))
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "phi.npy")

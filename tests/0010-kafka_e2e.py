@@ -220,6 +220,17 @@ def produce_kcat(addr, topic, path):
         return sum(1 for line in f if line.strip())
 
 
+def produce_lines(addr, tmp, docs, tag, topic="documents", extra=()):
+    """docs (one line each) into topic with `streamlda produce`; returns how many were sent."""
+    path = os.path.join(tmp, "part-%s.txt" % tag)
+    with open(path, "w") as f:
+        f.write("\n".join(docs) + "\n")
+    res = subprocess.run([BIN, "produce", "--brokers", addr, "--topic", topic] + list(extra) + [path],
+                         capture_output=True, text=True, timeout=120)
+    check(res.returncode == 0, "produce part %s" % tag, res.returncode, res.stderr.strip()[-200:])
+    return len(docs)
+
+
 def produce_python(addr, topic, values, keys=None, headers=None):
     """values (bytes) with kafka-python, waiting for every acknowledgement."""
     from kafka import KafkaProducer

@@ -6,10 +6,12 @@ group's committed offsets must then equal the final snapshot's offsets. A
 corrupt file that looks newest, and a stale temp file, are planted in
 snapshot.dir. Run 2 must skip the corrupt file with a warning, remove the
 temp file, restore run 1's snapshot and continue: after the second half
-its final snapshot counts every document exactly once. Run 3 gets a
-snapshot.dir it cannot create (its parent is a regular file): /healthz
-turns 503 "cannot write snapshots" while the service keeps consuming, and it
-stops cleanly.
+its final snapshot counts every document exactly once. A service given a
+snapshot.dir it cannot create (its parent is a regular file) refuses to
+start (exit 1, the path named). Run 3's snapshot.dir is replaced by a
+regular file while it runs: /healthz turns 503 "cannot write snapshots"
+while the service keeps consuming, and SIGTERM then exits 1 (no final
+snapshot possible).
 """
 import importlib.util
 import os
@@ -83,7 +85,7 @@ def main():
         dead2 = accounted(svc) - svc.metric("streamlda_documents_total")
         check(svc.stop() == 0, "run 2: SIGTERM -> exit 0")
         log = svc.text()
-        skipped = [l for l in log.splitlines() if "skipping snapshot" in l]
+        skipped = [l for l in log.splitlines() if "does not load" in l]
         print("\n".join(skipped))
         check(len(skipped) == 1 and "SLDA_ERR_CORRUPT" in skipped[0], "corrupt newest snapshot skipped")
         check("restored " + newest in log, "run 2 restored run 1's snapshot")
@@ -96,8 +98,20 @@ def main():
         blocker = os.path.join(tmp, "not-a-dir")
         with open(blocker, "w") as f:
             f.write("x")
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + os.path.join(blocker, "snaps"),
-                                                     "model.name=other"], name="run3")
+        res = e2e.subprocess.run([e2e.BIN, "run", "-X", "kafka.bootstrap.servers=" + broker.addr,
+                                  "-X", "snapshot.dir=" + os.path.join(blocker, "snaps")],
+                                 capture_output=True, text=True, timeout=60)
+        check(res.returncode == 1 and blocker in res.stderr,
+              "snapshot.dir under a regular file: exit 1 at start, path named",
+              res.returncode, res.stderr.strip()[-300:])
+
+        dir3 = os.path.join(tmp, "snaps3")
+        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + dir3, "model.name=other"],
+                          name="run3")
+        e2e.wait_for(lambda: accounted(svc) >= 100, 60, "run 3 started consuming")
+        os.rename(dir3, dir3 + ".gone")  # the directory disappears; a file takes its place
+        with open(dir3, "w") as f:
+            f.write("x")
         bad = e2e.wait_for(lambda: svc.get("/healthz")[0] == 503 and "snapshot" in svc.get("/healthz")[1],
                            60, "/healthz 503 for snapshots")
         check(bad, "unwritable snapshot.dir -> /healthz 503", svc.get("/healthz"))

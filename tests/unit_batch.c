@@ -307,6 +307,115 @@ static void test_errors(const corpus_t *c)
     slda_doc_clear(&one);
 }
 
+/* eta = 0.001 (exp(psi(eta)) = exp(-1000) in SVB): every variant stays
+ * finite, learns, and keeps every training token in the counts. */
+static void test_small_eta(const corpus_t *c)
+{
+    char err[256];
+    for (size_t v = 0; v < NVARIANTS; v++) {
+        slda_conf_t conf;
+        slda_batch_t *batch = NULL;
+        set_params(&conf, variants[v].vb, variants[v].hybrid, 5);
+        conf.p.eta = 0.001;
+        CHECK_INT(slda_batch_new(&conf.p, c->docs, NDOCS, NW, &batch, err, sizeof err), SLDA_OK);
+        if (!batch)
+            continue;
+        slda_batch_sizes_t sz;
+        slda_batch_sizes(batch, &sz);
+        for (int it = 0; it < 40; it++)
+            slda_batch_iterate(batch);
+        double perp = slda_batch_perplexity(batch);
+        printf("eta=0.001 %-9s 40 iterations %.3f (generating model %.3f, uniform %d)\n",
+               variants[v].name, perp, c->ref_perplexity, NW);
+        CHECK(isfinite(perp) && perp < 0.6 * NW);
+        CHECK_NEAR(slda_batch_topic_total(batch), (double)sz.train_tokens, 1e-3);
+        CHECK_NEAR(slda_batch_check(batch), 0.0, 1e-6);
+        slda_batch_destroy(batch);
+    }
+}
+
+/* slda_batch_train puts the learned topics into a model that snapshots,
+ * infers and exports like a stream-trained one. */
+static void test_train_model(const corpus_t *c)
+{
+    slda_conf_t conf;
+    slda_batch_result_t res;
+    char err[256] = "", word[16];
+    slda_conf_t *defaults = slda_conf_new(); /* every other parameter valid for a snapshot */
+    set_params(&conf, SLDA_VB_CVB0, 1, 3);
+    slda_params_t p = defaults->p;
+    p.topics = conf.p.topics;
+    p.alpha = conf.p.alpha;
+    p.eta = conf.p.eta;
+    p.vb = conf.p.vb;
+    p.hybrid = conf.p.hybrid;
+    p.seed = conf.p.seed;
+    p.vocab_capacity = 64;
+    conf.p = p;
+    slda_model_t *model = slda_model_alloc(&conf.p, 64, 0, err, sizeof err);
+    CHECK(model != NULL);
+    if (!model)
+        return;
+    for (uint32_t w = 0; w < NW; w++) {
+        snprintf(word, sizeof word, "w%02u", w);
+        CHECK_INT(slda_vocab_put(model->vocab, w, word, 3, 0, err, sizeof err), SLDA_OK);
+    }
+    CHECK_INT(slda_batch_train(model, &conf, c->docs, NDOCS, NW, 60, NULL, 0, NULL, &res, err,
+                               sizeof err),
+              SLDA_OK);
+    CHECK_INT(slda_model_updates(model), 60);
+    CHECK_INT(slda_model_tokens(model), res.train_tokens);
+    CHECK_INT(slda_model_vocab_size(model), NW); /* every word has training tokens */
+    float phi[NT * NW];
+    CHECK_INT(slda_model_phi(model, phi, NULL), SLDA_OK);
+    for (int k = 0; k < NT; k++) {
+        double s = 0;
+        for (int w = 0; w < NW; w++)
+            s += phi[k * NW + w];
+        CHECK_NEAR(s, 1.0, 1e-5);
+        /* each learned topic is one true topic: its top 5 words share a block */
+        uint32_t ids[5];
+        float probs[5];
+        CHECK_INT(slda_model_top_words(model, (uint32_t)k, 5, ids, probs), 5);
+        for (int i = 1; i < 5; i++)
+            CHECK_INT(ids[i] / 10, ids[0] / 10);
+    }
+    void *buf = NULL;
+    size_t len = 0;
+    CHECK_INT(slda_snapshot_encode(model, &buf, &len, err, sizeof err), SLDA_OK);
+    slda_model_t *back = slda_snapshot_decode(buf, len, NULL, err, sizeof err);
+    CHECK(back != NULL);
+    if (!back)
+        fprintf(stderr, "batch model: snapshot: %s\n", err);
+    if (back) {
+        float theta[NT];
+        slda_doc_t doc;
+        slda_doc_init(&doc);
+        slda_doc_add(&doc, 10, 3);
+        slda_doc_add(&doc, 11, 2);
+        slda_doc_add(&doc, 12, 2);
+        slda_doc_finish(&doc);
+        CHECK_INT(slda_model_infer(back, &doc, theta, 1), SLDA_OK);
+        float best = 0;
+        for (int k = 0; k < NT; k++)
+            best = theta[k] > best ? theta[k] : best;
+        printf("batch model: snapshot %zu bytes, theta of a block-1 document max %.3f\n", len,
+               best);
+        CHECK(best > 0.8f);
+        slda_doc_clear(&doc);
+        slda_model_destroy(back);
+    }
+    free(buf);
+    /* a model with another K is refused before anything runs */
+    conf.p.topics = NT + 1;
+    CHECK_INT(slda_batch_train(model, &conf, c->docs, NDOCS, NW, 1, NULL, 0, NULL, &res, err,
+                               sizeof err),
+              SLDA_ERR_INVALID);
+    CHECK_CONTAINS(err, "K=");
+    slda_model_destroy(model);
+    slda_conf_destroy(defaults);
+}
+
 int main(void)
 {
     static corpus_t c;
@@ -320,6 +429,8 @@ int main(void)
     test_determinism(&c);
     test_run_progress(&c);
     test_errors(&c);
+    test_small_eta(&c);
+    test_train_model(&c);
     slda_docs_clear(c.docs, NDOCS);
     return slda_test_done("unit_batch");
 }

@@ -621,6 +621,148 @@ static void test_empty_documents(void)
     slda_model_destroy(model);
 }
 
+/* ---- small eta: every variant stays finite, learns and keeps every token ---- */
+
+/* eta = 0.001 puts exp(psi(eta)) = exp(-1000) in SVB's word factor of any
+ * topic where the word has no counts: beyond float and double range (and
+ * eta = 0.0125, exp(-80), into float's denormals). With rho_0 = 1 (tau = 1)
+ * every row no document has touched yet is exactly zero, as a new word's
+ * row is in an open vocabulary: the first 120 documents here use only the
+ * first half of the vocabulary, so the other half arrives with zero rows.
+ * Each variant must give a finite held-out perplexity well below the
+ * uniform model's (W) and the untrained model's, close to what it reaches
+ * with eta = 0.1, and lose no token: with rho_0 = 1, sum_k NZ[k] stays
+ * exactly C when every minibatch's statistics add up to its tokens. */
+static void test_small_eta(void)
+{
+    static const struct {
+        slda_vb_kind_t vb;
+        int hybrid;
+    } variants[] = {{SLDA_VB_NONE, 0}, {SLDA_VB_CVB0, 0}, {SLDA_VB_CVB, 0}, {SLDA_VB_SVB, 0},
+                    {SLDA_VB_CVB0, 1}, {SLDA_VB_CVB, 1},  {SLDA_VB_SVB, 1}};
+    static const double etas[3] = {0.1, 0.0125, 0.001};
+    const uint32_t K = 6, W = 120;
+    corpus_t c = make_corpus(K, W, 700, 60, 17);
+    for (size_t d = 0; d < 120; d++) { /* words W/2.. first appear in document 120 */
+        slda_doc_t *doc = &c.docs[d];
+        uint32_t n = 0;
+        doc->ntokens = 0;
+        for (uint32_t u = 0; u < doc->npairs; u++)
+            if (doc->word[u] < W / 2) {
+                doc->word[n] = doc->word[u];
+                doc->count[n] = doc->count[u];
+                doc->ntokens += doc->count[n++];
+            }
+        doc->npairs = n;
+    }
+    for (size_t v = 0; v < 3 * sizeof variants / sizeof variants[0]; v++) {
+        slda_params_t p = base_params(K);
+        p.vb = variants[v / 3].vb;
+        p.hybrid = variants[v / 3].hybrid;
+        p.eta = etas[v % 3];
+        p.rho_tau = 1;
+        p.corpus_tokens = 600.0 * 60;
+        slda_model_t *model = make_model(&p, W);
+        double perp = NAN, perp0 = NAN, lost = 0;
+        static double ref; /* the variant's perplexity with eta = 0.1 */
+        char err[256];
+        slda_eval_perplexity(model, c.docs + 600, 100, 3, &perp0, NULL);
+        for (size_t i = 0; i < 600; i += 20) {
+            CHECK_INT(slda_model_train(model, c.docs + i, 20, NULL, NULL, err, sizeof err),
+                      SLDA_OK);
+            double total = 0;
+            for (uint32_t k = 0; k < K; k++)
+                total += model->NZ[k];
+            lost = fmax(lost, fabs(total - p.corpus_tokens) / p.corpus_tokens);
+        }
+        slda_eval_perplexity(model, c.docs + 600, 100, 3, &perp, NULL);
+        fprintf(stderr, "eta=%-5g %-8s: held-out perplexity %.2f (untrained %.2f, uniform %u), "
+                "largest |sum NZ - C| / C %.2g\n", p.eta, slda_local_name(p.vb, p.hybrid), perp,
+                perp0, W, lost);
+        CHECK(isfinite(perp) && perp < 0.8 * W && perp < 0.8 * perp0);
+        if (v % 3)
+            CHECK(perp < 1.25 * ref);
+        else
+            ref = perp;
+        CHECK_NEAR(lost, 0, 1e-4);
+        slda_model_destroy(model);
+    }
+    free_corpus(&c);
+}
+
+/* ---- alpha: fixed point and Newton find the same, known optimum ---- */
+
+static double normal_draw(slda_rng_t *rng)
+{
+    double u = slda_rng_double(rng), v = slda_rng_double(rng);
+    return sqrt(-2 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+/* Gamma(a, 1) (Marsaglia & Tsang 2000; a < 1 through Gamma(a + 1) U^(1/a)). */
+static double gamma_draw(slda_rng_t *rng, double a)
+{
+    if (a < 1)
+        return gamma_draw(rng, a + 1) * pow(slda_rng_double(rng) + 1e-300, 1 / a);
+    double d = a - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = normal_draw(rng), v = 1 + c * x;
+        if (v <= 0)
+            continue;
+        v = v * v * v;
+        double u = slda_rng_double(rng);
+        if (log(u + 1e-300) < 0.5 * x * x + d - d * v + d * log(v))
+            return d * v;
+    }
+}
+
+/* Documents drawn from a known Dirichlet: theta_j ~ Dir(alpha_true), then L
+ * tokens from theta_j. The likelihood's maximum (found by running Minka's
+ * fixed point to convergence) must be reached by the safeguarded Newton from
+ * starts on both sides, including far ones where a plain Newton step leaves
+ * the positive orthant; and with 1500 documents it lies near alpha_true. */
+static void test_alpha_newton(void)
+{
+    enum { K = 5, ND = 1500, L = 60 };
+    const double truth[K] = {0.05, 0.2, 0.5, 1.0, 3.0};
+    float *nt = calloc((size_t)ND * K, sizeof *nt);
+    uint32_t len[ND];
+    slda_rng_t rng;
+    slda_rng_seed(&rng, 2024);
+    for (size_t j = 0; j < ND; j++) {
+        double th[K], s = 0;
+        for (int k = 0; k < K; k++)
+            s += th[k] = gamma_draw(&rng, truth[k]);
+        for (int i = 0; i < L; i++) {
+            double u = slda_rng_double(&rng) * s, acc = 0;
+            int k = 0;
+            while (k < K - 1 && (acc += th[k]) <= u)
+                k++;
+            nt[j * K + k] += 1;
+        }
+        len[j] = L;
+    }
+    double opt[K] = {1, 1, 1, 1, 1};
+    slda_alpha_estimate(SLDA_ALPHA_FIXEDPOINT, opt, K, nt, len, ND, 100000);
+    for (int k = 0; k < K; k++) {
+        fprintf(stderr, "alpha[%d]: true %.3f, maximum likelihood %.5f\n", k, truth[k], opt[k]);
+        CHECK_NEAR(opt[k], truth[k], 0.15 * truth[k]);
+    }
+    const double starts[] = {1.0, 0.01, 30.0, 0.1};
+    for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++) {
+        double a[K];
+        for (int k = 0; k < K; k++)
+            a[k] = starts[s];
+        slda_alpha_estimate(SLDA_ALPHA_NEWTON, a, K, nt, len, ND, 100);
+        double worst = 0;
+        for (int k = 0; k < K; k++)
+            worst = fmax(worst, fabs(a[k] - opt[k]) / opt[k]);
+        fprintf(stderr, "newton from %g: largest relative distance to the maximum %.3g\n",
+                starts[s], worst);
+        CHECK_NEAR(worst, 0, 1e-6);
+    }
+    free(nt);
+}
+
 int main(void)
 {
     test_vb_variants_against_reference();
@@ -632,5 +774,7 @@ int main(void)
     test_topic_recovery();
     test_determinism_and_threads();
     test_empty_documents();
+    test_small_eta();
+    test_alpha_newton();
     return slda_test_done("unit_engine");
 }

@@ -1,4 +1,5 @@
-/* unit_tokenize.c - tokenizer: letters, lower-casing, stop words, min length, UTF-8 rejection. */
+/* unit_tokenize.c - tokenizer: letters, lower-casing, cleanup rules, stop words, min length, UTF-8 rejection. */
+#include "config.h"
 #include "slda_int.h"
 #include "testutil.h"
 #include "tokenize.h"
@@ -25,16 +26,42 @@ static void on_token(const char *tok, size_t len, void *opaque)
     c->calls++;
 }
 
-static slda_tokenizer_t *make(const char *stop, uint32_t min_length)
+/* The rules of snapshots made before text.* cleanup existed: every rule off. */
+static const slda_text_rules_t legacy = {SLDA_TEXT_URLS_KEEP,    SLDA_TEXT_HTML_KEEP,
+                                         SLDA_TEXT_MENTIONS_KEEP, SLDA_TEXT_HASHTAGS_KEEP,
+                                         SLDA_TEXT_APOS_SPLIT,   SLDA_TEXT_DIGITS_SPLIT};
+
+static slda_tokenizer_t *make_rules(const char *stop, uint32_t min_length,
+                                    const slda_text_rules_t *rules)
 {
     slda_params_t p;
     char err[512] = "";
-    memset(&p, 0, sizeof p);
+    memset(&p, 0, sizeof p); /* rules: every field 0 is its default */
     p.stopwords = (char *)stop;
     p.min_length = min_length;
+    if (rules)
+        p.text = *rules;
     slda_tokenizer_t *tok = slda_tokenizer_new(&p, err, sizeof err);
     if (!tok)
         fprintf(stderr, "tokenizer_new(%s): %s\n", stop ? stop : "(null)", err);
+    return tok;
+}
+
+/* The default rules (the configuration table's defaults). */
+static slda_tokenizer_t *make(const char *stop, uint32_t min_length)
+{
+    return make_rules(stop, min_length, NULL);
+}
+
+/* The defaults with one key set as the configuration would. */
+static slda_tokenizer_t *make_with(const char *stop, uint32_t min_length, const char *key,
+                                   const char *value)
+{
+    slda_conf_t *conf = slda_conf_new();
+    char err[512] = "";
+    CHECK_INT(slda_conf_set(conf, key, value, err, sizeof err), SLDA_OK);
+    slda_tokenizer_t *tok = make_rules(stop, min_length, &conf->p.text);
+    slda_conf_destroy(conf);
     return tok;
 }
 
@@ -53,8 +80,13 @@ static const char *toks(const slda_tokenizer_t *tok, const char *text, size_t le
 
 static void test_split_lower(void)
 {
-    slda_tokenizer_t *tok = make("none", 1);
+    slda_tokenizer_t *tok = make_rules("none", 1, &legacy);
     CHECK_STR(TOKS(tok, "Hello, World! it's 2024-ok"), "hello|world|it|s|ok");
+    CHECK_STR(TOKS(tok, "don't abc123 https://t.co/x &amp; @bob #tag"),
+              "don|t|abc|https|t|co|x|amp|bob|tag");
+    slda_tokenizer_destroy(tok);
+    tok = make("none", 1);
+    CHECK_STR(TOKS(tok, "Hello, World! it's 2024-ok"), "hello|world|it|ok");
     CHECK_STR(TOKS(tok, "  ABC  "), "abc");
     CHECK_STR(TOKS(tok, ""), "");
     CHECK_STR(TOKS(tok, "123 456 ..."), "");
@@ -95,6 +127,119 @@ static void test_long_token(void)
     CHECK_INT(strlen(out), 1999);
     CHECK(out[0] == 'a' && out[1998] == 'a');
     slda_tokenizer_destroy(tok);
+}
+
+/* The configuration table's defaults are index 0 of each rule (what make() uses). */
+static void test_rule_defaults(void)
+{
+    slda_conf_t *conf = slda_conf_new();
+    slda_text_rules_t zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK(memcmp(&conf->p.text, &zero, sizeof zero) == 0);
+    slda_conf_destroy(conf);
+}
+
+static void test_urls(void)
+{
+    slda_tokenizer_t *tok = make("none", 1);
+    CHECK_STR(TOKS(tok, "see https://t.co/AbC123 and www.Example.com/x?y=1&z=2, now"),
+              "see|and|now");
+    CHECK_STR(TOKS(tok, "HTTP://X.ORG/p (ftp://f.net/a) <http://x.io>"), "");
+    CHECK_STR(TOKS(tok, "link:https://x.com/a…more"), "link|more"); /* stops at U+2026 */
+    CHECK_STR(TOKS(tok, "http is a protocol; www alone"), "http|is|a|protocol|www|alone");
+    /* e-mail addresses */
+    CHECK_STR(TOKS(tok, "mail john.doe+x@example.co.uk or (jane@x.org). bye"), "mail|or|bye");
+    CHECK_STR(TOKS(tok, "user@localhost a@b"), "user|localhost|a|b"); /* no dotted domain */
+    CHECK_STR(TOKS(tok, "see x@y.org. next"), "see|next"); /* a final dot is not the domain's */
+    /* an escaped quote ends a URL inside escaped HTML */
+    CHECK_STR(TOKS(tok, "&lt;a href=&quot;http://x.com&quot;&gt;Link&lt;/a&gt;"),
+              "a|href|link|a");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.urls", "keep");
+    CHECK_STR(TOKS(tok, "https://t.co/x j@x.org"), "https|t|co|x|j|x|org");
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_html(void)
+{
+    slda_tokenizer_t *tok = make("none", 1);
+    CHECK_STR(TOKS(tok, "Caf&eacute; AT&amp;T don&#39;t &#x44;og &#68;ay &Eacute;t&eacute;"),
+              "café|at|t|don't|dog|day|été");
+    CHECK_STR(TOKS(tok, "&lt;3 &quot;hi&quot; &nbsp;x&hellip;y"), "hi|x|y");
+    CHECK_STR(TOKS(tok, "&amp;amp; &amp;quot;q&amp;quot; &amp;eacute;"), "q|é"); /* escaped twice */
+    CHECK_STR(TOKS(tok, "&#146;s &#147;w&#148; it&#146;s"), "s|w|it"); /* windows-1252 */
+    CHECK_STR(TOKS(tok, "&#0;a&#xD800;b&#x110000;c&#99999999999999999;d"), "a|b|c|d");
+    CHECK_STR(TOKS(tok, "&bogus; &amp x &AMP; &#; &#x; &"), "bogus|amp|x|amp|x");
+    /* tags */
+    CHECK_STR(TOKS(tok, "<p>Hello</p><br/>world <!-- c --> <a href=\"x y\">link</a><?x?>"),
+              "hello|world|link");
+    CHECK_STR(TOKS(tok, "a < b and c > d, x<3 y, <1> <"), "a|b|and|c|d|x|y");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.html", "keep");
+    CHECK_STR(TOKS(tok, "&amp; <b>x</b> caf&eacute;"), "amp|b|x|b|caf|eacute");
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_mentions_hashtags(void)
+{
+    slda_tokenizer_t *tok = make("none", 1);
+    CHECK_STR(TOKS(tok, "RT @bob_1: hi @alice@mastodon.social yes"), "rt|hi|yes");
+    CHECK_STR(TOKS(tok, "a@b @ x"), "a|b|x");
+    CHECK_STR(TOKS(tok, "#Debt crisis #東京 C#"), "debt|crisis|東京|c");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.mentions", "keep");
+    CHECK_STR(TOKS(tok, "@bob hi"), "bob|hi");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.hashtags", "drop");
+    CHECK_STR(TOKS(tok, "#Debt #東京_2 crisis C# F#m"), "crisis|c|f|m");
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_apostrophes(void)
+{
+    slda_tokenizer_t *tok = make("none", 1);
+    CHECK_STR(TOKS(tok, "don't Don\xE2\x80\x99t 'quoted' students' rock'n'roll"),
+              "don't|don't|quoted|students|rock'n'roll");
+    CHECK_STR(TOKS(tok, "Obama's O\xE2\x80\x99" "Brien\xE2\x80\x99s it's x's ''a''"),
+              "obama|o'brien|it|x|a");
+    slda_tokenizer_destroy(tok);
+    /* the contractions in the default list now match */
+    tok = make("smart", 3);
+    CHECK_STR(TOKS(tok, "I don't can\xE2\x80\x99t WON'T stop"), "stop");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.apostrophes", "split");
+    CHECK_STR(TOKS(tok, "don't obama's"), "don|t|obama|s");
+    slda_tokenizer_destroy(tok);
+}
+
+static void test_digits(void)
+{
+    static const char text[] = "abc123 2024 covid19 '90s 90's x 3.5 mp3";
+    slda_tokenizer_t *tok = make("none", 1);
+    CHECK_STR(TOKS(tok, text), "x");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.digits", "mixed");
+    CHECK_STR(TOKS(tok, text), "abc123|covid19|90s|x|mp3");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.digits", "keep");
+    CHECK_STR(TOKS(tok, text), "abc123|2024|covid19|90s|90|x|3|5|mp3");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.digits", "split");
+    CHECK_STR(TOKS(tok, text), "abc|covid|s|s|x|mp");
+    slda_tokenizer_destroy(tok);
+}
+
+/* An out-of-range rule (a bad params struct) is refused, not used. */
+static void test_bad_rules(void)
+{
+    slda_text_rules_t r = legacy;
+    char err[256] = "";
+    slda_params_t p;
+    memset(&p, 0, sizeof p);
+    r.digits = 4;
+    p.text = r;
+    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "text.digits: invalid setting 4");
 }
 
 static void test_stop_minlen(void)
@@ -145,6 +290,76 @@ static void test_stop_file(void)
     CHECK_CONTAINS(err, "text.stopwords \"/nonexistent/stop.txt\": not a built-in list");
     remove(path);
     remove(bad);
+    remove(dir);
+    free(dir);
+}
+
+static void test_stop_compose(void)
+{
+    char *dir = slda_test_tmpdir(), a[4200], b[4200], spec[9000], err[512] = "";
+    slda_params_t p;
+    snprintf(a, sizeof a, "%s/a.txt", dir);
+    snprintf(b, sizeof b, "%s/b.txt", dir);
+    CHECK_INT(slda_test_write_file(a, "foo\n# c\nrt\n"), 0);
+    CHECK_INT(slda_test_write_file(b, "bar\nDon\xE2\x80\x99t\n"), 0);
+    snprintf(spec, sizeof spec, "smart+%s", a);
+    slda_tokenizer_t *tok = make(spec, 1);
+    CHECK(tok != NULL);
+    if (tok) {
+        CHECK_INT(slda_tokenizer_stopword_count(tok), 572);
+        CHECK_STR(TOKS(tok, "the foo RT bar"), "bar");
+    }
+    slda_tokenizer_destroy(tok);
+    snprintf(spec, sizeof spec, "none+%s+%s+zzz,yyy,  www ,", a, b);
+    tok = make(spec, 1);
+    CHECK(tok != NULL);
+    if (tok) {
+        CHECK_INT(slda_tokenizer_stopword_count(tok), 7); /* don't already normalised */
+        CHECK_STR(TOKS(tok, "foo bar zzz yyy www don't the"), "the");
+    }
+    slda_tokenizer_destroy(tok);
+    tok = make("snowball+onix", 1);
+    CHECK(tok != NULL);
+    if (tok)
+        CHECK(slda_tokenizer_stopword_count(tok) > 398);
+    slda_tokenizer_destroy(tok);
+
+    /* "+x" in the configuration adds to the default list */
+    slda_conf_t *conf = slda_conf_new();
+    CHECK_INT(slda_conf_set(conf, "text.stopwords", "+amp,rt", err, sizeof err), SLDA_OK);
+    CHECK_STR(conf->p.stopwords, "smart+amp,rt");
+    tok = slda_tokenizer_new(&conf->p, err, sizeof err);
+    CHECK(tok != NULL);
+    if (tok)
+        CHECK_INT(slda_tokenizer_stopword_count(tok), 572);
+    slda_tokenizer_destroy(tok);
+    slda_conf_destroy(conf);
+
+    /* errors name the part */
+    memset(&p, 0, sizeof p);
+    p.stopwords = "smart+/nonexistent/x.txt";
+    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "text.stopwords \"/nonexistent/x.txt\": not a built-in list");
+    CHECK_CONTAINS(err, "(in \"smart+/nonexistent/x.txt\")");
+    p.stopwords = "smart++x,";
+    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "empty part at byte 6");
+    p.stopwords = "smart+a,\xff";
+    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "invalid UTF-8 at byte 8");
+
+    /* what a decoded snapshot may load: no files */
+    char *safe = slda_stopwords_without_files("smart+/a/b.txt+rt,via+none");
+    CHECK_STR(safe, "smart+rt,via");
+    free(safe);
+    safe = slda_stopwords_without_files("/x/y");
+    CHECK_STR(safe, "none");
+    free(safe);
+    safe = slda_stopwords_without_files(NULL);
+    CHECK_STR(safe, "none");
+    free(safe);
+    remove(a);
+    remove(b);
     remove(dir);
     free(dir);
 }
@@ -206,6 +421,8 @@ static void test_normalise(void)
     CHECK_INT(slda_token_normalise(tok, "x", 1, out), 0);    /* too short */
     CHECK_INT(slda_token_normalise(tok, "", 0, out), 0);
     CHECK_INT(slda_token_normalise(tok, "a\xff", 2, out), 0); /* invalid */
+    CHECK_INT(slda_token_normalise(tok, "O\xE2\x80\x99" "Brien", 9, out), 7);
+    CHECK_STR(out, "o'brien"); /* as text gives it */
     CHECK(slda_tokenizer_is_stopword(tok, "the", 3));
     CHECK(!slda_tokenizer_is_stopword(tok, "thee", 4));
     slda_tokenizer_destroy(tok);
@@ -215,9 +432,17 @@ static void test_normalise(void)
 int main(void)
 {
     test_split_lower();
+    test_rule_defaults();
+    test_urls();
+    test_html();
+    test_mentions_hashtags();
+    test_apostrophes();
+    test_digits();
+    test_bad_rules();
     test_long_token();
     test_stop_minlen();
     test_stop_file();
+    test_stop_compose();
     test_bad_utf8();
     test_normalise();
     return slda_test_done("unit_tokenize");

@@ -238,6 +238,61 @@ static void test_put(void)
     slda_vocab_destroy(vocab);
 }
 
+/* Keys name words, not ids: after an eviction hands a word's id to another
+ * word, the old key finds nothing and the new word's key finds the id. */
+static void test_keys(void)
+{
+    slda_vocab_t *vocab = slda_vocab_new(16, 99, 0);
+    bool added;
+    uint32_t rare = add(vocab, "rare", &added);
+    uint64_t key = slda_vocab_key(vocab, rare);
+    CHECK(key != 0);
+    CHECK_INT(key, slda_hash64("rare", 4, 99));
+    CHECK_INT(slda_vocab_find_key(vocab, key), rare);
+    for (int i = 0; i < 15; i++) { /* fill it up: "rare" is the rarest */
+        char w[16];
+        snprintf(w, sizeof w, "common%d", i);
+        add(vocab, w, &added);
+        slda_vocab_touch(vocab, slda_vocab_find(vocab, w, strlen(w)), 5);
+    }
+    slda_vocab_new_epoch(vocab);
+    uint32_t fresh = add(vocab, "fresh", &added); /* evicts "rare", reuses its id */
+    CHECK(added);
+    CHECK_INT(fresh, rare);
+    CHECK_INT(slda_vocab_find_key(vocab, key), UINT32_MAX);
+    CHECK_INT(slda_vocab_find_key(vocab, slda_vocab_key(vocab, fresh)), fresh);
+    CHECK_INT(slda_vocab_key(vocab, 1000), 0); /* out of range: no key */
+    slda_vocab_destroy(vocab);
+}
+
+/* A full vocabulary whose words are all pinned (one epoch: a corpus read
+ * before any training) refuses new words and counts them; the next epoch
+ * can evict again. */
+static void test_refused_when_all_pinned(void)
+{
+    slda_vocab_t *vocab = slda_vocab_new(16, 5, 0);
+    bool added;
+    char w[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(w, sizeof w, "pinned%d", i);
+        CHECK(add(vocab, w, &added) != UINT32_MAX);
+    }
+    for (int i = 0; i < 5; i++) {
+        snprintf(w, sizeof w, "late%d", i);
+        CHECK_INT(add(vocab, w, &added), UINT32_MAX);
+        CHECK(!added);
+    }
+    CHECK_INT(slda_vocab_refused(vocab), 5);
+    CHECK_INT(slda_vocab_evictions(vocab), 0);
+    CHECK(add(vocab, "pinned3", &added) != UINT32_MAX); /* known words still resolve */
+    slda_vocab_new_epoch(vocab);
+    CHECK(add(vocab, "late0", &added) != UINT32_MAX);
+    CHECK(added);
+    CHECK_INT(slda_vocab_evictions(vocab), 1);
+    CHECK_INT(slda_vocab_refused(vocab), 5);
+    slda_vocab_destroy(vocab);
+}
+
 int main(void)
 {
     test_add_find();
@@ -247,5 +302,7 @@ int main(void)
     test_evict_batch();
     test_fixed();
     test_put();
+    test_keys();
+    test_refused_when_all_pinned();
     return slda_test_done("unit_vocab");
 }

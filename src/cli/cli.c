@@ -10,6 +10,7 @@
 #include "slda_int.h"
 #include "snapshot.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -127,10 +128,11 @@ static int common_opt(int c, slda_cli_opts_t *opts)
 
 volatile sig_atomic_t slda_cli_stop = 0;
 
+/* No SA_RESTART: a read blocked on a pipe or terminal returns EINTR, so the
+ * loop sees the flag; the flag holds the signal number (exit 128 + it). */
 static void on_signal(int sig)
 {
-    (void)sig;
-    slda_cli_stop = 1;
+    slda_cli_stop = sig;
 }
 
 void slda_cli_install_signals(void)
@@ -161,7 +163,8 @@ static const char train_usage[] =
     "in-place batch algorithms instead (see `streamlda train --batch --help`).\n"
     "\n"
     "  -f, --format FMT     auto (default), uci, ldac, text, jsonl\n"
-    "  -o, --output FILE    write the final model snapshot to FILE\n"
+    "  -o, --output FILE    write the final model snapshot to FILE ('-': standard output,\n"
+    "                       and the summary goes to standard error)\n"
     "  -p, --passes N       passes over the input (default 1; files are held in memory)\n"
     "  -k, --topics N       number of topics (same as -X topics=N)\n"
     "      --heldout M      hold out documents with XXH3(id) %% M == 0 (-X heldout.modulo=M)\n"
@@ -172,6 +175,13 @@ static const char train_usage[] =
     "      --test-held FILE theta is folded in on each document of --test-obs and the\n"
     "                       document with the same id in --test-held is scored\n"
     "      --batch          batch mode (the hybrid paper's experiment)\n"
+    "      --snapshot-dir DIR  also write snapshots DIR/<model.name>-<updates>.slda along the\n"
+    "                       way (`streamlda report DIR` charts them) and at the end\n"
+    "      --snapshot-every N  with --snapshot-dir: a snapshot every N documents trained\n"
+    "      --time-field NAME  input is JSON lines with each document's event time in field\n"
+    "                       NAME (ISO 8601 or epoch); with --snapshot-dir the tracker's state\n"
+    "                       (prevalence by event-time window, drift, events; docs/tracking.md)\n"
+    "                       is written beside each snapshot as <snapshot>.track.json\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
     "  -q, --quiet          no progress lines\n"
@@ -181,7 +191,11 @@ static const char train_usage[] =
     "  train docs=N tokens=N seconds=S tokens_per_s=R test_docs=N perplexity=P errors=N\n"
     "        wall_seconds=S\n"
     "(seconds and tokens_per_s count the training steps only; wall_seconds adds reading and\n"
-    "tokenising the input; neither counts held-out evaluation).\n";
+    "tokenising the input; neither counts held-out evaluation).\n"
+    "\n"
+    "Exit status: 0 trained; 1 nothing trained (no documents, every record rejected,\n"
+    "everything held out: no model is written) or a runtime failure; 2 usage error;\n"
+    "130 (SIGINT) / 143 (SIGTERM): stopped early, the model so far written with -o.\n";
 
 typedef struct docvec_s {
     slda_doc_t *v;
@@ -222,7 +236,21 @@ typedef struct train_run_s {
     slda_format_t fmt;
     const char *test_obs, *test_held;
     docvec_t obs, held;      /* explicit split, paired by id */
+    slda_heldout_t *hout, *hobs, *hheld; /* heldout, obs, held by word key: scored */
+    char first_error[1024];  /* why the first record was rejected ("" if none) */
+    const char *time_field;  /* --time-field: JSON lines with an event time (cli_track.c) */
+    slda_cli_timeline_t *tl; /* --snapshot-dir: snapshots along the way (cli_track.c) */
 } train_run_t;
+
+/* Keep doc in *set by word key (ids go stale once the vocabulary evicts). */
+static void held_put(slda_heldout_t **set, const slda_model_t *model, const slda_doc_t *doc)
+{
+    char err[256];
+    if (!*set)
+        *set = slda_heldout_new();
+    if (slda_heldout_put(*set, slda_heldout_count(*set), model, doc, err, sizeof err))
+        fprintf(stderr, "streamlda: held-out document not kept: %s\n", err);
+}
 
 static int is_heldout(const slda_conf_t *conf, const slda_doc_t *doc, uint64_t ordinal)
 {
@@ -240,12 +268,10 @@ static int is_heldout(const slda_conf_t *conf, const slda_doc_t *doc, uint64_t o
 static double heldout_perplexity(train_run_t *tr)
 {
     double perp = NAN, t0 = now_s();
-    if (tr->obs.n)
-        slda_eval_completion(tr->model, tr->obs.v, tr->held.v, tr->obs.n, tr->conf->p.seed,
-                             &perp, NULL);
-    else if (tr->heldout.n)
-        slda_eval_perplexity(tr->model, tr->heldout.v, tr->heldout.n, tr->conf->p.seed, &perp,
-                             NULL);
+    if (tr->hobs)
+        slda_heldout_perplexity(tr->model, tr->hobs, tr->hheld, tr->conf->p.seed, &perp, NULL);
+    else if (tr->hout)
+        slda_heldout_perplexity(tr->model, tr->hout, NULL, tr->conf->p.seed, &perp, NULL);
     tr->eval_seconds += now_s() - t0;
     return perp;
 }
@@ -278,14 +304,15 @@ static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
     slda_train_stats_t st;
     if (n == 0)
         return 0;
-    if (slda_model_train(tr->model, docs, n, NULL, &st, err, sizeof err) != SLDA_OK) {
+    float *thetas = slda_cli_timeline_thetas(tr->tl, n);
+    if (slda_model_train(tr->model, docs, n, thetas, &st, err, sizeof err) != SLDA_OK) {
         fprintf(stderr, "streamlda: train: %s\n", err);
         return -1;
     }
     tr->train_seconds += st.seconds;
     tr->last_rho = st.rho;
     progress(tr, 0);
-    return 0;
+    return slda_cli_timeline_step(tr->tl, tr->model, docs, n, thetas, 0);
 }
 
 static int load_file(train_run_t *tr, const char *path, docvec_t *dv)
@@ -343,6 +370,10 @@ static int load_test_split(train_run_t *tr)
             j++;
         }
     }
+    for (size_t k = 0; k < tr->obs.n; k++) {
+        held_put(&tr->hobs, tr->model, &tr->obs.v[k]);
+        held_put(&tr->hheld, tr->model, &tr->held.v[k]);
+    }
     docvec_clear(&obs);
     docvec_clear(&held);
     return 0;
@@ -355,9 +386,16 @@ static int read_inputs(train_run_t *tr, int keep_all)
     char err[1024];
     uint32_t mb = tr->conf->minibatch_docs;
     for (int f = 0; f < tr->nfiles && !slda_cli_stop; f++) {
-        slda_reader_t *rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err,
-                                             sizeof err);
-        if (!rd) {
+        slda_reader_t *rd = NULL;
+        slda_cli_timed_t *td = NULL; /* --time-field */
+        if (tr->time_field)
+            td = slda_cli_timed_open(tr->conf, tr->model, tr->files[f], tr->time_field, err,
+                                     sizeof err);
+        else
+            rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err, sizeof err);
+        if (!rd && !td && slda_cli_stop)
+            break; /* a signal interrupted the first read: not an error */
+        if (!rd && !td) {
             fprintf(stderr, "streamlda: %s\n", err);
             return -1;
         }
@@ -365,18 +403,21 @@ static int read_inputs(train_run_t *tr, int keep_all)
             if (slda_cli_stop)
                 break;
             slda_doc_t *doc = docvec_push(&tr->batch);
-            slda_err_t e = slda_reader_next(rd, doc, err, sizeof err);
+            slda_err_t e = td ? slda_cli_timed_next(td, doc, err, sizeof err)
+                              : slda_reader_next(rd, doc, err, sizeof err);
             if (e != SLDA_OK) {
                 slda_doc_clear(doc);
                 tr->batch.n--;
-                if (e == SLDA_ERR_EOF)
-                    break;
-                tr->nerrors++;
+                if (e == SLDA_ERR_EOF || (e == SLDA_ERR_IO && slda_cli_stop))
+                    break; /* the end, or a read interrupted by a signal (EINTR) */
+                if (!tr->nerrors++)
+                    snprintf(tr->first_error, sizeof tr->first_error, "%s", err);
                 slda_cli_input_error(e, err);
                 continue;
             }
             tr->ndocs_read++;
             if (is_heldout(tr->conf, doc, tr->ndocs_read)) {
+                held_put(&tr->hout, tr->model, doc);
                 *docvec_push(&tr->heldout) = *doc;
                 tr->batch.n--;
                 continue;
@@ -385,6 +426,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
             if (!keep_all && tr->batch.n >= mb) {
                 if (train_minibatch(tr, tr->batch.v, tr->batch.n)) {
                     slda_reader_close(rd);
+                    slda_cli_timed_close(td);
                     return -1;
                 }
                 slda_docs_clear(tr->batch.v, tr->batch.n);
@@ -392,6 +434,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
             }
         }
         slda_reader_close(rd);
+        slda_cli_timed_close(td);
     }
     if (!keep_all && tr->batch.n) {
         if (train_minibatch(tr, tr->batch.v, tr->batch.n))
@@ -435,6 +478,43 @@ static void print_topics(const slda_model_t *model, size_t n, FILE *out)
     free(probs);
 }
 
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+}
+
+/* Why a train run has no model: interrupted, every record rejected, every
+ * document held out, or no documents at all. */
+static void report_nothing_trained(const train_run_t *tr, const char *output)
+{
+    const char *tail = output ? "; no model written" : "";
+    if (slda_cli_stop)
+        fprintf(stderr, "streamlda train: interrupted (%s) before any document was trained%s\n",
+                signal_name(slda_cli_stop), tail);
+    else if (tr->nerrors == 1 && !tr->ndocs_read)
+        fprintf(stderr, "streamlda train: nothing trained: the only record was rejected (%s)%s\n",
+                tr->first_error, tail);
+    else if (tr->nerrors && !tr->ndocs_read)
+        fprintf(stderr,
+                "streamlda train: nothing trained: all %llu records were rejected (the first: "
+                "%s)%s\n",
+                (unsigned long long)tr->nerrors, tr->first_error, tail);
+    else if (tr->ndocs_read && tr->heldout.n == tr->ndocs_read)
+        fprintf(stderr,
+                "streamlda train: nothing trained: all %llu documents were held out "
+                "(heldout.modulo=%u)%s\n",
+                (unsigned long long)tr->ndocs_read, tr->conf->heldout_modulo, tail);
+    else if (tr->ndocs_read)
+        fprintf(stderr, "streamlda train: nothing trained from %llu documents%s\n",
+                (unsigned long long)tr->ndocs_read, tail);
+    else if (tr->nfiles == 1)
+        fprintf(stderr, "streamlda train: nothing trained: no documents in %s%s\n",
+                strcmp(tr->files[0], "-") ? tr->files[0] : "standard input", tail);
+    else
+        fprintf(stderr, "streamlda train: nothing trained: no documents in the %d inputs%s\n",
+                tr->nfiles, tail);
+}
+
 int slda_cli_guess_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt)
 {
     char err[512];
@@ -459,14 +539,17 @@ int slda_cli_train(int argc, char **argv)
         {"coherence", no_argument, 0, 'C'},     {"config", required_argument, 0, 'c'},
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
         {"batch", no_argument, 0, 'B'},         {"test-obs", required_argument, 0, 'O'},
-        {"test-held", required_argument, 0, 'L'}, {0, 0, 0, 0}};
+        {"test-held", required_argument, 0, 'L'}, {"snapshot-dir", required_argument, 0, 'D'},
+        {"snapshot-every", required_argument, 0, 'E'}, {"time-field", required_argument, 0, 'F'},
+        {0, 0, 0, 0}};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))
             return slda_cli_batch(argc, argv);
 
     slda_cli_opts_t opts = {0};
     train_run_t tr = {0};
-    const char *output = NULL;
+    const char *output = NULL, *snap_dir = NULL;
+    uint64_t snap_every = 0;
     uint32_t passes = 1, print_n = 0;
     int coherence = 0, c, rc = SLDA_EXIT_FAIL, done;
     char err[1024], kbuf[64], hbuf[64]; /* -k / --heldout as -X, alive until return */
@@ -498,6 +581,19 @@ int slda_cli_train(int argc, char **argv)
         case 'C': coherence = 1; break;
         case 'O': tr.test_obs = optarg; break;
         case 'L': tr.test_held = optarg; break;
+        case 'D': snap_dir = optarg; break;
+        case 'E': {
+            char *end;
+            errno = 0;
+            snap_every = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg == '-' || snap_every == 0) {
+                fprintf(stderr, "streamlda train: --snapshot-every must be a number of documents "
+                                "> 0\n");
+                goto usage;
+            }
+            break;
+        }
+        case 'F': tr.time_field = optarg; break;
         case 'q': tr.quiet = 1; break;
         case 'h':
             fputs(train_usage, stdout);
@@ -510,12 +606,18 @@ int slda_cli_train(int argc, char **argv)
         fprintf(stderr, "streamlda train: --test-obs and --test-held go together\n");
         goto usage;
     }
+    if (snap_every && !snap_dir) {
+        fprintf(stderr, "streamlda train: --snapshot-every needs --snapshot-dir\n");
+        goto usage;
+    }
     if (passes < 1 || passes > 100000) {
         fprintf(stderr, "streamlda train: --passes must be 1..100000\n");
         goto usage;
     }
     if ((rc = slda_cli_conf_apply(tr.conf, &opts, &done)) != SLDA_EXIT_OK || done)
         goto out;
+    if (!tr.time_field && tr.conf->input_time_field && *tr.conf->input_time_field)
+        tr.time_field = tr.conf->input_time_field; /* -X input.time.field=NAME, as in `run` */
     static char *stdin_only[] = {"-"};
     tr.files = optind < argc ? argv + optind : stdin_only;
     tr.nfiles = optind < argc ? argc - optind : 1;
@@ -524,12 +626,20 @@ int slda_cli_train(int argc, char **argv)
         goto out;
     }
     rc = SLDA_EXIT_FAIL;
+    /* an -o that cannot be written fails now, not after the whole run */
+    if (output && slda_outfile_check("snapshot", output, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        goto out;
+    }
     tr.model = slda_model_new(tr.conf, err, sizeof err);
     if (!tr.model) {
         fprintf(stderr, "streamlda: %s\n", err);
         goto out;
     }
     if (tr.test_obs && load_test_split(&tr))
+        goto out;
+    if (snap_dir && !(tr.tl = slda_cli_timeline_new(tr.conf, tr.model, snap_dir, snap_every,
+                                                    tr.time_field && tr.conf->track)))
         goto out;
     slda_cli_install_signals();
     /* Files (or several passes) are held in memory so C (corpus.tokens) is
@@ -543,25 +653,48 @@ int slda_cli_train(int argc, char **argv)
     double wall = now_s() - wall0 - tr.eval_seconds;
     progress(&tr, 1);
     slda_cli_input_summary();
+    if (slda_model_docs(tr.model) == 0) { /* never an empty model and exit 0 */
+        report_nothing_trained(&tr, output);
+        rc = slda_cli_stop ? 128 + slda_cli_stop : SLDA_EXIT_FAIL;
+        goto out;
+    }
+    /* With -o - the snapshot is the data on standard output: reports go to stderr. */
+    FILE *report = output && !strcmp(output, "-") ? stderr : stdout;
     double perp = heldout_perplexity(&tr);
-    printf("train docs=%llu tokens=%llu seconds=%.3f tokens_per_s=%.0f test_docs=%zu "
+    fprintf(report, "train docs=%llu tokens=%llu seconds=%.3f tokens_per_s=%.0f test_docs=%zu "
            "perplexity=%.2f errors=%llu wall_seconds=%.3f\n",
            (unsigned long long)slda_model_docs(tr.model),
            (unsigned long long)slda_model_tokens(tr.model), tr.train_seconds,
            slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
            tr.obs.n ? tr.obs.n : tr.heldout.n, perp, (unsigned long long)tr.nerrors, wall);
+    uint64_t refused = slda_vocab_refused(tr.model->vocab);
+    if (refused)
+        fprintf(stderr,
+                "streamlda train: warning: %llu occurrences of new words were left out: the "
+                "vocabulary (vocab.capacity=%u) was full of words the current minibatch uses; "
+                "raise vocab.capacity\n",
+                (unsigned long long)refused, slda_vocab_capacity(tr.model->vocab));
     if (coherence && tr.heldout.n) {
         double mean;
-        if (slda_eval_umass(tr.model, tr.heldout.v, tr.heldout.n, 10, &mean, NULL) == SLDA_OK)
-            printf("coherence umass_top10=%.3f\n", mean);
+        if (slda_heldout_umass(tr.model, tr.hout, 10, &mean, NULL) == SLDA_OK)
+            fprintf(report, "coherence umass_top10=%.3f\n", mean);
     }
     if (print_n)
-        print_topics(tr.model, print_n, stdout);
+        print_topics(tr.model, print_n, report);
     if (output && slda_snapshot_write(tr.model, output, err, sizeof err) != SLDA_OK) {
         fprintf(stderr, "streamlda: %s\n", err);
         goto out;
     }
+    if (slda_cli_timeline_step(tr.tl, tr.model, NULL, 0, NULL, 1)) /* the final state */
+        goto out;
     rc = SLDA_EXIT_OK;
+    if (slda_cli_stop) { /* the model holds every document read in full */
+        fprintf(stderr, "streamlda train: interrupted (%s) after %llu documents%s%s\n",
+                signal_name(slda_cli_stop), (unsigned long long)slda_model_docs(tr.model),
+                output ? "; the model so far was written to " : "; no -o, nothing saved",
+                output ? output : "");
+        rc = 128 + slda_cli_stop;
+    }
     goto out;
 usage:
     fputs(train_usage, stderr);
@@ -571,6 +704,10 @@ out:
     docvec_clear(&tr.heldout);
     docvec_clear(&tr.obs);
     docvec_clear(&tr.held);
+    slda_heldout_destroy(tr.hout);
+    slda_heldout_destroy(tr.hobs);
+    slda_heldout_destroy(tr.hheld);
+    slda_cli_timeline_destroy(tr.tl);
     slda_model_destroy(tr.model);
     slda_conf_destroy(tr.conf);
     slda_cli_opts_clear(&opts);
@@ -589,41 +726,7 @@ static slda_model_t *load_snapshot(const char *path)
     return model;
 }
 
-static const char topics_usage[] =
-    "Usage: streamlda topics [-n N] SNAPSHOT\n"
-    "Print the N most probable words of each topic (default 10), one topic a line:\n"
-    "  topic K: word word ...\n"
-    "  -n, --words N   words per topic\n"
-    "  -h, --help      this help\n";
-
-int slda_cli_topics(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"words", required_argument, 0, 'n'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    long n = 10;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(topics_usage, stdout);
-            return SLDA_EXIT_OK;
-        }
-        if (c != 'n' || (n = strtol(optarg, NULL, 10)) < 1 || n > 1000) {
-            fputs(topics_usage, stderr);
-            return SLDA_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(topics_usage, stderr);
-        return SLDA_EXIT_USAGE;
-    }
-    slda_model_t *model = load_snapshot(argv[optind]);
-    if (!model)
-        return SLDA_EXIT_FAIL;
-    print_topics(model, (size_t)n, stdout);
-    slda_model_destroy(model);
-    return SLDA_EXIT_OK;
-}
+/* topics: src/cli/cli_track.c (with --weights, --json) */
 
 static const char infer_usage[] =
     "Usage: streamlda infer [OPTIONS] SNAPSHOT [FILE...]\n"
@@ -632,7 +735,8 @@ static const char infer_usage[] =
     "  -f, --format FMT   auto (default), uci, ldac, text, jsonl\n"
     "  -t, --top N        topics per document (default 5)\n"
     "  -h, --help         this help\n"
-    "Documents that cannot be read are reported on stderr and skipped.\n";
+    "Documents that cannot be read are reported on stderr and skipped. Exit status 1\n"
+    "when an input cannot be opened or no document could be read at all.\n";
 
 static void print_mixture(const slda_doc_t *doc, const float *theta, uint32_t K, uint32_t top)
 {
@@ -695,6 +799,7 @@ int slda_cli_infer(int argc, char **argv)
     uint32_t K = slda_model_topics(model);
     if ((uint32_t)top > K)
         top = K;
+    uint64_t ndocs = 0, nrejected = 0;
     for (int f = 0; f < nfiles; f++) {
         slda_reader_t *rd = slda_reader_open(conf, model, files[f], fmt, err, sizeof err);
         if (!rd) {
@@ -709,10 +814,12 @@ int slda_cli_infer(int argc, char **argv)
         while ((e = slda_reader_next(rd, &doc, err, sizeof err)) != SLDA_ERR_EOF) {
             n++;
             if (e != SLDA_OK) {
+                nrejected++;
                 slda_cli_input_error(e, err);
                 slda_doc_clear(&doc);
                 continue;
             }
+            ndocs++;
             if (slda_model_infer(model, &doc, theta, n) != SLDA_OK)
                 fprintf(stderr, "streamlda: document \"%s\": no known words\n",
                         doc.id ? doc.id : "");
@@ -720,6 +827,17 @@ int slda_cli_infer(int argc, char **argv)
             slda_doc_clear(&doc);
         }
         slda_reader_close(rd);
+    }
+    slda_cli_input_summary();
+    if (ndocs == 0 && rc == SLDA_EXIT_OK) { /* nothing to show is a failure, as in train */
+        if (nrejected)
+            fprintf(stderr, "streamlda infer: no mixtures: all %llu records were rejected\n",
+                    (unsigned long long)nrejected);
+        else
+            fprintf(stderr, "streamlda infer: no documents in %s\n",
+                    nfiles > 1 ? "the inputs"
+                    : strcmp(files[0], "-") ? files[0] : "standard input");
+        rc = SLDA_EXIT_FAIL;
     }
     free(theta);
     slda_conf_destroy(conf);
@@ -731,7 +849,8 @@ static const char export_usage[] =
     "Usage: streamlda export SNAPSHOT --npy FILE [--vocab FILE]\n"
     "Write the K x V topic-word probabilities phi as a NumPy .npy file (float32,\n"
     "row k = topic k, columns = the words in use in id order) and optionally the\n"
-    "column words, one per line.\n";
+    "column words, one per line. A regular file (or a symlink's target) is replaced\n"
+    "atomically; a FIFO or device is written straight; \"-\" is standard output.\n";
 
 int slda_cli_export(int argc, char **argv)
 {
@@ -758,6 +877,11 @@ int slda_cli_export(int argc, char **argv)
     }
     if (optind != argc - 1 || (!npy && !vocab)) {
         fputs(export_usage, stderr);
+        return SLDA_EXIT_USAGE;
+    }
+    if (npy && vocab && !strcmp(npy, "-") && !strcmp(vocab, "-")) {
+        fprintf(stderr, "streamlda export: only one of --npy and --vocab can be \"-\" "
+                        "(standard output)\n");
         return SLDA_EXIT_USAGE;
     }
     slda_model_t *model = load_snapshot(argv[optind]);
@@ -797,7 +921,9 @@ static const char main_usage[] =
     "Commands:\n"
     "  train    learn from files or standard input (stream, or --batch)\n"
     "  run      the Kafka service: consume documents, learn, publish snapshots\n"
-    "  topics   print the top words of each topic of a snapshot\n"
+    "  topics   print the top words (and --weights) of each topic of a snapshot\n"
+    "  diff     align the topics of two snapshots (optimal assignment on JS distance)\n"
+    "  report   an HTML/JSON report of a run from its snapshot directory\n"
     "  infer    topic mixtures of new documents under a snapshot\n"
     "  export   write a snapshot's topic-word probabilities as a NumPy .npy file\n"
     "  produce  feed files into a Kafka topic, one document per line\n"
@@ -807,6 +933,17 @@ static const char main_usage[] =
     "\n"
     "`streamlda COMMAND --help` describes each command.\n";
 
+/* Data that never reached standard output (disk full, file size limit, a
+ * closed pipe with SIGPIPE ignored) fails the command. */
+static int finish(int rc)
+{
+    int e = fflush(stdout) != 0 ? errno : ferror(stdout) ? EIO : 0;
+    if (!e)
+        return rc;
+    fprintf(stderr, "streamlda: standard output: %s\n", strerror(e));
+    return rc == SLDA_EXIT_OK ? SLDA_EXIT_FAIL : rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -815,7 +952,8 @@ int main(int argc, char **argv)
     } cmds[] = {{"train", slda_cli_train},     {"run", slda_cli_run},
                 {"topics", slda_cli_topics},   {"infer", slda_cli_infer},
                 {"export", slda_cli_export},   {"produce", slda_cli_produce},
-                {"broker", slda_cli_broker},   {"config", cli_config}};
+                {"broker", slda_cli_broker},   {"config", cli_config},
+                {"diff", slda_cli_diff},       {"report", slda_cli_report}};
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(main_usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? SLDA_EXIT_USAGE : SLDA_EXIT_OK;
@@ -827,7 +965,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name))
-            return cmds[i].fn(argc - 1, argv + 1);
+            return finish(cmds[i].fn(argc - 1, argv + 1));
     fprintf(stderr, "streamlda: unknown command \"%s\"\n\n%s", argv[1], main_usage);
     return SLDA_EXIT_USAGE;
 }

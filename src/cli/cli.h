@@ -28,7 +28,8 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
 void slda_cli_opts_clear(slda_cli_opts_t *opts);
 
-/* Set by SIGINT/SIGTERM (the handler does nothing else); loops poll it. */
+/* Set to the signal number by SIGINT/SIGTERM (the handler does nothing else);
+ * loops poll it. A command stopped by it exits 128 + the number. */
 extern volatile sig_atomic_t slda_cli_stop;
 void slda_cli_install_signals(void); /* also ignores SIGPIPE */
 /* Set vocab.file from the input's neighbour (vocab.X.txt beside docword.X.txt,
@@ -45,7 +46,34 @@ void slda_cli_input_summary(void);
 
 /* Subcommands: argv[0] is the subcommand name. Return the exit code. */
 int slda_cli_train(int argc, char **argv);
-int slda_cli_topics(int argc, char **argv);
+int slda_cli_topics(int argc, char **argv);  /* cli_track.c */
+int slda_cli_diff(int argc, char **argv);    /* cli_track.c */
+int slda_cli_report(int argc, char **argv);  /* cli_track.c */
+
+/* train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME] (cli_track.c): a snapshot
+ * <DIR>/<model>-<updates, 20 digits>.slda every N documents and at the end; with a time field,
+ * the tracker (src/track) gets each document's mixture at its event time and writes its state
+ * beside each snapshot (<snapshot>.track.json). NULL (after printing why) if DIR cannot be
+ * used. */
+typedef struct slda_cli_timeline_s slda_cli_timeline_t;
+slda_cli_timeline_t *slda_cli_timeline_new(const slda_conf_t *conf, const slda_model_t *model,
+                                           const char *dir, uint64_t every, int timed);
+void slda_cli_timeline_destroy(slda_cli_timeline_t *tl);
+/* Room for n mixtures when the tracker wants them, else NULL (owned by tl). */
+float *slda_cli_timeline_thetas(slda_cli_timeline_t *tl, size_t n);
+/* After a minibatch (final: the end of training): feed the tracker, write a snapshot when due.
+ * Accepts tl NULL. -1 after printing why a snapshot could not be written. */
+int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const slda_doc_t *docs,
+                           size_t n, const float *thetas, int final);
+/* JSON lines whose event time is in field `field` (ISO 8601 or epoch; src/track/evtime.c),
+ * read as `run` decodes message values; errors carry "path:line: ". */
+typedef struct slda_cli_timed_s slda_cli_timed_t;
+slda_cli_timed_t *slda_cli_timed_open(const slda_conf_t *conf, slda_model_t *model,
+                                      const char *path, const char *field, char *errstr,
+                                      size_t errstr_size);
+slda_err_t slda_cli_timed_next(slda_cli_timed_t *rd, slda_doc_t *doc, char *errstr,
+                               size_t errstr_size);
+void slda_cli_timed_close(slda_cli_timed_t *rd);
 int slda_cli_infer(int argc, char **argv);
 int slda_cli_export(int argc, char **argv);
 int slda_cli_batch(int argc, char **argv);   /* train --batch */

@@ -2,8 +2,10 @@
  *
  * Reads every document of FILE into memory through the reader API (bad
  * records are reported on stderr, counted and skipped), then runs
- * slda_batch_run. Progress lines go to stderr, the one result line to
- * stdout. Exit codes: 0 success, 1 runtime failure, 2 usage error.
+ * slda_batch_train on the model the documents were read through, so that
+ * with -o its final topics are written as a snapshot that topics, infer and
+ * export read like any other. Progress lines go to stderr, the one result
+ * line to stdout. Exit codes: 0 success, 1 runtime failure, 2 usage error.
  */
 #include "cli.h"
 #include "reader.h"
@@ -27,6 +29,8 @@ static const char batch_usage[] =
     "  -e, --every N        print the test perplexity every N iterations (default 10,\n"
     "                       0 = never)\n"
     "  -f, --format FMT     auto (default), uci, ldac, text, jsonl\n"
+    "  -o, --output FILE    write the final model (the last iteration's topic-word\n"
+    "                       counts) as a snapshot for topics, infer and export\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property (topics, alpha, eta, local, local.threshold,\n"
     "                       seed, vocab.file, ...); -X list shows them all\n"
@@ -40,6 +44,7 @@ typedef struct batch_cli_s {
     uint32_t iterations, every;
     slda_format_t fmt;
     const char *path;
+    const char *output; /* -o: snapshot path, or NULL */
 } batch_cli_t;
 
 /* A decimal in 0..max, or -1. */
@@ -59,11 +64,11 @@ static int parse_args(batch_cli_t *cli, int argc, char **argv)
         {"iterations", required_argument, 0, 'i'}, {"every", required_argument, 0, 'e'},
         {"format", required_argument, 0, 'f'},     {"config", required_argument, 0, 'c'},
         {"help", no_argument, 0, 'h'},             {"batch", no_argument, 0, 'B'},
-        {0, 0, 0, 0}};
+        {"output", required_argument, 0, 'o'},     {0, 0, 0, 0}};
     int c;
     long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "i:e:f:c:X:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:e:f:o:c:X:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'B': break;
         case 'i':
@@ -89,6 +94,7 @@ static int parse_args(batch_cli_t *cli, int argc, char **argv)
                 return -1;
             }
             break;
+        case 'o': cli->output = optarg; break;
         case 'c': cli->opts.config_path = optarg; break;
         case 'X': slda_cli_add_x(&cli->opts, optarg); break;
         case 'h': return 1;
@@ -179,6 +185,11 @@ static int run_batch(slda_conf_t *conf, const batch_cli_t *cli)
     int rc = SLDA_EXIT_FAIL;
     if (slda_cli_guess_vocab(conf, cli->path, cli->fmt))
         return SLDA_EXIT_USAGE;
+    /* an -o that cannot be written fails now, not after the whole run */
+    if (cli->output && slda_outfile_check("snapshot", cli->output, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        return SLDA_EXIT_FAIL;
+    }
     slda_model_t *model = slda_model_new(conf, err, sizeof err);
     if (!model) {
         fprintf(stderr, "streamlda: %s\n", err);
@@ -193,8 +204,9 @@ static int run_batch(slda_conf_t *conf, const batch_cli_t *cli)
         W = corpus.max_word;
     fprintf(stderr, "batch: %zu documents, vocabulary %u, %llu bad records, %llu empty\n",
             corpus.n, W, (unsigned long long)corpus.errors, (unsigned long long)corpus.empty);
-    slda_err_t e = slda_batch_run(conf, corpus.docs, corpus.n, W, cli->iterations, on_progress,
-                                  cli->every, NULL, &res, err, sizeof err);
+    slda_err_t e = slda_batch_train(cli->output ? model : NULL, conf, corpus.docs, corpus.n, W,
+                                    cli->iterations, on_progress, cli->every, NULL, &res, err,
+                                    sizeof err);
     if (e != SLDA_OK) {
         fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
         goto out;
@@ -202,6 +214,10 @@ static int run_batch(slda_conf_t *conf, const batch_cli_t *cli)
     printf("batch local=%s K=%u iterations=%u perplexity=%.2f seconds=%.3f\n",
            slda_local_name(conf->p.vb, conf->p.hybrid), conf->p.topics, cli->iterations,
            res.perplexity, res.seconds);
+    if (cli->output && slda_snapshot_write(model, cli->output, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        goto out;
+    }
     rc = fflush(stdout) == 0 ? SLDA_EXIT_OK : SLDA_EXIT_FAIL;
 out:
     corpus_clear(&corpus);

@@ -5,8 +5,10 @@
  * stdout (the broker's bootstrap address), diagnostics to stderr.
  */
 #include "cli.h"
+#include "json.h"
 #include "mockbroker.h"
 #include "slda_int.h"
+#include "track.h"
 
 #include <librdkafka/rdkafka.h>
 
@@ -26,14 +28,18 @@
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: streamlda run [-c FILE] [-X key=value ...] [--embedded]\n"
+            "usage: streamlda run [-c FILE] [-X key=value ...] [--embedded] [--fresh]\n"
             "Consume documents from Kafka (input.topics), train in minibatches, write\n"
             "snapshots (snapshot.dir, snapshot.topic) and commit offsets; SIGTERM or\n"
-            "SIGINT finishes the minibatch, writes a final snapshot and exits 0.\n"
+            "SIGINT finishes the minibatch, writes a final snapshot and exits 0 (1 when\n"
+            "records stayed undelivered for shutdown.timeout.ms: nothing is committed past\n"
+            "the last snapshot). A fatal Kafka error or an undeliverable record exits 1.\n"
             "  -c, --config FILE   key=value configuration file\n"
             "  -X key=value        set a property (kafka.* go to librdkafka); -X list\n"
             "  --embedded          start an in-process mock Kafka cluster\n"
             "                      (same as -X kafka.bootstrap.servers=embedded)\n"
+            "  --fresh             start a new model although snapshot.dir holds snapshots\n"
+            "                      of model.name that do not load (-X snapshot.fresh=true)\n"
             "See docs/service.md.\n");
 }
 
@@ -41,6 +47,7 @@ int slda_cli_run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
                                              {"embedded", no_argument, NULL, 'E'},
+                                             {"fresh", no_argument, NULL, 'F'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     slda_cli_opts_t opts;
@@ -52,6 +59,7 @@ int slda_cli_run(int argc, char **argv)
         case 'c': opts.config_path = optarg; break;
         case 'X': slda_cli_add_x(&opts, optarg); break;
         case 'E': embedded = 1; break;
+        case 'F': slda_cli_add_x(&opts, "snapshot.fresh=true"); break;
         case 'h': run_usage(stdout); slda_cli_opts_clear(&opts); return SLDA_EXIT_OK;
         default: run_usage(stderr); slda_cli_opts_clear(&opts); return SLDA_EXIT_USAGE;
         }
@@ -111,11 +119,19 @@ static void produce_usage(FILE *f)
 {
     fprintf(f,
             "usage: streamlda produce --brokers ADDR --topic T [--format text|jsonl]\n"
-            "                         [--key-from-id] [--partition N] [-X name=value] FILE...\n"
+            "                         [--key-from-id | --key-field NAME] [--time-field NAME]\n"
+            "                         [--partition N] [-X name=value] FILE...\n"
             "Send each non-empty line of each FILE (\"-\" = stdin) as one message; wait for\n"
             "every delivery report; exit 1 if any message failed.\n"
             "  --key-from-id  key = the \"id\" field (jsonl) or FILE:LINE (text)\n"
-            "  --partition N  send everything to partition N (default: partitioner)\n"
+            "  --key-field NAME  key = the JSON field NAME (jsonl): one key's messages stay\n"
+            "                 in one partition, in order\n"
+            "  --time-field NAME  message timestamp = the JSON field NAME (ISO 8601, epoch\n"
+            "                 seconds or ms); a line without a readable time is reported\n"
+            "                 (FILE:LINE) and skipped\n"
+            "  --partition N  send everything to partition N (default: partitioner); with\n"
+            "                 --partition, --key-field or --time-field the producer is\n"
+            "                 idempotent, so retries never reorder a partition\n"
             "  -X name=value  librdkafka property (a \"kafka.\" prefix is accepted)\n");
 }
 
@@ -148,14 +164,38 @@ static size_t json_id(const char *line, const char **start)
     return 0;
 }
 
+/* The value of top-level field `field` of a JSON line as a key (a string,
+ * unescaped, or a number's text) into buf; its length, 0 if none. */
+static size_t json_field_key(const char *line, size_t len, const char *field, char *buf,
+                             size_t size)
+{
+    slda_json_t js;
+    size_t n = 0;
+    slda_json_init(&js);
+    if (slda_json_parse(&js, line, len, NULL, 0) == SLDA_OK &&
+        js.nodes[0].type == SLDA_JSON_OBJECT) {
+        uint32_t v = slda_json_object_get(&js, 0, field);
+        if (v != SLDA_JSON_NONE && js.nodes[v].type == SLDA_JSON_STRING &&
+            slda_json_raw_len(&js, v) < size)
+            n = slda_json_string(&js, v, buf);
+        else if (v != SLDA_JSON_NONE && js.nodes[v].type == SLDA_JSON_NUMBER &&
+                 js.nodes[v].end - js.nodes[v].start < size) {
+            n = js.nodes[v].end - js.nodes[v].start;
+            memcpy(buf, line + js.nodes[v].start, n);
+        }
+    }
+    slda_json_clear(&js);
+    return n;
+}
+
 static int produce_line(rd_kafka_t *rk, const char *topic, int32_t partition, const char *line,
-                        size_t len, const char *key, size_t keylen)
+                        size_t len, const char *key, size_t keylen, int64_t ts)
 {
     for (;;) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
             rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
             RD_KAFKA_V_VALUE((void *)line, len), RD_KAFKA_V_KEY(key, keylen),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+            RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (!err)
             return 0;
         if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -166,8 +206,14 @@ static int produce_line(rd_kafka_t *rk, const char *topic, int32_t partition, co
     }
 }
 
+typedef struct produce_opts_s {
+    const char *key_field, *time_field;
+    unsigned long skipped;
+} produce_opts_t;
+
 static int produce_file(rd_kafka_t *rk, const char *topic, int32_t partition, int jsonl,
-                        int key_from_id, const char *path, unsigned long *sent)
+                        int key_from_id, produce_opts_t *po, const char *path,
+                        unsigned long *sent)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) {
@@ -187,13 +233,26 @@ static int produce_file(rd_kafka_t *rk, const char *topic, int32_t partition, in
             continue;
         const char *key = NULL;
         size_t keylen = 0;
-        if (key_from_id && jsonl)
+        if (po->key_field) {
+            keylen = json_field_key(line, (size_t)len, po->key_field, keybuf, sizeof keybuf);
+            key = keybuf;
+        } else if (key_from_id && jsonl)
             keylen = json_id(line, &key);
         else if (key_from_id) {
             keylen = (size_t)snprintf(keybuf, sizeof keybuf, "%s:%lu", path, lineno);
             key = keybuf;
         }
-        if (produce_line(rk, topic, partition, line, (size_t)len, key, keylen)) {
+        int64_t ts = 0; /* 0: librdkafka stamps the current time */
+        if (po->time_field) {
+            char err[300];
+            if (slda_time_from_json(line, (size_t)len, po->time_field, &ts, err, sizeof err)) {
+                fprintf(stderr, "streamlda produce: %s:%lu: %s: line skipped\n", path, lineno,
+                        err);
+                po->skipped++;
+                continue;
+            }
+        }
+        if (produce_line(rk, topic, partition, line, (size_t)len, key, keylen, ts)) {
             rc = -1;
             break;
         }
@@ -213,10 +272,12 @@ int slda_cli_produce(int argc, char **argv)
                                              {"format", required_argument, NULL, 'f'},
                                              {"key-from-id", no_argument, NULL, 'k'},
                                              {"partition", required_argument, NULL, 'p'},
+                                             {"key-field", required_argument, NULL, 'K'},
+                                             {"time-field", required_argument, NULL, 'T'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *brokers = NULL, *topic = NULL;
-    int jsonl = 0, key_from_id = 0, c;
+    int jsonl = 0, key_from_id = 0, idem_set = 0, c;
     int32_t partition = RD_KAFKA_PARTITION_UA;
     char rderr[512];
     rd_kafka_conf_t *rconf = rd_kafka_conf_new();
@@ -226,6 +287,8 @@ int slda_cli_produce(int argc, char **argv)
     rd_kafka_conf_set(rconf, "sticky.partitioning.linger.ms", "0", rderr, sizeof rderr);
     produce_state_t st;
     memset(&st, 0, sizeof st);
+    produce_opts_t po;
+    memset(&po, 0, sizeof po);
     optind = 1;
     while ((c = getopt_long(argc, argv, "b:t:X:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -233,6 +296,8 @@ int slda_cli_produce(int argc, char **argv)
         case 't': topic = optarg; break;
         case 'k': key_from_id = 1; break;
         case 'p': partition = (int32_t)strtol(optarg, NULL, 10); break;
+        case 'K': po.key_field = optarg; break;
+        case 'T': po.time_field = optarg; break;
         case 'f':
             if (strcmp(optarg, "text") && strcmp(optarg, "jsonl")) {
                 fprintf(stderr, "streamlda produce: --format \"%s\": expected text or jsonl\n", optarg);
@@ -248,6 +313,7 @@ int slda_cli_produce(int argc, char **argv)
             int bad = !eq;
             if (eq) {
                 *eq = '\0';
+                idem_set |= !strcmp(name, "enable.idempotence");
                 bad = rd_kafka_conf_set(rconf, name, eq + 1, rderr, sizeof rderr) != RD_KAFKA_CONF_OK;
             } else
                 snprintf(rderr, sizeof rderr, "expected name=value");
@@ -270,6 +336,10 @@ int slda_cli_produce(int argc, char **argv)
         fprintf(stderr, "streamlda produce: --brokers \"%s\": %s\n", brokers, rderr);
         goto usage;
     }
+    /* An ordered stream stays in order: an idempotent producer never reorders a
+     * partition on retries (unless -X enable.idempotence=false says otherwise). */
+    if ((partition != RD_KAFKA_PARTITION_UA || po.key_field || po.time_field) && !idem_set)
+        rd_kafka_conf_set(rconf, "enable.idempotence", "true", rderr, sizeof rderr);
     rd_kafka_conf_set_dr_msg_cb(rconf, produce_dr);
     rd_kafka_conf_set_opaque(rconf, &st);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, rconf, rderr, sizeof rderr);
@@ -282,7 +352,7 @@ int slda_cli_produce(int argc, char **argv)
     unsigned long sent = 0;
     int rc = SLDA_EXIT_OK;
     for (int i = optind; i < argc && !rc && !slda_cli_stop; i++)
-        if (produce_file(rk, topic, partition, jsonl, key_from_id, argv[i], &sent))
+        if (produce_file(rk, topic, partition, jsonl, key_from_id, &po, argv[i], &sent))
             rc = SLDA_EXIT_FAIL;
     while (rd_kafka_outq_len(rk) > 0 && !slda_cli_stop)
         rd_kafka_flush(rk, 500);
@@ -293,7 +363,8 @@ int slda_cli_produce(int argc, char **argv)
                 st.delivered, sent, topic, st.failed, st.failed ? ": " : "", st.first_error, pending);
         rc = SLDA_EXIT_FAIL;
     } else
-        fprintf(stderr, "streamlda produce: %lu messages delivered to \"%s\"\n", sent, topic);
+        fprintf(stderr, "streamlda produce: %lu messages delivered to \"%s\"%s\n", sent, topic,
+                po.skipped ? " (lines without a readable time skipped: see above)" : "");
     rd_kafka_destroy(rk);
     return rc;
 usage:
@@ -320,16 +391,23 @@ static void broker_usage(FILE *f)
             "                    | clear API | topic-error TOPIC [ERR]  (for tests)\n");
 }
 
+/* Through slda_outfile: a regular file appears whole (readers poll for it), a
+ * FIFO or "-" gets the line straight. */
 static int write_address(const char *path, const char *addr)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f || fprintf(f, "%s\n", addr) < 0 || fclose(f) || rename(tmp, path)) {
-        fprintf(stderr, "streamlda broker: address file \"%s\": %s\n", path, strerror(errno));
-        return -1;
+    char err[1024];
+    slda_outfile_t out;
+    if (slda_outfile_open(&out, "address file", path, err, sizeof err) == SLDA_OK) {
+        if (fprintf(out.fp, "%s\n", addr) >= 0 &&
+            slda_outfile_commit(&out, err, sizeof err) == SLDA_OK)
+            return 0;
+        if (out.fp) {
+            snprintf(err, sizeof err, "address file \"%s\": write: %s", path, strerror(errno));
+            slda_outfile_abort(&out);
+        }
     }
-    return 0;
+    fprintf(stderr, "streamlda broker: %s\n", err);
+    return -1;
 }
 
 static int open_control(const char *path)

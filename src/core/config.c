@@ -44,6 +44,14 @@ static const char *const rows_values[] = {"counts", "decay", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
 static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
 static const char *const bool_values[] = {"false", "true", NULL};
+/* text.* cleanup rules: the order is slda_text_rules_t's (slda_int.h), default first. */
+static const char *const urls_values[] = {"drop", "keep", NULL};
+static const char *const html_values[] = {"decode", "keep", NULL};
+static const char *const mentions_values[] = {"drop", "keep", NULL};
+static const char *const hashtags_values[] = {"keep", "drop", NULL};
+static const char *const apostrophes_values[] = {"keep", "split", NULL};
+static const char *const digits_values[] = {"drop", "mixed", "keep", "split", NULL};
+static const char *const track_window_values[] = {"minute", "hour", "day", "week", NULL};
 
 #define OFF(field) offsetof(struct slda_conf_s, field)
 #define NUM(name, type, field, def, lo, hi, flags, desc)                                   \
@@ -119,11 +127,31 @@ static const slda_prop_t props[] = {
     {"text.stopwords", SLDA_PT_STRING, OFF(p.stopwords), "smart", 0, 0, stopwords_values,
      SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH,
      "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
-     "or the path of a file with one word a line."},
+     "the path of a file with one word a line, or several of these joined by + (smart+FILE); "
+     "a part with a comma is a list of words (smart+rt,via); a leading + adds to the default "
+     "list (+FILE, +amp,)."},
     UINT("text.min.length", p.min_length, "3", 1, 64,
          "Tokens shorter than this many characters are dropped."),
     UINT("text.max.bytes", p.max_doc_bytes, "1048576", 0, 2147483648.0,
          "Documents longer than this many bytes are rejected; 0 = no limit."),
+    ENUM("text.urls", p.text.urls, "drop", urls_values,
+         "URLs (http://, https://, ftp://, www.) and e-mail addresses: drop removes them "
+         "before tokenizing; keep tokenizes them like other text (https, com, ...)."),
+    ENUM("text.html", p.text.html, "decode", html_values,
+         "HTML in text: decode turns character references (&amp; &lt; &#39; &#x2019; &nbsp; "
+         "...) into their characters and removes tags (<b>, </p>, <!-- -->); keep leaves both "
+         "as text (amp, quot, ...)."),
+    ENUM("text.mentions", p.text.mentions, "drop", mentions_values,
+         "@mentions (@user): drop removes them; keep keeps the name as a word."),
+    ENUM("text.hashtags", p.text.hashtags, "keep", hashtags_values,
+         "#hashtags: keep makes #debt the word debt; drop removes them."),
+    ENUM("text.apostrophes", p.text.apostrophes, "keep", apostrophes_values,
+         "Apostrophes (' and U+2019) between letters: keep makes don't one token and removes a "
+         "final possessive 's (obama's -> obama); split cuts words there (don, t)."),
+    ENUM("text.digits", p.text.digits, "drop", digits_values,
+         "Tokens with digits are kept whole or dropped whole: drop removes every token with a "
+         "digit (2024, abc123); mixed keeps those with a letter (abc123, mp3); keep keeps all; "
+         "split cuts tokens at digits (abc123 -> abc), as snapshots made before this rule did."),
     /* training */
     UINT("minibatch.docs", minibatch_docs, "32", 1, 1000000,
          "Documents per minibatch; each minibatch makes one global update."),
@@ -168,9 +196,52 @@ static const slda_prop_t props[] = {
         "Port of the HTTP endpoint serving /metrics and /healthz; -1 = off, 0 = any free port."),
     UINT("status.ms", status_ms, "5000", 0, 86400000,
          "Milliseconds between status lines on standard error while running; 0 = off."),
+    {"snapshot.fresh", SLDA_PT_BOOL, OFF(snapshot_fresh), "false", 0, 0, NULL, 0,
+     "Start a new model even though snapshot.dir holds snapshots of model.name and none of "
+     "them loads (they are left in place); without it the service refuses to start."},
+    UINT("shutdown.timeout.ms", shutdown_timeout_ms, "10000", 0, 3600000,
+         "On SIGTERM, how long the service waits for undelivered dead-letter/output records "
+         "before it exits without a final snapshot (nothing is lost: their offsets stay "
+         "uncommitted)."),
+    UINT("health.stall.ms", health_stall_ms, "10000", 100, 86400000,
+         "/healthz turns 503 when records stay undelivered, consumption stays paused, or "
+         "lagging partitions yield no message for this many milliseconds."),
+    /* tracking (docs/tracking.md) */
+    STR("input.time.field", input_time_field, "", 0,
+        "JSON field holding each document's event time (ISO 8601 or epoch seconds/ms); empty = "
+        "the message timestamp."),
+    {"track", SLDA_PT_BOOL, OFF(track), "true", 0, 0, NULL, 0,
+     "Track topics over event time: prevalence windows, drift and events at each snapshot, "
+     "the live page at / of http.port."},
+    ENUM("track.window", track_window, "hour", track_window_values,
+         "Width of a prevalence window of event time: minute, hour, day or week."),
+    UINT("track.windows", track_windows, "168", 2, 100000,
+         "Prevalence windows kept (a ring); older documents are dropped from the prevalence."),
+    NUM("track.warmup.docs", SLDA_PT_UINT64, track_warmup_docs, "1000", 0, 0, 0,
+        "Documents trained before the model counts as settled: earlier output records carry "
+        "\"warmup\": true and no drift events are raised."),
+    DBL("track.change.js", track_change_js, "0.5", 0, 1, 0,
+        "A topic whose Jensen-Shannon distance to the previous snapshot is at least this raises a "
+        "change event."),
+    DBL("track.birth.js", track_birth_js, "0.8", 0, 1, 0,
+        "A birth (a slot taken over) needs at least this Jensen-Shannon distance ..."),
+    UINT("track.birth.keep", track_birth_keep, "3", 0, 10,
+         "... and at most this many of the previous top 10 words still in the top 10."),
+    DBL("track.merge.js", track_merge_js, "0.3", 0, 1, 0,
+        "Two topics closer than this Jensen-Shannon distance raise a merge event."),
+    DBL("track.death.floor", track_death_floor, "0.002", 0, 1, 0,
+        "A topic whose share of the documents stays below this ..."),
+    UINT("track.death.windows", track_death_windows, "3", 1, 1000,
+         "... for this many windows raises a death event."),
+    UINT("track.trend.windows", track_trend_windows, "4", 2, 256,
+         "Windows over which a topic's share is fitted by a line for emerging/fading (no flag before there are this many)."),
+    DBL("track.trend.slope", track_trend_slope, "0.02", 0, 1, SLDA_PF_MIN_OPEN,
+        "A slope of at least this share per window flags a topic emerging (at most minus it: "
+        "fading)."),
 };
 
 #define NPROPS (sizeof props / sizeof props[0])
+_Static_assert(NPROPS <= SLDA_CONF_MAX_PROPS, "raise SLDA_CONF_MAX_PROPS");
 
 const slda_prop_t *slda_conf_props(size_t *n)
 {
@@ -310,7 +381,7 @@ static void range_text(const slda_prop_t *prop, char *buf, size_t n)
         if (prop->values) {
             size_t len = (size_t)join_values(prop->values, buf, n);
             if (prop->flags & SLDA_PF_OR_PATH && len < n)
-                snprintf(buf + len, n - len, ", or a path");
+                snprintf(buf + len, n - len, ", a path, or parts joined by +");
         } else {
             snprintf(buf, n, "%s", prop->flags & SLDA_PF_NONEMPTY ? "non-empty" : "any");
         }
@@ -418,6 +489,14 @@ static slda_err_t set_string(const slda_prop_t *prop, void *field, const char *v
                             "property \"%s\": value must not be empty", prop->name);
     free(*slot);
     *slot = !*value && prop->flags & SLDA_PF_EMPTY_NULL ? NULL : slda_xstrdup(value);
+    if (*value == '+' && prop->flags & SLDA_PF_OR_PATH) {
+        /* "+x" adds to the default list: stored as "<default>+x", so a
+         * snapshot keeps its meaning if the default ever changes. */
+        size_t n = strlen(prop->def) + strlen(value) + 1;
+        free(*slot);
+        *slot = slda_xmalloc(n);
+        snprintf(*slot, n, "%s%s", prop->def, value);
+    }
     return SLDA_OK;
 }
 
@@ -716,7 +795,16 @@ slda_err_t slda_conf_set(slda_conf_t *conf, const char *name, const char *value,
     prop = slda_conf_prop_find(name);
     if (!prop)
         return unknown_property(name, errstr, errstr_size);
-    return slda_prop_set(prop, conf, value, errstr, errstr_size);
+    slda_err_t err = slda_prop_set(prop, conf, value, errstr, errstr_size);
+    if (err == SLDA_OK)
+        conf->set[prop - props] = 1;
+    return err;
+}
+
+int slda_conf_is_set(const slda_conf_t *conf, const char *name)
+{
+    const slda_prop_t *prop = slda_conf_prop_find(name);
+    return prop && conf->set[prop - props];
 }
 
 slda_err_t slda_conf_get(const slda_conf_t *conf, const char *name, char *dest,

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- alloc.c: small allocations abort with the size; model-sized ones fail softly ---- */
 void *slda_xmalloc(size_t n);
@@ -61,6 +62,25 @@ typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
 typedef enum { SLDA_ROWS_COUNTS = 0, SLDA_ROWS_DECAY } slda_rows_kind_t;
 typedef enum { SLDA_INFMT_AUTO = 0, SLDA_INFMT_TEXT, SLDA_INFMT_JSON, SLDA_INFMT_MSGPACK } slda_infmt_t;
 
+/* text.* cleanup rules (tokenize.c, docs/text.md). Each field is the index of
+ * its value in the row's list in config.c, the new default first; snapshots
+ * written before the rules existed mean the *_KEEP/_SPLIT values. */
+enum { SLDA_TEXT_URLS_DROP = 0, SLDA_TEXT_URLS_KEEP };
+enum { SLDA_TEXT_HTML_DECODE = 0, SLDA_TEXT_HTML_KEEP };
+enum { SLDA_TEXT_MENTIONS_DROP = 0, SLDA_TEXT_MENTIONS_KEEP };
+enum { SLDA_TEXT_HASHTAGS_KEEP = 0, SLDA_TEXT_HASHTAGS_DROP };
+enum { SLDA_TEXT_APOS_KEEP = 0, SLDA_TEXT_APOS_SPLIT };
+enum { SLDA_TEXT_DIGITS_DROP = 0, SLDA_TEXT_DIGITS_MIXED, SLDA_TEXT_DIGITS_KEEP,
+       SLDA_TEXT_DIGITS_SPLIT };
+typedef struct slda_text_rules_s {
+    int urls;        /* text.urls: drop | keep (URLs and e-mail addresses) */
+    int html;        /* text.html: decode | keep (entities decoded, tags dropped) */
+    int mentions;    /* text.mentions: drop | keep */
+    int hashtags;    /* text.hashtags: keep (#debt -> debt) | drop */
+    int apostrophes; /* text.apostrophes: keep (don't) | split (don, t) */
+    int digits;      /* text.digits: drop | mixed | keep | split */
+} slda_text_rules_t;
+
 /* Engine parameters: everything the model and its steps read. */
 typedef struct slda_params_s {
     uint32_t topics;            /* topics: K */
@@ -87,7 +107,12 @@ typedef struct slda_params_s {
     char *stopwords;            /* text.stopwords: "none", "smart", "snowball", "onix" or a path */
     uint32_t min_length;        /* text.min.length: minimum token length in characters */
     uint32_t max_doc_bytes;     /* text.max.bytes: larger documents are rejected */
+    slda_text_rules_t text;     /* text.urls, .html, .mentions, .hashtags, .apostrophes, .digits */
 } slda_params_t;
+
+#define SLDA_CONF_MAX_PROPS 256
+/* 1 when name (a table key) was set explicitly rather than left at its default. */
+int slda_conf_is_set(const slda_conf_t *conf, const char *name);
 
 struct slda_conf_s {
     slda_params_t p;
@@ -112,6 +137,20 @@ struct slda_conf_s {
     char *deadletter_topic;     /* deadletter.topic */
     int32_t http_port;          /* http.port (-1 = off, 0 = ephemeral) */
     uint32_t status_ms;         /* status.ms */
+    int snapshot_fresh;         /* snapshot.fresh: start a new model beside unloadable snapshots */
+    uint32_t shutdown_timeout_ms; /* shutdown.timeout.ms: longest wait for deliveries at stop */
+    uint32_t health_stall_ms;   /* health.stall.ms: undelivered / unconsumed this long = unhealthy */
+    /* tracking (src/track, docs/tracking.md) */
+    char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
+    int track;                  /* track: prevalence, drift, events, the live page */
+    int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
+    uint32_t track_windows;     /* track.windows: ring length */
+    uint64_t track_warmup_docs; /* track.warmup.docs */
+    double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
+    uint32_t track_birth_keep, track_death_windows, track_trend_windows;
+    /* properties given explicitly (slda_conf_set: file, environment, -X), by
+     * index in the property table; see slda_conf_is_set */
+    unsigned char set[SLDA_CONF_MAX_PROPS];
     /* kafka.* pass-through, in insertion order */
     size_t nkafka;
     char **kafka_names;         /* without the "kafka." prefix */
@@ -146,13 +185,22 @@ double slda_vocab_freq(const slda_vocab_t *vocab, uint32_t id);
  * next slda_vocab_new_epoch. */
 void slda_vocab_new_epoch(slda_vocab_t *vocab);
 uint64_t slda_vocab_evictions(const slda_vocab_t *vocab);
+/* New words refused because the vocabulary was full and every word pinned
+ * (all returned since the last slda_vocab_new_epoch). */
+uint64_t slda_vocab_refused(const slda_vocab_t *vocab);
+/* The key of id's word: XXH3-64 of the word with the vocabulary's seed (0 if
+ * id is unused). Keys outlive ids: an evicted id is reused for another word,
+ * a key always names the same word. */
+uint64_t slda_vocab_key(const slda_vocab_t *vocab, uint32_t id);
+/* Id of the word whose key is key, or UINT32_MAX if it is not held. */
+uint32_t slda_vocab_find_key(const slda_vocab_t *vocab, uint64_t key);
 
 /* ---- tokenize.c ---- */
 typedef struct slda_tokenizer_s slda_tokenizer_t;
 slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_t errstr_size);
 void slda_tokenizer_destroy(slda_tokenizer_t *tok);
-/* Calls cb for each normalised token (lower-cased UTF-8, stop words and short
- * tokens removed). SLDA_ERR_UTF8 (with byte offset in errstr) on invalid UTF-8,
+/* Calls cb for each normalised token (text.* cleanup applied, lower-cased UTF-8,
+ * stop words and short tokens removed). SLDA_ERR_UTF8 (with byte offset in errstr) on invalid UTF-8,
  * before any callback is made. */
 typedef void (*slda_token_cb)(const char *tok, size_t len, void *opaque);
 slda_err_t slda_tokenize(const slda_tokenizer_t *tok, const char *text, size_t len,
@@ -197,6 +245,9 @@ struct slda_model_s {
     char *name;                 /* model.name */
     int64_t created_ms, updated_ms;
     uint8_t *row_ready;         /* W: 1 once the row holds its initial or learned counts */
+    uint32_t nready;            /* rows with row_ready set: the words the model holds */
+    uint64_t init_t;            /* init_weight is prod_{s < init_t} (1 - rho_s) (model.c) */
+    double init_weight;
     struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
     struct slda_accum_s *accum; /* minibatch statistics buffer (global_step.c) */
     struct slda_local_s **locals; /* per worker local-step scratch (train.c) */
@@ -209,8 +260,27 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
 /* Mark a row as holding counts (the snapshot loader calls it for each row). */
 static inline void slda_model_mark_row(slda_model_t *model, uint32_t id)
 {
+    model->nready += !model->row_ready[id];
     model->row_ready[id] = 1;
 }
+/* W of the word factor's denominator NZ[k] + W eta (ALGORITHM.md "Notation"):
+ * the fixed vocabulary's size, or the number of words the model holds (rows
+ * ready) in open-vocabulary mode; at least 1. */
+uint32_t slda_model_smoothing_words(const slda_model_t *model);
+/* The ids of those words in increasing order (malloc'ed, *n of them): the
+ * columns of slda_model_phi and the exports. */
+uint32_t *slda_model_ids_held(const slda_model_t *model, uint32_t *n);
+/* reconcile.c: a restored model against this run's configuration: an explicit
+ * model-defining setting that differs is an error; tunables are applied; each
+ * difference is reported through log. */
+slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
+                                void (*log)(void *opaque, const char *line), void *opaque,
+                                char *errstr, size_t errstr_size);
+/* The configuration a restored model should tokenise with: conf, with every
+ * text.* setting left at its default replaced by the snapshot's (each
+ * difference reported through log). Caller destroys it. */
+slda_conf_t *slda_model_text_conf(const slda_model_t *model, const slda_conf_t *conf,
+                                  void (*log)(void *opaque, const char *line), void *opaque);
 /* Fold sigma into A (O(W K)); done when sigma falls below SLDA_SIGMA_FOLD. */
 void slda_model_fold_scale(slda_model_t *model);
 #define SLDA_SIGMA_FOLD 1e-6
@@ -227,5 +297,37 @@ static inline uint32_t slda_params_r(const slda_params_t *p)
         return UINT32_MAX;
     return p->hybrid ? p->threshold : 0;
 }
+
+/* ---- outfile.c: every file the program writes (snapshots, exports, the CLI's files) ---- */
+/*
+ * open -> write to fp -> commit (or abort). A regular or missing path (after
+ * following symlinks) is replaced atomically: temp file beside the target,
+ * fsync, rename over the target, directory fsync; on failure the target is
+ * left as it was. "-" is standard output and a FIFO, device or socket is
+ * written straight, never renamed over or fsync'd. A directory is refused.
+ * Errors: SLDA_ERR_IO, messages start with `<what> "<path>": `.
+ */
+typedef struct slda_outfile_s {
+    FILE *fp;         /* write here; "w+b" (seekable) when replacing */
+    const char *what; /* borrowed: "snapshot", "export", ... */
+    char *path;       /* owned: as given */
+    char *target;     /* owned: path with symlinks followed (NULL for "-") */
+    char *tmp;        /* owned: the temp file when replacing, else NULL */
+    int replace;      /* 1: atomic replacement; 0: straight write */
+} slda_outfile_t;
+slda_err_t slda_outfile_open(slda_outfile_t *out, const char *what, const char *path,
+                             char *errstr, size_t errstr_size);
+/* Always releases out. */
+slda_err_t slda_outfile_commit(slda_outfile_t *out, char *errstr, size_t errstr_size);
+/* After a failed write: removes the temp file (a straight write stays as
+ * written). Accepts a zeroed out. */
+void slda_outfile_abort(slda_outfile_t *out);
+/* 1 when fp may be re-read or mapped (the atomic path), 0 for straight writes. */
+int slda_outfile_seekable(const slda_outfile_t *out);
+/* Would slda_outfile_open fail for sure (a directory, a missing or unwritable
+ * directory for the temp file)? Opens nothing, so a long run can refuse a bad
+ * output path before it starts; SLDA_ERR_IO with the reason. */
+slda_err_t slda_outfile_check(const char *what, const char *path, char *errstr,
+                              size_t errstr_size);
 
 #endif /* SLDA_INT_H */

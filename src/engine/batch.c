@@ -25,6 +25,7 @@
  * every bit of the result.
  */
 #include "batch.h"
+#include "model.h"
 
 #include <math.h>
 #include <string.h>
@@ -627,7 +628,7 @@ double slda_batch_check(const slda_batch_t *batch)
     return m;
 }
 
-/* ---- the public loop ---- */
+/* ---- the public loop, and the learned model ---- */
 
 static double now_seconds(void)
 {
@@ -636,17 +637,67 @@ static double now_seconds(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+slda_err_t slda_batch_store(const slda_batch_t *batch, slda_model_t *model, char *errstr,
+                            size_t errstr_size)
+{
+    size_t K = batch->K;
+    if (model->K != batch->K || model->W < batch->W)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "model \"%s\": K=%u with %u rows cannot hold a batch of K=%u over "
+                            "%u words",
+                            model->name, model->K, model->W, batch->K, batch->W);
+    memset(model->A, 0, (size_t)model->W * model->Kp * sizeof(float));
+    memset(model->NZ, 0, K * sizeof(double));
+    model->sigma = 1.0;
+    for (uint32_t w = 0; w < batch->W; w++) {
+        const double *nphi = batch->Nphi + (size_t)w * K;
+        float *a = model->A + (size_t)w * model->Kp;
+        double total = 0;
+        for (size_t k = 0; k < K; k++)
+            total += nphi[k];
+        if (!(total > 0) || !slda_model_word(model, w))
+            continue; /* not in the training tokens: an open vocabulary does not hold it */
+        for (size_t k = 0; k < K; k++) {
+            a[k] = (float)fmax(nphi[k], 0.0); /* rounding leaves -1e-12 where a topic emptied */
+            model->NZ[k] += a[k];
+        }
+        slda_model_mark_row(model, w);
+    }
+    model->t = batch->iter;
+    model->docs = 0;
+    for (size_t j = 0; j < batch->J; j++)
+        model->docs += batch->ntrain[j] > 0;
+    model->tokens = batch->sz.train_tokens;
+    model->corpus_tokens = (double)batch->sz.train_tokens;
+    model->updated_ms = slda_now_ms();
+    return SLDA_OK;
+}
+
 slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_t ndocs,
                           uint32_t nwords, uint32_t iterations,
                           void (*progress)(uint32_t iter, double perplexity, void *opaque),
                           uint32_t every, void *opaque, slda_batch_result_t *result,
                           char *errstr, size_t errstr_size)
 {
+    return slda_batch_train(NULL, conf, docs, ndocs, nwords, iterations, progress, every, opaque,
+                            result, errstr, errstr_size);
+}
+
+slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const slda_doc_t *docs,
+                            size_t ndocs, uint32_t nwords, uint32_t iterations,
+                            void (*progress)(uint32_t iter, double perplexity, void *opaque),
+                            uint32_t every, void *opaque, slda_batch_result_t *result,
+                            char *errstr, size_t errstr_size)
+{
     double t0 = now_seconds();
     slda_batch_t *batch = NULL;
     if (!conf || (!docs && ndocs))
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "argument \"%s\": NULL", conf ? "docs" : "conf");
+    if (model && (model->K != conf->p.topics || model->W < nwords))
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "model \"%s\": K=%u with %u rows, the batch needs K=%u and %u rows",
+                            model->name, model->K, model->W, conf->p.topics, nwords);
     slda_err_t err = slda_batch_new(&conf->p, docs, ndocs, nwords, &batch, errstr, errstr_size);
     if (err)
         return err;
@@ -661,6 +712,8 @@ slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_
         result->test_tokens = batch->sz.test_tokens;
         result->seconds = now_seconds() - t0;
     }
+    if (model)
+        err = slda_batch_store(batch, model, errstr, errstr_size);
     slda_batch_destroy(batch);
-    return SLDA_OK;
+    return err;
 }

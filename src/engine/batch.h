@@ -43,6 +43,14 @@ double slda_batch_topic_total(const slda_batch_t *batch);
  * live arrays: the incremental updates' bookkeeping error. */
 double slda_batch_check(const slda_batch_t *batch);
 
+/* Put the batch's current topic-word counts into model, whose vocabulary
+ * the documents were read through (K equal, at least as many rows): A =
+ * Nphi (sigma 1), NZ recounted from the stored rows, the rows of words with
+ * training tokens ready (and every row of a fixed vocabulary), t = the
+ * iterations run, docs/tokens/C = the training documents/tokens. */
+slda_err_t slda_batch_store(const slda_batch_t *batch, slda_model_t *model, char *errstr,
+                            size_t errstr_size);
+
 /* Iterations before the sampling variants start averaging (the paper's 10). */
 #define SLDA_BATCH_BURNIN 10
 /* Fraction of each document's tokens withheld for testing. */

@@ -49,7 +49,7 @@ static void complete_doc(const slda_model_t *model, slda_local_t *loc, const sld
                          float *theta, double *loglik, uint64_t *ntok)
 {
     uint32_t K = model->K, Kp = model->Kp;
-    double weta = model->W * model->p.eta;
+    double weta = (double)slda_model_smoothing_words(model) * model->p.eta;
     slda_local_run(loc, fz, obs->w, obs->n, obs->len, seed ^ 0x65766c, j, 0, theta);
     for (uint32_t u = 0; u < test->len; u++) {
         const float *a = model->A + (size_t)test->w[u] * Kp;

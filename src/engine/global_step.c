@@ -21,8 +21,8 @@
  * totals change; NZ is kept equal to the sum of the rows. No new state: the
  * totals live in the rows, so snapshots hold them. Measured in
  * docs/benchmarks.md ("One pass against converged Gibbs").
- * The stochastic alpha step (Minka's fixed point or Newton on the minibatch's
- * document counts, blended with rho_t) lives here too.
+ * The stochastic alpha step (Minka's fixed point or a safeguarded Newton on
+ * the minibatch's document counts, blended with rho_t) lives here too.
  */
 #include "model.h"
 
@@ -248,70 +248,133 @@ double slda_trigamma(double x)
            f / x * (1.0 / 6 + f * (-1.0 / 30 + f * (1.0 / 42 + f * (-1.0 / 30))));
 }
 
-/* Minka's fixed point for a Dirichlet-multinomial (Heinrich eq. 10 form):
- * alpha_k <- alpha_k sum_j [psi(n_jk + alpha_k) - psi(alpha_k)] /
- *                   sum_j [psi(L_j + sum alpha) - psi(sum alpha)]. */
-static void fixed_point(double *a, uint32_t K, const float *nt, const uint32_t *len,
-                        size_t nd)
+/* Dirichlet-multinomial log-likelihood of alpha for the document counts
+ * (Minka 2000, eq. 53; constants dropped): sum_j [lgamma(sum alpha) -
+ * lgamma(L_j + sum alpha) + sum_k (lgamma(n_jk + alpha_k) - lgamma(alpha_k))]. */
+static double alpha_loglik(const double *a, uint32_t K, const float *nt, const uint32_t *len,
+                           size_t nd)
 {
-    for (int it = 0; it < 20; it++) {
-        double as = 0, den = 0;
-        for (uint32_t k = 0; k < K; k++)
-            as += a[k];
+    double as = 0, ll = 0;
+    for (uint32_t k = 0; k < K; k++)
+        as += a[k];
+    for (uint32_t k = 0; k < K; k++) {
+        double lk = lgamma(a[k]);
         for (size_t j = 0; j < nd; j++)
-            den += slda_digamma(len[j] + as) - slda_digamma(as);
-        if (den <= 0)
-            return;
-        for (uint32_t k = 0; k < K; k++) {
-            double num = 0, dk = slda_digamma(a[k]);
-            for (size_t j = 0; j < nd; j++)
-                num += slda_digamma(nt[j * K + k] + a[k]) - dk;
-            double na = a[k] * num / den;
-            a[k] = na > 1e-6 ? na : 1e-6;
-        }
+            ll += lgamma(nt[j * K + k] + a[k]) - lk;
     }
+    for (size_t j = 0; j < nd; j++)
+        ll += lgamma(as) - lgamma(len[j] + as);
+    return ll;
 }
 
-/* Newton's method with the diagonal-plus-constant Hessian (Minka 2000;
- * Heinrich eq. 11), step-halved to keep alpha positive. */
-static void newton(double *a, uint32_t K, const float *nt, const uint32_t *len, size_t nd)
+/* One step of Minka's fixed point (Heinrich eq. 10 form):
+ * alpha_k <- alpha_k sum_j [psi(n_jk + alpha_k) - psi(alpha_k)] /
+ *                   sum_j [psi(L_j + sum alpha) - psi(sum alpha)].
+ * It never lowers the likelihood (Minka 2000, sec. 1). Returns 0 when there
+ * is nothing to fit (no tokens). */
+static int fixed_point_step(double *a, uint32_t K, const float *nt, const uint32_t *len,
+                            size_t nd)
+{
+    double as = 0, den = 0;
+    for (uint32_t k = 0; k < K; k++)
+        as += a[k];
+    for (size_t j = 0; j < nd; j++)
+        den += slda_digamma(len[j] + as) - slda_digamma(as);
+    if (!(den > 0))
+        return 0;
+    for (uint32_t k = 0; k < K; k++) {
+        double num = 0, dk = slda_digamma(a[k]);
+        for (size_t j = 0; j < nd; j++)
+            num += slda_digamma(nt[j * K + k] + a[k]) - dk;
+        double na = a[k] * num / den;
+        a[k] = na > SLDA_ALPHA_MIN ? na : SLDA_ALPHA_MIN;
+    }
+    return 1;
+}
+
+/* Newton's direction for the likelihood (Minka 2000, sec. 3; Heinrich eq.
+ * 11): gradient g_k = sum_j [psi(sum a) - psi(L_j + sum a) + psi(n_jk + a_k)
+ * - psi(a_k)], Hessian H = diag(q) + z 1 1', q_k = sum_j [psi'(n_jk + a_k) -
+ * psi'(a_k)] (< 0), z = sum_j [psi'(sum a) - psi'(L_j + sum a)] (> 0), so
+ * H^-1 g = (g - b) / q with b = sum(g/q) / (1/z + sum(1/q)). H is negative
+ * definite (the Newton step goes uphill) iff every q_k < 0 and 1/z + sum 1/q
+ * > 0 (det(diag(q) + z 1 1') = det(diag(q)) (1 + z sum 1/q), and a rank-one
+ * term moves one eigenvalue only); returns 0 when it is not, and the caller
+ * takes a fixed-point step. */
+static int newton_direction(const double *a, uint32_t K, const float *nt, const uint32_t *len,
+                            size_t nd, double *dir)
 {
     double g[SLDA_MAX_TOPICS], q[SLDA_MAX_TOPICS];
-    for (int it = 0; it < 20; it++) {
-        double as = 0, gz = 0, z = 0;
-        for (uint32_t k = 0; k < K; k++)
-            as += a[k];
+    double as = 0, gz = 0, z = 0, sgq = 0, siq = 0;
+    for (uint32_t k = 0; k < K; k++)
+        as += a[k];
+    for (size_t j = 0; j < nd; j++) {
+        gz += slda_digamma(as) - slda_digamma(len[j] + as);
+        z += slda_trigamma(as) - slda_trigamma(len[j] + as);
+    }
+    if (!(z > 0))
+        return 0;
+    for (uint32_t k = 0; k < K; k++) {
+        double dk = slda_digamma(a[k]), tk = slda_trigamma(a[k]);
+        g[k] = gz;
+        q[k] = 0;
         for (size_t j = 0; j < nd; j++) {
-            gz += slda_digamma(len[j] + as) - slda_digamma(as);
-            z += slda_trigamma(len[j] + as) - slda_trigamma(as);
+            g[k] += slda_digamma(nt[j * K + k] + a[k]) - dk;
+            q[k] += slda_trigamma(nt[j * K + k] + a[k]) - tk;
         }
-        double sgq = 0, siq = 0;
-        for (uint32_t k = 0; k < K; k++) {
-            double dk = slda_digamma(a[k]), tk = slda_trigamma(a[k]);
-            g[k] = -gz;
-            q[k] = 0;
-            for (size_t j = 0; j < nd; j++) {
-                g[k] += slda_digamma(nt[j * K + k] + a[k]) - dk;
-                q[k] += slda_trigamma(nt[j * K + k] + a[k]) - tk;
-            }
-            if (q[k] >= 0)
-                q[k] = -1e-9;
-            sgq += g[k] / q[k];
-            siq += 1.0 / q[k];
-        }
-        double b = sgq / (1.0 / z + siq);
-        double step = 1.0;
+        if (!(q[k] < 0))
+            return 0; /* topic k unused: the optimum is at the boundary */
+        sgq += g[k] / q[k];
+        siq += 1.0 / q[k];
+    }
+    if (!(1.0 / z + siq > 0))
+        return 0;
+    double b = sgq / (1.0 / z + siq);
+    for (uint32_t k = 0; k < K; k++)
+        dir[k] = -(g[k] - b) / q[k]; /* -H^-1 g */
+    return 1;
+}
+
+/* Safeguarded Newton: the full step, halved until alpha stays above
+ * SLDA_ALPHA_MIN and the likelihood does not fall; a fixed-point step when
+ * the Hessian is not negative definite or 30 halvings do not help (a plain
+ * Newton step overshoots far from the optimum, e.g. from alpha much too
+ * large, and can leave the positive orthant). Returns 0 when converged. */
+static int newton_step(double *a, uint32_t K, const float *nt, const uint32_t *len, size_t nd)
+{
+    double dir[SLDA_MAX_TOPICS], na[SLDA_MAX_TOPICS];
+    if (newton_direction(a, K, nt, len, nd, dir)) {
+        double ll = alpha_loglik(a, K, nt, len, nd), step = 1.0;
         for (int tries = 0; tries < 30; tries++, step *= 0.5) {
             int ok = 1;
-            for (uint32_t k = 0; k < K && ok; k++)
-                ok = a[k] - step * (g[k] - b) / q[k] > 0;
-            if (ok)
-                break;
+            for (uint32_t k = 0; k < K && ok; k++) {
+                na[k] = a[k] + step * dir[k];
+                ok = na[k] >= SLDA_ALPHA_MIN && isfinite(na[k]);
+            }
+            if (ok && alpha_loglik(na, K, nt, len, nd) >= ll) {
+                memcpy(a, na, K * sizeof *a);
+                return 1;
+            }
         }
-        for (uint32_t k = 0; k < K; k++) {
-            double na = a[k] - step * (g[k] - b) / q[k];
-            a[k] = na > 1e-6 ? na : 1e-6;
-        }
+    }
+    return fixed_point_step(a, K, nt, len, nd);
+}
+
+void slda_alpha_estimate(slda_alpha_learn_t how, double *a, uint32_t K, const float *nt,
+                         const uint32_t *len, size_t nd, int iters)
+{
+    double prev[SLDA_MAX_TOPICS];
+    for (int it = 0; it < iters; it++) {
+        memcpy(prev, a, K * sizeof *a);
+        int moved = how == SLDA_ALPHA_NEWTON ? newton_step(a, K, nt, len, nd)
+                                             : fixed_point_step(a, K, nt, len, nd);
+        if (!moved)
+            return;
+        double change = 0;
+        for (uint32_t k = 0; k < K; k++)
+            change = fmax(change, fabs(a[k] - prev[k]) / prev[k]);
+        if (change < 1e-12)
+            return;
     }
 }
 
@@ -323,10 +386,7 @@ void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t 
     if (model->p.alpha_learn == SLDA_ALPHA_FIXED || ndocs == 0)
         return;
     memcpy(est, model->alpha, K * sizeof(double));
-    if (model->p.alpha_learn == SLDA_ALPHA_NEWTON)
-        newton(est, K, ntheta, lengths, ndocs);
-    else
-        fixed_point(est, K, ntheta, lengths, ndocs);
+    slda_alpha_estimate(model->p.alpha_learn, est, K, ntheta, lengths, ndocs, 20);
     model->alpha_sum = 0;
     for (uint32_t k = 0; k < K; k++) {
         model->alpha[k] = (1.0 - rho) * model->alpha[k] + rho * est[k];

@@ -45,13 +45,16 @@ typedef struct slda_local_s {
     float *v_n;             /* nv: count of each VB pair */
     uint32_t *g_u;          /* ng: unique-word index of each CG token */
     uint32_t *z;            /* ng: topic of each CG token */
-    float *f;               /* nu*Kp: word factor (ALGORITHM.md f[w][k]; SVB: exp E[log phi]) */
+    float *f;               /* nu*Kp: word factor (ALGORITHM.md f[w][k]; SVB: exp E[log phi]
+                               scaled by its largest entry) */
+    float *lf;              /* nu*Kp: SVB only: E[log phi] minus its largest entry */
     float *gamma;           /* nv*Kp */
     float *stats;           /* nu*Kp: collected sufficient statistics S_j */
     float *ntheta;          /* Kp: document counts N_theta */
     float *ntheta_sum;      /* Kp: N_theta summed over collection sweeps */
     float *var;             /* Kp: CVB variance sum_v n_v gamma_v (1 - gamma_v) */
-    float *expdig;          /* Kp: SVB exp(psi(N_theta + alpha)) of the current sweep */
+    float *expdig;          /* Kp: SVB exp(psi(N_theta + alpha) - max) of the current sweep */
+    float *logdig;          /* Kp: SVB psi(N_theta + alpha) - max of the current sweep */
     float *p;               /* Kp: sampling distribution scratch */
     float *alpha;           /* Kp: alpha_k, padding 0 */
     slda_rng_t rng;

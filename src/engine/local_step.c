@@ -32,6 +32,7 @@ slda_local_t *slda_local_new(uint32_t K)
     loc->ntheta_sum = vec_alloc(loc->Kp);
     loc->var = vec_alloc(loc->Kp);
     loc->expdig = vec_alloc(loc->Kp);
+    loc->logdig = vec_alloc(loc->Kp);
     loc->p = vec_alloc(loc->Kp);
     loc->alpha = vec_alloc(loc->Kp);
     return loc;
@@ -46,12 +47,14 @@ void slda_local_destroy(slda_local_t *loc)
     free(loc->g_u);
     free(loc->z);
     free(loc->f);
+    free(loc->lf);
     free(loc->gamma);
     free(loc->stats);
     free(loc->ntheta);
     free(loc->ntheta_sum);
     free(loc->var);
     free(loc->expdig);
+    free(loc->logdig);
     free(loc->p);
     free(loc->alpha);
     free(loc);
@@ -62,9 +65,11 @@ static void reserve(slda_local_t *loc, uint32_t nu, uint32_t ng)
     if (nu > loc->cap_u) {
         uint32_t cap = nu < 64 ? 64 : nu + nu / 2;
         free(loc->f);
+        free(loc->lf);
         free(loc->gamma);
         free(loc->stats);
         loc->f = vec_alloc((size_t)cap * loc->Kp);
+        loc->lf = vec_alloc((size_t)cap * loc->Kp);
         loc->gamma = vec_alloc((size_t)cap * loc->Kp);
         loc->stats = vec_alloc((size_t)cap * loc->Kp);
         loc->v_u = slda_xrealloc(loc->v_u, cap * sizeof *loc->v_u);
@@ -83,7 +88,7 @@ slda_err_t slda_frozen_init(slda_frozen_t *fz, const slda_model_t *model, char *
                             size_t errstr_size)
 {
     uint32_t Kp = model->Kp;
-    double weta = (double)model->W * model->p.eta;
+    double weta = (double)slda_model_smoothing_words(model) * model->p.eta;
     memset(fz, 0, sizeof *fz);
     fz->model = model;
     fz->ops = slda_vb_ops(model->p.vb);

@@ -3,52 +3,105 @@
  *   gamma_w[k] ∝ exp(psi(Nphi[w][k]+eta) − psi(NZ[k]+W eta)) · exp(psi(N_theta[k]+alpha_k))
  *
  * Nothing is excluded. The word part is fixed while the global state is
- * frozen and is computed once per document into loc->f; the document part
+ * frozen and is computed once per document; the document part
  * exp(psi(N_theta + alpha)) is computed once per sweep from the counts at
  * the sweep's start (the usual VB fixed-point iteration), so a sweep costs
  * K digammas plus O(K) per pair. A word is either a VB pair or CG tokens of
- * a document, never both, so loc->f holds exp E[log phi] for VB words and
+ * a document, never both, so loc->f holds the SVB factor for VB words and
  * the plain factor f (ALGORITHM.md) for the CG words of the SVB/CGS hybrid,
  * which sample from eq. 25 like every hybrid. gamma starts from this factor
  * times alpha (ALGORITHM.md's f·alpha with the variant's own word factor).
+ *
+ * Range. psi(x) ~ -1/x for small x, so with a small eta a topic where the
+ * word has no counts gets exp(psi(eta)) = exp(-1000) at eta = 0.001: far
+ * below float (and double) range. Both factors are therefore kept relative
+ * to their largest entry (a constant per word or per sweep cancels when
+ * gamma is normalised): f = exp(lf), lf = E[log phi] - max <= 0, and
+ * expdig = exp(logdig), logdig = psi(N_theta + alpha) - max <= 0. Each
+ * factor has an entry equal to 1, but their product can still vanish in
+ * every topic (the word's best topics are the document's worst); a pair
+ * whose products sum below SVB_TINY is redone in log space, shifted by its
+ * own maximum, so gamma is always a distribution and no token is lost.
  */
 #include "local.h"
 
 #include <math.h>
 
+/* Below this sum, products of two factors in [0, 1] may have lost topics
+ * that matter to float underflow (normal floats end at 1.2e-38, and a topic
+ * 1e-7 of the sum is still a rounding error): redo the pair in log space. */
+#define SVB_TINY 1e-30f
+
 static void svb_init(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
                      const float *inv_nz)
 {
     uint32_t K = loc->K, Kp = loc->Kp;
-    double sigma = model->sigma, eta = model->p.eta, weta = model->W * eta;
-    double dz[SLDA_MAX_TOPICS];
+    double sigma = model->sigma, eta = model->p.eta;
+    double weta = (double)slda_model_smoothing_words(model) * eta;
+    double dz[SLDA_MAX_TOPICS], e[SLDA_MAX_TOPICS];
     slda_local_word_factors(loc, model, words, inv_nz);
     for (uint32_t k = 0; k < K; k++)
         dz[k] = slda_digamma((model->NZ[k] > 0 ? model->NZ[k] : 0) + weta);
     for (uint32_t v = 0; v < loc->nv; v++) {
         uint32_t u = loc->v_u[v];
         const float *a = model->A + (size_t)words[u] * Kp;
-        float *f = loc->f + (size_t)u * Kp;
-        for (uint32_t k = 0; k < K; k++)
-            f[k] = (float)exp(slda_digamma(sigma * a[k] + eta) - dz[k]);
+        float *f = loc->f + (size_t)u * Kp, *lf = loc->lf + (size_t)u * Kp;
+        double mx = -INFINITY;
+        for (uint32_t k = 0; k < K; k++) {
+            double nphi = sigma * a[k];
+            e[k] = slda_digamma((nphi > 0 ? nphi : 0) + eta) - dz[k];
+            mx = e[k] > mx ? e[k] : mx;
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            lf[k] = (float)(e[k] - mx);
+            f[k] = (float)exp(e[k] - mx);
+        }
     }
+}
+
+/* gamma of one pair from log factors when the plain products underflowed:
+ * t[k] = exp(lf[k] + ld[k] - max). Returns the sum (>= 1). */
+static float svb_log_products(float *t, const float *lf, const float *ld, uint32_t K)
+{
+    float mx = -INFINITY, sum = 0;
+    for (uint32_t k = 0; k < K; k++) {
+        t[k] = lf[k] + ld[k];
+        mx = t[k] > mx ? t[k] : mx;
+    }
+    for (uint32_t k = 0; k < K; k++) {
+        t[k] = expf(t[k] - mx);
+        sum += t[k];
+    }
+    return sum;
 }
 
 static void svb_sweep(slda_local_t *loc)
 {
     uint32_t K = loc->K, Kp = loc->Kp;
-    float *t = loc->p, *nt = loc->ntheta, *ed = loc->expdig;
-    for (uint32_t k = 0; k < K; k++)
-        ed[k] = (float)exp(slda_digamma((double)nt[k] + loc->alpha[k]));
+    float *t = loc->p, *nt = loc->ntheta, *ed = loc->expdig, *ld = loc->logdig;
+    double d[SLDA_MAX_TOPICS], mx = -INFINITY;
+    for (uint32_t k = 0; k < K; k++) {
+        /* N_theta drifts below 0 by rounding when a topic empties */
+        double x = (nt[k] > 0 ? (double)nt[k] : 0.0) + loc->alpha[k];
+        d[k] = slda_digamma(x);
+        mx = d[k] > mx ? d[k] : mx;
+    }
+    for (uint32_t k = 0; k < K; k++) {
+        ld[k] = (float)(d[k] - mx);
+        ed[k] = expf(ld[k]);
+    }
     for (uint32_t v = 0; v < loc->nv; v++) {
-        const float *f = loc->f + (size_t)loc->v_u[v] * Kp;
+        size_t row = (size_t)loc->v_u[v] * Kp;
+        const float *f = loc->f + row;
         float *g = loc->gamma + (size_t)v * Kp;
         float sum = 0;
         for (uint32_t k = 0; k < K; k++) {
             t[k] = f[k] * ed[k];
             sum += t[k];
         }
-        float inv = sum > 0 ? 1.0f / sum : 0;
+        if (!(sum >= SVB_TINY))
+            sum = svb_log_products(t, loc->lf + row, ld, K);
+        float inv = 1.0f / sum;
         float n = loc->v_n[v];
         for (uint32_t k = 0; k < K; k++) {
             float gn = t[k] * inv;

@@ -4,8 +4,13 @@
  * scaling); NZ[k] = sum_w Nphi[w][k] is kept dense in doubles. Rows of the
  * fixed vocabulary get their random initial values at creation; rows of an
  * open vocabulary get them when a word first reaches training (row_ready),
- * and an evicted word's row is zeroed and taken out of NZ. Only the thread
- * that owns the model mutates it; worker threads read it while it is frozen.
+ * decayed by every update so far, exactly what the row would hold had it
+ * been there from the start; an evicted word's row is zeroed and taken out
+ * of NZ. nready counts the rows ready: in open-vocabulary mode it is the W of
+ * the smoothing NZ[k] + W eta (docs/engine.md, "Open vocabulary"), so NZ,
+ * the rows ready and W always describe the same set of words. Only the
+ * thread that owns the model mutates it; worker threads read it while it is
+ * frozen.
  */
 #include "model.h"
 
@@ -32,8 +37,10 @@ static void on_evict(uint32_t id, void *opaque)
             model->NZ[k] = 0;
         a[k] = 0;
     }
-    if (model->row_ready)
+    if (model->row_ready && model->row_ready[id]) {
         model->row_ready[id] = 0;
+        model->nready--;
+    }
 }
 
 slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,
@@ -50,6 +57,7 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     model->Kp = (p->topics + 15) & ~15u;
     model->W = W;
     model->sigma = 1.0;
+    model->init_weight = 1.0;
     model->A = slda_big_alloc((size_t)W * model->Kp * sizeof(float), "topic-word counts",
                               errstr, errstr_size);
     model->row_ready = slda_big_alloc(W, "vocabulary rows", errstr, errstr_size);
@@ -81,21 +89,53 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     return model;
 }
 
+/* prod_{s<t} (1 - rho_s): the share of its initial counts a row keeps after
+ * the model's t updates. Kept incrementally (a model read from a snapshot
+ * computes it once); below 1e-30 it is 0 for good, as it is after a step
+ * rho = 1 (the default schedule's first). With global.rows=counts rows decay
+ * by (1 - r_s) instead, and r = 1 at the first update with tokens, so the
+ * share is 0 once the model has trained on any token. */
+static double init_weight(slda_model_t *model)
+{
+    if (model->p.rows == SLDA_ROWS_COUNTS) /* its first update with tokens has r = 1 */
+        return model->tokens > 0 ? 0.0 : 1.0;
+    if (model->init_t > model->t) {
+        model->init_t = 0;
+        model->init_weight = 1.0;
+    }
+    while (model->init_t < model->t && model->init_weight > 0) {
+        model->init_weight *= 1.0 - slda_rho(&model->p, model->init_t++);
+        if (model->init_weight < 1e-30)
+            model->init_weight = 0;
+    }
+    model->init_t = model->t;
+    return model->init_weight;
+}
+
 /* Random initial row (ALGORITHM.md leaves the initial state open; random
  * entries break the symmetry between topics): Nphi[w][k] = init.scale * 2u,
- * u ~ U(0,1) from a generator seeded by (seed, word id), so the model does
- * not depend on the order rows are first seen. */
+ * u ~ U(0,1) from a generator seeded by (seed, the word's key), so a word
+ * starts the same whatever id it gets (first-come order, eviction, a fixed
+ * vocabulary's line number) and whenever it is first seen, times the share of
+ * the initial state that t updates leave (init_weight). A fixed vocabulary's
+ * row gets it at t = 0 and decays with every update; an open vocabulary's
+ * row created at t > 0 starts where that row would be by now, so a late word
+ * carries no more noise than an early one (with rho_0 = 1: none at all, its
+ * counts are its data). */
 void slda_model_init_row(slda_model_t *model, uint32_t id)
 {
     slda_rng_t rng;
     float *a = model->A + (size_t)id * model->Kp;
-    slda_rng_seed3(&rng, model->p.seed, 0x726f77, id);
-    for (uint32_t k = 0; k < model->K; k++) {
-        double v = model->p.init_scale * 2.0 * slda_rng_double(&rng);
-        a[k] = (float)(v / model->sigma);
-        model->NZ[k] += v;
+    double scale = model->p.init_scale * 2.0 * init_weight(model);
+    if (scale > 0) {
+        slda_rng_seed3(&rng, model->p.seed, 0x726f77, slda_vocab_key(model->vocab, id));
+        for (uint32_t k = 0; k < model->K; k++) {
+            double v = scale * slda_rng_double(&rng);
+            a[k] = (float)(v / model->sigma);
+            model->NZ[k] += v;
+        }
     }
-    model->row_ready[id] = 1;
+    slda_model_mark_row(model, id);
 }
 
 static slda_err_t load_vocab_file(slda_model_t **out, const slda_params_t *p, char *errstr,
@@ -199,9 +239,28 @@ uint32_t slda_model_topics(const slda_model_t *model)
     return model->K;
 }
 
+uint32_t slda_model_smoothing_words(const slda_model_t *model)
+{
+    if (slda_vocab_is_fixed(model->vocab))
+        return model->W;
+    return model->nready > 0 ? model->nready : 1;
+}
+
 uint32_t slda_model_vocab_size(const slda_model_t *model)
 {
-    return slda_vocab_is_fixed(model->vocab) ? model->W : slda_vocab_size(model->vocab);
+    return slda_vocab_is_fixed(model->vocab) ? model->W : model->nready;
+}
+
+uint32_t *slda_model_ids_held(const slda_model_t *model, uint32_t *n)
+{
+    uint32_t max = slda_vocab_max_id(model->vocab), count = 0;
+    int fixed = slda_vocab_is_fixed(model->vocab);
+    uint32_t *ids = slda_xmalloc(((size_t)(fixed ? max : model->nready) + 1) * sizeof *ids);
+    for (uint32_t id = 0; id < max; id++)
+        if ((fixed || model->row_ready[id]) && slda_vocab_word(model->vocab, id))
+            ids[count++] = id;
+    *n = count;
+    return ids;
 }
 
 uint64_t slda_model_updates(const slda_model_t *model)
@@ -266,11 +325,11 @@ size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n, uin
 {
     if (k >= model->K || n == 0)
         return 0;
-    double denom = model->NZ[k] + model->W * model->p.eta;
+    double denom = model->NZ[k] + slda_model_smoothing_words(model) * model->p.eta;
     size_t have = 0;
     uint32_t maxid = slda_vocab_max_id(model->vocab);
     for (uint32_t w = 0; w < maxid; w++) {
-        if (!slda_vocab_word(model->vocab, w))
+        if (!model->row_ready[w] || !slda_vocab_word(model->vocab, w))
             continue;
         float pw = phi_of(model, w, k, denom);
         if (have == n && pw <= probs[n - 1])
@@ -299,5 +358,6 @@ slda_err_t slda_model_set_tokenizer(slda_model_t *model, const slda_conf_t *conf
     model->p.stopwords = conf->p.stopwords ? slda_xstrdup(conf->p.stopwords) : NULL;
     model->p.min_length = conf->p.min_length;
     model->p.max_doc_bytes = conf->p.max_doc_bytes;
+    model->p.text = conf->p.text;
     return SLDA_OK;
 }

@@ -32,6 +32,14 @@ double slda_rho(const slda_params_t *p, uint64_t t);
 /* Apply the minibatch statistics in acc with ntokens training tokens
  * (ALGORITHM.md "Global step"); returns rho_t. */
 double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens);
+/* Maximum-likelihood Dirichlet alpha (K values, improved in place from their
+ * current values) for the document counts nt (nd x K) of lengths len:
+ * Minka's fixed point (how = SLDA_ALPHA_FIXEDPOINT) or a safeguarded Newton
+ * (SLDA_ALPHA_NEWTON), at most iters steps, fewer once alpha stops moving.
+ * Every alpha_k stays >= SLDA_ALPHA_MIN. */
+#define SLDA_ALPHA_MIN 1e-6
+void slda_alpha_estimate(slda_alpha_learn_t how, double *a, uint32_t K, const float *nt,
+                         const uint32_t *len, size_t nd, int iters);
 /* Stochastic alpha step from the minibatch's mean document counts
  * (ntheta: ndocs x K, lengths: ndocs). */
 void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t *lengths,

@@ -1,12 +1,16 @@
-/* export.c - phi as a NumPy .npy matrix and its column vocabulary, written atomically.
+/* export.c - phi as a NumPy .npy matrix and its column vocabulary, written through slda_outfile.
  *
  * phi[k][c] = (sigma * A[w][k] + eta) / (NZ[k] + W * eta), the word factor of
- * ALGORITHM.md ("Notation") with Nphi = sigma * A, where W is the model's row
- * count (the fixed vocabulary size or vocab.capacity, so that adding a word
- * does not move the model) and the columns c are the ids in use, in increasing
- * id order. slda_model_phi, slda_export_npy and slda_export_vocab all use that
- * column order. The model is only read; an export holds one K-row of phi (V
- * floats) in memory at a time.
+ * ALGORITHM.md ("Notation") with Nphi = sigma * A, where W is the number of
+ * words the model holds (slda_model_smoothing_words: the fixed vocabulary's
+ * size, or the rows ready in open-vocabulary mode) and the columns c are
+ * those words' ids (slda_model_ids_held), in increasing id order, so each
+ * row sums to 1 over the columns. slda_model_phi, slda_export_npy and
+ * slda_export_vocab all use that column order. The model is only read; an
+ * export holds one K-row of phi (V floats) in memory at a time.
+ * Both files go through slda_outfile (outfile.c):
+ * a regular file (or a symlink's target) is replaced atomically, a FIFO,
+ * device or "-" (standard output) is written straight.
  */
 #include "snapshot.h"
 
@@ -25,7 +29,7 @@ static void phi_row(const slda_model_t *model, uint32_t k, const uint32_t *ids, 
                     float *out)
 {
     double eta = model->p.eta;
-    double denom = model->NZ[k] + (double)model->W * eta;
+    double denom = model->NZ[k] + (double)slda_model_smoothing_words(model) * eta;
     for (uint32_t c = 0; c < V; c++) {
         double nphi = model->sigma * (double)model->A[(size_t)ids[c] * model->Kp + k];
         out[c] = (float)((nphi + eta) / denom);
@@ -37,7 +41,7 @@ slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_o
     uint32_t V, *ids;
     if (!model || !out)
         return SLDA_ERR_INVALID;
-    ids = slda_model_ids_in_use(model, &V);
+    ids = slda_model_ids_held(model, &V);
     if (V != slda_model_vocab_size(model)) { /* out is sized by slda_model_vocab_size */
         free(ids);
         return SLDA_ERR_INVALID;
@@ -70,10 +74,10 @@ static size_t npy_header(unsigned char *hdr, uint32_t K, uint32_t V)
     return total;
 }
 
-static slda_err_t export_fail(slda_atomic_t *af, const char *path, int e, char *errstr,
+static slda_err_t export_fail(slda_outfile_t *out, const char *path, int e, char *errstr,
                               size_t errstr_size)
 {
-    slda_atomic_abort(af);
+    slda_outfile_abort(out);
     return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "export \"%s\": write: %s", path,
                         strerror(e ? e : EIO));
 }
@@ -85,56 +89,56 @@ slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *er
     uint32_t V, *ids;
     float *row;
     size_t hlen;
-    slda_atomic_t af;
+    slda_outfile_t out;
     slda_err_t err;
     int e = 0;
     if (!model || !path)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "export \"%s\": no model or path", path ? path : "(null)");
-    err = slda_atomic_open(&af, "export", path, errstr, errstr_size);
+    err = slda_outfile_open(&out, "export", path, errstr, errstr_size);
     if (err)
         return err;
-    ids = slda_model_ids_in_use(model, &V);
+    ids = slda_model_ids_held(model, &V);
     row = slda_xmalloc((size_t)V * sizeof *row);
     le = slda_xmalloc((size_t)V * 4);
     hlen = npy_header(hdr, model->K, V);
-    if (fwrite(hdr, 1, hlen, af.fp) != hlen)
+    if (fwrite(hdr, 1, hlen, out.fp) != hlen)
         e = errno;
     for (uint32_t k = 0; k < model->K && !e; k++) {
         phi_row(model, k, ids, V, row);
         slda_floats_to_le(row, V, le);
-        if (fwrite(le, 1, (size_t)V * 4, af.fp) != (size_t)V * 4)
+        if (fwrite(le, 1, (size_t)V * 4, out.fp) != (size_t)V * 4)
             e = errno;
     }
     free(le);
     free(row);
     free(ids);
-    if (e || ferror(af.fp))
-        return export_fail(&af, path, e, errstr, errstr_size);
-    return slda_atomic_commit(&af, errstr, errstr_size);
+    if (e || ferror(out.fp))
+        return export_fail(&out, path, e, errstr, errstr_size);
+    return slda_outfile_commit(&out, errstr, errstr_size);
 }
 
 slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *errstr,
                              size_t errstr_size)
 {
     uint32_t V, *ids;
-    slda_atomic_t af;
+    slda_outfile_t out;
     slda_err_t err;
     int e = 0;
     if (!model || !path)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "export \"%s\": no model or path", path ? path : "(null)");
-    err = slda_atomic_open(&af, "export", path, errstr, errstr_size);
+    err = slda_outfile_open(&out, "export", path, errstr, errstr_size);
     if (err)
         return err;
-    ids = slda_model_ids_in_use(model, &V);
+    ids = slda_model_ids_held(model, &V);
     for (uint32_t c = 0; c < V && !e; c++) {
-        if (fputs(slda_vocab_word(model->vocab, ids[c]), af.fp) == EOF ||
-            fputc('\n', af.fp) == EOF)
+        if (fputs(slda_vocab_word(model->vocab, ids[c]), out.fp) == EOF ||
+            fputc('\n', out.fp) == EOF)
             e = errno;
     }
     free(ids);
-    if (e || ferror(af.fp))
-        return export_fail(&af, path, e, errstr, errstr_size);
-    return slda_atomic_commit(&af, errstr, errstr_size);
+    if (e || ferror(out.fp))
+        return export_fail(&out, path, e, errstr, errstr_size);
+    return slda_outfile_commit(&out, errstr, errstr_size);
 }

@@ -14,6 +14,8 @@
  */
 #include "reader.h"
 
+#include "gzfile.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -40,6 +42,12 @@ int slda_reader_getline(slda_reader_t *rd)
         rd->read_errno = errno;
         rd->eof = 1;
         return ferror(rd->f) ? -1 : 0;
+    }
+    if (n > 0 && rd->line[n - 1] != '\n' && ferror(rd->f)) {
+        /* a line cut short by a read error (e.g. truncated gzip data) is not a line */
+        rd->read_errno = errno;
+        rd->eof = 1;
+        return -1;
     }
     rd->lineno++;
     if (n > 0 && rd->line[n - 1] == '\n')
@@ -69,7 +77,8 @@ slda_err_t slda_reader_io_error(slda_reader_t *rd, char *errstr, size_t errstr_s
 {
     rd->errors[SLDA_ERR_IO]++;
     return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s:%llu: read error: %s", rd->path,
-                        (unsigned long long)rd->lineno, strerror(rd->read_errno));
+                        (unsigned long long)rd->lineno,
+                        rd->read_why[0] ? rd->read_why : strerror(rd->read_errno));
 }
 
 void slda_reader_set_id(slda_doc_t *doc, uint64_t n)
@@ -261,6 +270,20 @@ static slda_format_t format_by_content(slda_reader_t *rd)
 
 /* ---- open / next / close ---- */
 
+/* gzip input (magic 1f 8b) is read through zlib, transparently (gzfile.c). */
+static slda_err_t open_gzip(slda_reader_t *rd, char *errstr, size_t errstr_size)
+{
+    FILE *f = slda_gz_open(rd->f, rd->owns_f, rd->read_why, sizeof rd->read_why);
+    if (!f)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "reader \"%s\": %s", rd->path,
+                            strerror(errno));
+    if (f != rd->f) {
+        rd->f = f;
+        rd->owns_f = 1; /* the wrapper; it closes the file under it only if that was ours */
+    }
+    return SLDA_OK;
+}
+
 static slda_err_t open_input(slda_reader_t *rd, const char *path, char *errstr,
                              size_t errstr_size)
 {
@@ -268,7 +291,7 @@ static slda_err_t open_input(slda_reader_t *rd, const char *path, char *errstr,
     if (strcmp(path, "-") == 0) {
         rd->f = stdin;
         rd->path = slda_xstrdup("<stdin>");
-        return SLDA_OK;
+        return open_gzip(rd, errstr, errstr_size);
     }
     rd->path = slda_xstrdup(path);
     rd->f = fopen(path, "rb");
@@ -279,7 +302,7 @@ static slda_err_t open_input(slda_reader_t *rd, const char *path, char *errstr,
     if (fstat(fileno(rd->f), &st) == 0 && S_ISDIR(st.st_mode))
         return slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
                             "reader \"%s\": is a directory", path);
-    return SLDA_OK;
+    return open_gzip(rd, errstr, errstr_size);
 }
 
 static const char *format_name(slda_format_t fmt)

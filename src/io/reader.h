@@ -39,6 +39,7 @@ struct slda_reader_s {
     int eof;                  /* end of input (or a read error) was reached */
     int read_errno;           /* errno of the read error, for the message */
     int ioerr_pending;        /* a read error met while sniffing, still to report */
+    char read_why[160];       /* why a read failed when errno does not say (gzfile.c) */
     uint64_t docs;
     uint64_t errors[SLDA_ERR__COUNT];
     slda_json_t js;

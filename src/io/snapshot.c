@@ -10,7 +10,9 @@
  * one memory buffer (encode) or is flushed to the temp file after every block
  * (write): the same bytes either way, and a file write holds at most about one
  * block in memory. The file's checksum is computed over a read-only mapping of
- * the temp file once the body is out (hash.c offers no streaming state yet).
+ * the temp file once the body is out (hash.c offers no streaming state yet), so
+ * a FIFO, device or standard output, which cannot be re-read, gets the whole
+ * encoded buffer instead.
  *
  * Reading never trusts its input: envelope, version and checksum are checked
  * before anything is parsed, and the MessagePack is then walked with a
@@ -20,14 +22,17 @@
  * with SLDA_ERR_CORRUPT naming the field and byte offset. Strings are copied
  * out of the input buffer before it is released.
  *
- * The writer only reads the model; the caller owns a decoded model. Two writers
- * in one process must not write the same path at the same time (the temp name
- * is "<path>.tmp.<pid>").
+ * The file goes through slda_outfile (outfile.c): a regular file is replaced
+ * atomically (temp file, fsync, rename, directory fsync), a FIFO, device or
+ * "-" is written straight. The writer only reads the model; the caller owns a
+ * decoded model. Two writers in one process must not write the same path at
+ * the same time (the temp name is "<target>.tmp.<pid>").
  */
 #include "snapshot.h"
 
 #include "config.h"
 #include "model.h"
+#include "tokenize.h"
 
 #include <msgpack.h>
 
@@ -72,7 +77,8 @@ static const char *const hdr_keys[HDR__COUNT] = {
 };
 
 typedef enum {
-    PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS, PT_ROWS
+    PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS,
+    PT_CHOICE /* an int: index into the config table row's values */
 } snap_ptype_t;
 
 /* Every engine parameter under its configuration key (config.c's table). */
@@ -95,7 +101,7 @@ static const struct snap_param {
     {"rho.tau", PT_DBL, offsetof(slda_params_t, rho_tau)},
     {"rho.kappa", PT_DBL, offsetof(slda_params_t, rho_kappa)},
     {"rho.min", PT_DBL, offsetof(slda_params_t, rho_min)},
-    {"global.rows", PT_ROWS, offsetof(slda_params_t, rows)}, /* optional: see snap_read_params */
+    {"global.rows", PT_CHOICE, offsetof(slda_params_t, rows)},
     {"corpus.tokens", PT_DBL, offsetof(slda_params_t, corpus_tokens)},
     {"init.scale", PT_DBL, offsetof(slda_params_t, init_scale)},
     {"vocab.capacity", PT_U32, offsetof(slda_params_t, vocab_capacity)},
@@ -105,110 +111,31 @@ static const struct snap_param {
     {"text.stopwords", PT_STR, offsetof(slda_params_t, stopwords)},
     {"text.min.length", PT_U32, offsetof(slda_params_t, min_length)},
     {"text.max.bytes", PT_U32, offsetof(slda_params_t, max_doc_bytes)},
+    {"text.urls", PT_CHOICE, offsetof(slda_params_t, text.urls)},
+    {"text.html", PT_CHOICE, offsetof(slda_params_t, text.html)},
+    {"text.mentions", PT_CHOICE, offsetof(slda_params_t, text.mentions)},
+    {"text.hashtags", PT_CHOICE, offsetof(slda_params_t, text.hashtags)},
+    {"text.apostrophes", PT_CHOICE, offsetof(slda_params_t, text.apostrophes)},
+    {"text.digits", PT_CHOICE, offsetof(slda_params_t, text.digits)},
 };
 #define SNAP_NPARAMS (sizeof snap_params / sizeof snap_params[0])
+
+/* Keys added within version 1, and what a snapshot without them means: the
+ * cleanup rules off, so an older model tokenises as it was trained, and the
+ * plain global step (global.rows=decay) it was trained with. */
+static const struct {
+    const char *key, *absent;
+} snap_optional[] = {
+    {"text.urls", "keep"},     {"text.html", "keep"},        {"text.mentions", "keep"},
+    {"text.hashtags", "keep"}, {"text.apostrophes", "split"}, {"text.digits", "split"},
+    {"global.rows", "decay"},
+};
 
 static const char *const alpha_learn_names[] = {
     [SLDA_ALPHA_FIXED] = "off", [SLDA_ALPHA_FIXEDPOINT] = "fixedpoint",
     [SLDA_ALPHA_NEWTON] = "newton"};
 static const char *const stats_names[] = {[SLDA_STATS_RB] = "rb",
                                           [SLDA_STATS_SAMPLE] = "sample"};
-static const char *const rows_names[] = {[SLDA_ROWS_COUNTS] = "counts",
-                                         [SLDA_ROWS_DECAY] = "decay"};
-
-/* ------------------------------------------------------------------------ */
-/* Atomic file replacement                                                   */
-
-slda_err_t slda_atomic_open(slda_atomic_t *af, const char *what, const char *path,
-                            char *errstr, size_t errstr_size)
-{
-    size_t n = strlen(path) + 32;
-    memset(af, 0, sizeof *af);
-    af->what = what;
-    af->path = slda_xstrdup(path);
-    af->tmp = slda_xmalloc(n);
-    snprintf(af->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    af->fp = fopen(af->tmp, "w+b");
-    if (!af->fp) {
-        int e = errno;
-        slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": cannot create \"%s\": %s",
-                     what, path, af->tmp, strerror(e));
-        free(af->path);
-        free(af->tmp);
-        memset(af, 0, sizeof *af);
-        return SLDA_ERR_IO;
-    }
-    return SLDA_OK;
-}
-
-void slda_atomic_abort(slda_atomic_t *af)
-{
-    if (af->fp)
-        fclose(af->fp);
-    if (af->tmp)
-        unlink(af->tmp);
-    free(af->path);
-    free(af->tmp);
-    memset(af, 0, sizeof *af);
-}
-
-/* fsync the directory holding path so the rename itself is durable. Returns
- * 0 or an errno. Some filesystems refuse fsync on directories (EINVAL). */
-static int fsync_parent_dir(const char *path)
-{
-    char *dir = slda_xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    int fd, e = 0;
-    if (!slash) {
-        free(dir);
-        dir = slda_xstrdup(".");
-    } else {
-        slash[slash == dir ? 1 : 0] = '\0';
-    }
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        e = errno;
-    else if (fsync(fd) != 0 && errno != EINVAL && errno != EBADF)
-        e = errno;
-    if (fd >= 0)
-        close(fd);
-    free(dir);
-    return e;
-}
-
-slda_err_t slda_atomic_commit(slda_atomic_t *af, char *errstr, size_t errstr_size)
-{
-    const char *op = NULL;
-    int e = 0;
-    slda_err_t err = SLDA_OK;
-    if (fflush(af->fp) != 0)
-        op = "fflush";
-    else if (fsync(fileno(af->fp)) != 0)
-        op = "fsync";
-    if (op)
-        e = errno;
-    if (fclose(af->fp) != 0 && !op) {
-        op = "close";
-        e = errno;
-    }
-    af->fp = NULL;
-    if (!op && rename(af->tmp, af->path) != 0) {
-        op = "rename";
-        e = errno;
-    }
-    if (op) {
-        unlink(af->tmp);
-    } else if ((e = fsync_parent_dir(af->path)) != 0) {
-        op = "fsync of the directory";
-    }
-    if (op)
-        err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "%s \"%s\": %s: %s", af->what,
-                           af->path, op, strerror(e));
-    free(af->path);
-    free(af->tmp);
-    memset(af, 0, sizeof *af);
-    return err;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Output sink: a memory buffer that grows (encode) or is flushed to a file. */
@@ -355,7 +282,9 @@ static void snap_write_params(msgpack_packer *pk, const slda_params_t *p)
         case PT_LOCAL: pack_key(pk, slda_local_name(p->vb, p->hybrid)); break;
         case PT_ALPHA_LEARN: pack_key(pk, alpha_learn_names[p->alpha_learn]); break;
         case PT_STATS: pack_key(pk, stats_names[p->stats]); break;
-        case PT_ROWS: pack_key(pk, rows_names[p->rows]); break;
+        case PT_CHOICE:
+            pack_key(pk, slda_conf_prop_find(snap_params[i].key)->values[*(const int *)field]);
+            break;
         }
     }
 }
@@ -372,9 +301,19 @@ static void snap_write_offsets(msgpack_packer *pk, const slda_model_t *model)
     }
 }
 
-static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uint32_t nrows)
+/* Optional header keys (absent in older snapshots; readers skip what they do
+ * not know): "event_ms", the service's newest event time (docs/tracking.md). */
+#define HDR_OPT_EVENT_MS "event_ms"
+
+static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uint32_t nrows,
+                              const slda_snapshot_meta_t *meta)
 {
-    msgpack_pack_map(pk, HDR__COUNT);
+    int event = meta && meta->event_ms > 0;
+    msgpack_pack_map(pk, HDR__COUNT + event);
+    if (event) {
+        pack_key(pk, HDR_OPT_EVENT_MS);
+        msgpack_pack_int64(pk, meta->event_ms);
+    }
     pack_key(pk, hdr_keys[HDR_FORMAT]);
     msgpack_pack_uint32(pk, SLDA_SNAP_VERSION);
     pack_key(pk, hdr_keys[HDR_PRODUCER]);
@@ -419,7 +358,9 @@ static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uin
     pack_key(pk, hdr_keys[HDR_UPDATED_MS]);
     msgpack_pack_int64(pk, model->updated_ms);
     pack_key(pk, hdr_keys[HDR_PARAMS]);
-    snap_write_params(pk, &model->p);
+    slda_params_t p = model->p;
+    p.text = *slda_tokenizer_rules(model->tok); /* what the words came through */
+    snap_write_params(pk, &p);
     pack_key(pk, hdr_keys[HDR_OFFSETS]);
     snap_write_offsets(pk, model);
 }
@@ -479,8 +420,9 @@ static slda_err_t snap_check_writable(const slda_model_t *model, const char *nam
 }
 
 /* Envelope head, header and body (everything but the trailer) into sink. */
-static slda_err_t snap_emit(const slda_model_t *model, snap_sink_t *sink, const char *name,
-                            char *errstr, size_t errstr_size)
+static slda_err_t snap_emit(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                            snap_sink_t *sink, const char *name, char *errstr,
+                            size_t errstr_size)
 {
     unsigned char head[SNAP_HEAD_LEN];
     msgpack_packer pk;
@@ -496,7 +438,7 @@ static slda_err_t snap_emit(const slda_model_t *model, snap_sink_t *sink, const 
     ids = slda_model_ids_in_use(model, &nrows);
     scratch = slda_xmalloc((size_t)model->K * 4 > SLDA_SNAP_BLOCK_ROWS ? (size_t)model->K * 4
                                                                         : SLDA_SNAP_BLOCK_ROWS);
-    snap_write_header(&pk, model, nrows);
+    snap_write_header(&pk, model, nrows, meta);
     for (uint32_t start = 0; start < nrows && !sink->err; start += SLDA_SNAP_BLOCK_ROWS) {
         uint32_t n = nrows - start < SLDA_SNAP_BLOCK_ROWS ? nrows - start : SLDA_SNAP_BLOCK_ROWS;
         snap_write_block(&pk, model, ids + start, n, scratch);
@@ -545,8 +487,8 @@ static int file_hash(FILE *fp, uint64_t len, uint64_t *hash)
     return 0;
 }
 
-static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const char *path,
-                                  char *errstr, size_t errstr_size)
+static slda_err_t snap_write_file(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                  FILE *fp, const char *path, char *errstr, size_t errstr_size)
 {
     snap_sink_t sink = {0};
     unsigned char trailer[SLDA_SNAP_TRAILER_LEN];
@@ -556,7 +498,7 @@ static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const cha
     sink.fp = fp;
     sink.cap = SNAP_FLUSH_BYTES;
     sink.buf = slda_xmalloc(sink.cap);
-    err = snap_emit(model, &sink, path, errstr, errstr_size);
+    err = snap_emit(model, meta, &sink, path, errstr, errstr_size);
     if (!err && sink_flush(&sink))
         err = sink_error(&sink, path, errstr, errstr_size);
     free(sink.buf);
@@ -573,27 +515,60 @@ static slda_err_t snap_write_file(const slda_model_t *model, FILE *fp, const cha
     return SLDA_OK;
 }
 
+/* A FIFO, device or standard output cannot be re-read for the checksum: the
+ * snapshot is encoded in memory (its whole size) and written in one go. */
+static slda_err_t snap_write_stream(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                    FILE *fp, const char *path, char *errstr,
+                                    size_t errstr_size)
+{
+    void *buf;
+    size_t len;
+    slda_err_t err = slda_snapshot_encode_meta(model, meta, &buf, &len, errstr, errstr_size);
+    if (err)
+        return err;
+    if (fwrite(buf, 1, len, fp) != len)
+        err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot \"%s\": write: %s",
+                           path, strerror(errno ? errno : EIO));
+    free(buf);
+    return err;
+}
+
 slda_err_t slda_snapshot_write(const slda_model_t *model, const char *path, char *errstr,
                                size_t errstr_size)
 {
-    slda_atomic_t af;
+    return slda_snapshot_write_meta(model, NULL, path, errstr, errstr_size);
+}
+
+slda_err_t slda_snapshot_write_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                    const char *path, char *errstr, size_t errstr_size)
+{
+    slda_outfile_t out;
     slda_err_t err;
     if (!model || !path)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "snapshot \"%s\": no model or path", path ? path : "(null)");
-    err = slda_atomic_open(&af, "snapshot", path, errstr, errstr_size);
+    err = slda_outfile_open(&out, "snapshot", path, errstr, errstr_size);
     if (err)
         return err;
-    err = snap_write_file(model, af.fp, path, errstr, errstr_size);
+    if (slda_outfile_seekable(&out))
+        err = snap_write_file(model, meta, out.fp, path, errstr, errstr_size);
+    else
+        err = snap_write_stream(model, meta, out.fp, path, errstr, errstr_size);
     if (err) {
-        slda_atomic_abort(&af);
+        slda_outfile_abort(&out);
         return err;
     }
-    return slda_atomic_commit(&af, errstr, errstr_size);
+    return slda_outfile_commit(&out, errstr, errstr_size);
 }
 
 slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *len,
                                 char *errstr, size_t errstr_size)
+{
+    return slda_snapshot_encode_meta(model, NULL, buf, len, errstr, errstr_size);
+}
+
+slda_err_t slda_snapshot_encode_meta(const slda_model_t *model, const slda_snapshot_meta_t *meta,
+                                     void **buf, size_t *len, char *errstr, size_t errstr_size)
 {
     snap_sink_t sink = {0};
     unsigned char trailer[SLDA_SNAP_TRAILER_LEN];
@@ -603,7 +578,7 @@ slda_err_t slda_snapshot_encode(const slda_model_t *model, void **buf, size_t *l
     if (!model)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "snapshot \"" SNAP_MEM_NAME "\": no model");
-    err = snap_emit(model, &sink, SNAP_MEM_NAME, errstr, errstr_size);
+    err = snap_emit(model, meta, &sink, SNAP_MEM_NAME, errstr, errstr_size);
     if (!err) {
         put_be(trailer, slda_hash64(sink.buf, sink.len, 0), sizeof trailer);
         if (sink_write(&sink, (const char *)trailer, sizeof trailer))
@@ -985,6 +960,7 @@ typedef struct snap_hdr_s {
     double alpha_sum, eta, sigma, corpus_tokens;
     uint64_t t, docs, tokens;
     int64_t created_ms, updated_ms;
+    int64_t event_ms; /* optional "event_ms", 0 when absent */
     slda_params_t p;
     slda_offset_t *offs;
     size_t noffs;
@@ -1063,6 +1039,32 @@ static int check_param_range(snap_rd_t *rd, const char *what, const char *key, d
     return 0;
 }
 
+/* One of the values the configuration table's row for key allows. */
+static int rd_choice(snap_rd_t *rd, const char *what, const char *key, int *idx)
+{
+    const slda_prop_t *prop = slda_conf_prop_find(key);
+    int n = 0;
+    while (prop->values[n])
+        n++;
+    return rd_enum(rd, what, prop->values, n, idx);
+}
+
+/* A key the snapshot lacks: 0 after setting the value its absence means, -1
+ * when the key is required. */
+static int snap_param_absent(const struct snap_param *sp, slda_params_t *p)
+{
+    for (size_t j = 0; j < sizeof snap_optional / sizeof snap_optional[0]; j++) {
+        const slda_prop_t *prop = slda_conf_prop_find(sp->key);
+        if (strcmp(snap_optional[j].key, sp->key) != 0)
+            continue;
+        for (int i = 0; prop->values[i]; i++)
+            if (!strcmp(prop->values[i], snap_optional[j].absent))
+                *(int *)((char *)p + sp->off) = i;
+        return 0;
+    }
+    return -1;
+}
+
 static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_params_t *p)
 {
     char what[64];
@@ -1091,11 +1093,7 @@ static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_para
             return -1;
         p->stats = (slda_stats_kind_t)idx;
         return 0;
-    case PT_ROWS:
-        if (rd_enum(rd, what, rows_names, 2, &idx))
-            return -1;
-        p->rows = (slda_rows_kind_t)idx;
-        return 0;
+    case PT_CHOICE: return rd_choice(rd, what, sp->key, (int *)field);
     }
     return -1;
 }
@@ -1127,11 +1125,8 @@ static int snap_read_params(snap_rd_t *rd, slda_params_t *p)
     for (size_t j = 0; j < SNAP_NPARAMS; j++) {
         if (seen & ((uint64_t)1 << j))
             continue;
-        if (snap_params[j].type == PT_ROWS) { /* older snapshots: trained with decay */
-            p->rows = SLDA_ROWS_DECAY;
-            continue;
-        }
-        return rd_fail(rd, "params: missing key \"%s\"", snap_params[j].key);
+        if (snap_param_absent(&snap_params[j], p))
+            return rd_fail(rd, "params: missing key \"%s\"", snap_params[j].key);
     }
     return 0;
 }
@@ -1273,6 +1268,11 @@ static int snap_read_header(snap_rd_t *rd, snap_hdr_t *h)
             return -1;
         for (f = 0; f < HDR__COUNT && !key_is(key, len, hdr_keys[f]); f++)
             ;
+        if (f == HDR__COUNT && key_is(key, len, HDR_OPT_EVENT_MS)) {
+            if (rd_int(rd, "header \"" HDR_OPT_EVENT_MS "\"", &h->event_ms))
+                return -1;
+            continue;
+        }
         if (f == HDR__COUNT) {
             if (rd_skip(rd, "header value", 0))
                 return -1;
@@ -1301,20 +1301,20 @@ static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
     /* slda_model_alloc seeds the vocabulary hash with p.seed; restore the
      * snapshot's hash seed there and the training seed afterwards. */
     p.seed = h->hash_seed;
-    /* Decoding never touches the file system: a stop-word list given as a
-     * path is not opened (the bytes may come from anywhere, e.g. the
-     * snapshot topic). The model keeps the path in its parameters, and its
-     * tokenizer uses no stop words until a program that trusts the path
-     * rebuilds it (slda_model_set_tokenizer; the service does, from its own
+    /* Decoding never touches the file system: a stop-word file named in
+     * text.stopwords is not opened (the bytes may come from anywhere, e.g.
+     * the snapshot topic). The model keeps the whole setting in its
+     * parameters, and its tokenizer uses the built-in and inline parts only
+     * until a program that trusts the paths rebuilds it
+     * (slda_model_set_tokenizer; the service does, from its own
      * configuration). Built-in lists are compiled in and safe. */
-    int builtin = !p.stopwords || !strcmp(p.stopwords, "none") || !strcmp(p.stopwords, "smart") ||
-                  !strcmp(p.stopwords, "snowball") || !strcmp(p.stopwords, "onix");
-    if (!builtin)
-        p.stopwords = "none";
+    char *safe_stop = slda_stopwords_without_files(p.stopwords);
+    p.stopwords = safe_stop;
     model = slda_model_alloc(&p, h->W, h->fixed, msg, sizeof msg);
-    if (model && !builtin) {
+    free(safe_stop);
+    if (model) {
         free(model->p.stopwords);
-        model->p.stopwords = slda_xstrdup(h->p.stopwords);
+        model->p.stopwords = h->p.stopwords ? slda_xstrdup(h->p.stopwords) : NULL;
     }
     if (!model) {
         rd->err = slda_set_err(rd->errstr, rd->errstr_size,
@@ -1601,8 +1601,9 @@ static slda_err_t snap_check_envelope(const unsigned char *buf, size_t len, cons
     return SLDA_OK;
 }
 
-slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char *name,
-                                         slda_err_t *err_out, char *errstr, size_t errstr_size)
+static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
+                                 slda_snapshot_meta_t *meta, slda_err_t *err_out, char *errstr,
+                                 size_t errstr_size)
 {
     snap_rd_t rd = {0};
     snap_hdr_t h = {0};
@@ -1625,12 +1626,20 @@ slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char
             slda_model_destroy(model);
             model = NULL;
         }
+        if (model && meta)
+            meta->event_ms = h.event_ms;
         snap_hdr_clear(&h);
         err = model ? SLDA_OK : rd.err;
     }
     if (err_out)
         *err_out = err;
     return model;
+}
+
+slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char *name,
+                                         slda_err_t *err_out, char *errstr, size_t errstr_size)
+{
+    return decode_meta(buf, len, name, NULL, err_out, errstr, errstr_size);
 }
 
 slda_model_t *slda_snapshot_decode(const void *buf, size_t len, slda_err_t *err_out,
@@ -1677,6 +1686,12 @@ static int read_all(int fd, unsigned char **out, size_t *len)
 slda_model_t *slda_snapshot_read(const char *path, slda_err_t *err_out, char *errstr,
                                  size_t errstr_size)
 {
+    return slda_snapshot_read_meta(path, NULL, err_out, errstr, errstr_size);
+}
+
+slda_model_t *slda_snapshot_read_meta(const char *path, slda_snapshot_meta_t *meta,
+                                      slda_err_t *err_out, char *errstr, size_t errstr_size)
+{
     struct stat st;
     unsigned char *data = NULL;
     void *map = MAP_FAILED;
@@ -1706,7 +1721,9 @@ slda_model_t *slda_snapshot_read(const char *path, slda_err_t *err_out, char *er
             *err_out = err;
         return NULL;
     }
-    model = slda_snapshot_decode_named(data, len, path, err_out, errstr, errstr_size);
+    if (meta)
+        memset(meta, 0, sizeof *meta);
+    model = decode_meta(data, len, path, meta, err_out, errstr, errstr_size);
     if (map != MAP_FAILED)
         munmap(map, len);
     else

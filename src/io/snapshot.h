@@ -31,24 +31,6 @@ static inline void slda_floats_to_le(const float *src, size_t n, unsigned char *
     }
 }
 
-/* Atomic replacement of a file: everything goes to "<path>.tmp.<pid>" in the
- * same directory; commit flushes, fsyncs, closes, renames over path and fsyncs
- * the directory. On any failure the temp file is removed and path is left as
- * it was. `what` ("snapshot", "export") starts the error messages. */
-typedef struct slda_atomic_s {
-    FILE *fp;         /* opened read-write ("w+b") so the writer may map it */
-    const char *what; /* borrowed */
-    char *path;       /* owned */
-    char *tmp;        /* owned */
-} slda_atomic_t;
-
-slda_err_t slda_atomic_open(slda_atomic_t *af, const char *what, const char *path,
-                            char *errstr, size_t errstr_size);
-/* Always releases af; SLDA_ERR_IO with the path and strerror on failure. */
-slda_err_t slda_atomic_commit(slda_atomic_t *af, char *errstr, size_t errstr_size);
-/* Close and remove the temp file (after a failed write). Accepts a zeroed af. */
-void slda_atomic_abort(slda_atomic_t *af);
-
 /* Same as slda_snapshot_decode, with `name` (a path, a topic) in the error
  * messages instead of "<memory>". */
 slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char *name,

@@ -3,9 +3,12 @@
  * The server runs on libmicrohttpd's internal polling thread, bound to
  * 127.0.0.1 only. It reads the metrics through their atomics and the health
  * mutex (metrics.c), never the model, so a scrape cannot disturb training.
+ * The live page (/ and /api/...) serves copies of JSON text the service thread
+ * published (track/page.c), never the model either.
  */
 #include "metrics.h"
 #include "slda_int.h"
+#include "track.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -24,6 +27,7 @@ struct slda_http_s {
     slda_metrics_t *metrics;
     char *model_name;
     int port;
+    slda_page_t *_Atomic page; /* live page documents (track/page.c), or NULL */
 };
 
 static slda_mhd_result reply(struct MHD_Connection *conn, unsigned status, const char *type,
@@ -63,6 +67,26 @@ static slda_mhd_result handle(void *cls, struct MHD_Connection *conn, const char
         return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", reason, strlen(reason),
                      MHD_RESPMEM_MUST_COPY);
     }
+    slda_page_t *page = http->page;
+    if (page && !strcmp(url, "/")) {
+        size_t len;
+        const char *html = slda_page_html(&len);
+        return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", (void *)html, len,
+                     MHD_RESPMEM_PERSISTENT);
+    }
+    static const char *const api[SLDA_PAGE__COUNT] = {
+        [SLDA_PAGE_TOPICS] = "/api/topics", [SLDA_PAGE_PREVALENCE] = "/api/prevalence",
+        [SLDA_PAGE_EVENTS] = "/api/events", [SLDA_PAGE_STATUS] = "/api/status"};
+    for (int i = 0; page && i < SLDA_PAGE__COUNT; i++) {
+        if (strcmp(url, api[i]))
+            continue;
+        size_t len = 0;
+        char *body = slda_page_get(page, (slda_page_doc_t)i, &len);
+        if (!body)
+            return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "not ready\n", 10,
+                         MHD_RESPMEM_PERSISTENT);
+        return reply(conn, MHD_HTTP_OK, "application/json", body, len, MHD_RESPMEM_MUST_FREE);
+    }
     return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics or /healthz\n",
                  36, MHD_RESPMEM_PERSISTENT);
 }
@@ -100,6 +124,11 @@ slda_http_t *slda_http_start(slda_metrics_t *m, const char *model_name, int port
 int slda_http_port(const slda_http_t *http)
 {
     return http->port;
+}
+
+void slda_http_set_page(slda_http_t *http, slda_page_t *page)
+{
+    http->page = page;
 }
 
 void slda_http_stop(slda_http_t *http)

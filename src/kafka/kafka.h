@@ -49,6 +49,16 @@ slda_err_t slda_ksource_commit(slda_ksource_t *src, const slda_offset_t *offs, s
 struct rd_kafka_consumer_group_metadata_s *slda_ksource_group_metadata(slda_ksource_t *src);
 /* Number of partitions currently assigned. */
 int slda_ksource_assigned(const slda_ksource_t *src);
+/* Pause (1) or resume (0) fetching on every assigned partition, and on any
+ * assigned later while paused. Polling goes on (group membership, callbacks);
+ * positions are unchanged, so nothing is skipped or repeated. */
+slda_err_t slda_ksource_pause(slda_ksource_t *src, int pause);
+/* 1 when the message at offset is a replay (below the group's committed offset
+ * at assignment, the snapshot being older): its records were delivered before. */
+int slda_ksource_replayed(slda_ksource_t *src, const char *topic, int32_t partition,
+                          int64_t offset);
+/* SLDA_ERR_KAFKA (errstr says why) after a fatal consumer error. */
+slda_err_t slda_ksource_fatal(const slda_ksource_t *src, char *errstr, size_t errstr_size);
 
 /* ---- kafka_sink.c: the producers ---- */
 typedef struct slda_ksink_s slda_ksink_t;
@@ -60,20 +70,34 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
 /* Flush for up to flush_ms (aborting an open transaction) and free. */
 void slda_ksink_destroy(slda_ksink_t *sink, int flush_ms);
 int slda_ksink_transactional(const slda_ksink_t *sink);
-/* Produce msg's key/value to deadletter.topic with its headers plus error,
- * error.code, source.topic, source.partition, source.offset. No-op when
- * deadletter.topic is empty. Waits (polling) while the local queue is full. */
+/* Dead letter of msg to deadletter.topic: its key, value and headers as far as
+ * they fit under the producer's message.max.bytes (an oversized value is cut
+ * to fit, or left out: headers value.truncated / value.omitted carry the
+ * original size), plus the headers error, error.code, source.topic,
+ * source.partition, source.offset and original.size. Never blocks; counted
+ * in streamlda_deadletters_total when delivered. SLDA_ERR_KAFKA only when
+ * the sink is fatal. */
 slda_err_t slda_ksink_deadletter(slda_ksink_t *sink, const slda_kmsg_t *msg, slda_err_t code,
                                  const char *reason);
-/* Produce one output record (key = document id, value = json) with the
- * source.* headers of msg. */
+/* One output record (key = document id, value = json) with the source.*
+ * headers of msg. Never blocks; counted when delivered. */
 slda_err_t slda_ksink_output(slda_ksink_t *sink, const slda_kmsg_t *msg, const char *key,
                              size_t keylen, const char *json, size_t len);
-/* Serve delivery reports. */
+/* Serve delivery reports; hand waiting records to librdkafka. */
 void slda_ksink_poll(slda_ksink_t *sink);
-/* Wait up to timeout_ms for every data record to be delivered: 1 when none is
- * left in flight. */
+/* Up to timeout_ms: serve reports and the backlog until every data record is
+ * delivered: 1 when none is left undelivered (and the sink is not fatal). */
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms);
+/* Data records not yet delivered (in librdkafka's hands or waiting here). */
+size_t slda_ksink_undelivered(const slda_ksink_t *sink);
+/* Records waiting in the sink (queue full, or a retry's backoff): the service
+ * pauses consumption while there are any. */
+size_t slda_ksink_backlog(const slda_ksink_t *sink);
+/* Seconds since the last delivery while records are undelivered, else 0. */
+double slda_ksink_stalled_s(const slda_ksink_t *sink);
+/* SLDA_ERR_KAFKA (errstr says why) once a record can never be delivered or a
+ * producer hit a fatal error: the service must stop without committing. */
+slda_err_t slda_ksink_fatal(const slda_ksink_t *sink, char *errstr, size_t errstr_size);
 /* Transactional mode: commit the open transaction with offs as the group's
  * offsets, then begin the next one. SLDA_ERR_KAFKA when the transaction had
  * to be aborted or the producer is fenced (the service must stop and restart

@@ -1,16 +1,29 @@
 /* kafka_sink.c - the producers: dead letters, per-document outputs, snapshot chunks.
  *
- * Two producer handles. The data producer carries dead letters and outputs;
- * it never times a message out (message.timeout.ms=0 unless the user sets it)
- * and the service drains it before each snapshot, so every record of a
- * document inside a snapshot has been delivered before the snapshot's offsets
- * are committed (at-least-once). With kafka.transactional.id and output.topic
- * it is transactional: records and the group's offsets commit together. The
- * snapshot producer publishes encoded snapshots in chunks; its failures never
- * hold the service back: at most one publication is in flight, a newer one is
- * skipped until the previous one is delivered. All record keys of one model
- * go to one partition of snapshot.topic (XXH3-64 of the model name modulo the
- * partition count), so chunks always arrive before their manifest.
+ * Two producer handles. The data producer carries dead letters and outputs.
+ * Nothing it is given is lost and nothing blocks the service thread:
+ *  - a record librdkafka cannot take now (local queue full) waits in the
+ *    sink's backlog and is handed over on a later poll, in order;
+ *  - a record whose delivery fails with an error that may pass (topic missing
+ *    for a while, timeouts, broker errors) goes back to the backlog and is
+ *    produced again after a backoff (100 ms doubling to 5 s), forever;
+ *  - a record that can never be delivered (too large even without its value,
+ *    not authorised, invalid) makes the sink fatal: the service stops with that
+ *    error and commits nothing;
+ *  - dead letters carry what fits under the producer's message.max.bytes: an
+ *    oversized value is cut (or left out), with headers saying so.
+ * The service drains the sink (every record delivered, backlog empty) before a
+ * snapshot's offsets are stored or committed, and pauses consumption while the
+ * backlog is not empty, so undelivered records bound memory. Counters count
+ * delivered records. With kafka.transactional.id and output.topic the data
+ * producer is transactional: records and the group's offsets commit together,
+ * and a failed delivery fails the transaction (no retry: the service stops and
+ * a restart resumes from its last snapshot). The snapshot producer publishes
+ * encoded snapshots in chunks; its failures never hold the service back: at
+ * most one publication is in flight, a newer one is skipped until the previous
+ * one is delivered. All record keys of one model go to one partition of
+ * snapshot.topic (XXH3-64 of the model name modulo the partition count), so
+ * chunks always arrive before their manifest.
  * Delivery reports run inside rd_kafka_poll/flush on the service thread.
  */
 #include "json.h"
@@ -19,6 +32,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +40,29 @@
 
 #define SNAPSHOT_FORMAT 1 /* manifest format version (docs/service.md) */
 #define TXN_TIMEOUT_MS 30000
+#define RETRY_FIRST_S 0.1 /* backoff of a failed record: doubles up to RETRY_MAX_S */
+#define RETRY_MAX_S 5.0
+#define RECORD_SLACK 512  /* bytes a record needs beyond key, value and headers */
+
+/* What a data record is, for counting on delivery (msg_opaque). */
+enum { KIND_DEADLETTER = 1, KIND_OUTPUT = 2 };
+typedef struct rec_meta_s {
+    int kind;
+    slda_err_t code;      /* dead-letter reason */
+    int value_omitted;    /* dead letter already sent without its value */
+    uint32_t attempts;
+} rec_meta_t;
+
+/* A record waiting to be (re)produced. */
+typedef struct pending_s {
+    char *topic;
+    void *key, *val;
+    size_t keylen, len;
+    rd_kafka_headers_t *hdrs; /* owned */
+    int64_t ts;
+    rec_meta_t *meta;         /* owned until produced */
+    double next_try;          /* monotonic seconds */
+} pending_t;
 
 /* msg_opaque tags of snapshot records. */
 #define TAG_CHUNK ((void *)1)
@@ -40,6 +77,12 @@ struct slda_ksink_s {
     size_t chunk_bytes;
     int transactional, txn_open;
     uint64_t data_inflight;   /* produced minus reported */
+    pending_t *backlog;       /* FIFO of records not in librdkafka's hands */
+    size_t bl_head, bl_n, bl_cap;
+    size_t max_bytes;         /* the data producer's message.max.bytes */
+    double progress_at;       /* last delivery, or when undelivered records appeared */
+    char fatal[512];          /* non-empty: a record can never be delivered */
+    int txn_failed;           /* transactional: a record failed, the transaction must abort */
     uint64_t snap_inflight;
     struct timespec publish_start;
 };
@@ -51,17 +94,173 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void set_fatal(slda_ksink_t *sink, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_fatal(slda_ksink_t *sink, const char *fmt, ...)
+{
+    if (sink->fatal[0])
+        return; /* the first cause is the one to report */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sink->fatal, sizeof sink->fatal, fmt, ap);
+    va_end(ap);
+    slda_log(sink->metrics, SLDA_LOG_ERR, NULL, "%s", sink->fatal);
+}
+
+/* Errors no retry can cure for this record. Everything else (unknown topic,
+ * timeouts, leader changes, transport, throttling) is retried. */
+static int delivery_permanent(rd_kafka_resp_err_t err)
+{
+    switch (err) {
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT:
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+    case RD_KAFKA_RESP_ERR__FATAL:
+    case RD_KAFKA_RESP_ERR__FENCED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Seconds to wait before attempt n+1 of a record: 0.1 s doubling to 5 s. */
+static double retry_backoff(uint32_t attempts)
+{
+    double backoff = RETRY_FIRST_S;
+    for (uint32_t i = 1; i < attempts && backoff < RETRY_MAX_S; i++)
+        backoff *= 2;
+    return backoff < RETRY_MAX_S ? backoff : RETRY_MAX_S;
+}
+
+static pending_t *backlog_push(slda_ksink_t *sink)
+{
+    if (sink->bl_n == sink->bl_cap) { /* grow and unwrap the ring */
+        size_t cap = sink->bl_cap ? 2 * sink->bl_cap : 64;
+        pending_t *b = slda_xmalloc(cap * sizeof *b);
+        for (size_t i = 0; i < sink->bl_n; i++)
+            b[i] = sink->backlog[(sink->bl_head + i) % sink->bl_cap];
+        free(sink->backlog);
+        sink->backlog = b;
+        sink->bl_cap = cap;
+        sink->bl_head = 0;
+    }
+    if (!sink->bl_n && !sink->data_inflight)
+        sink->progress_at = mono_s();
+    pending_t *p = &sink->backlog[(sink->bl_head + sink->bl_n++) % sink->bl_cap];
+    memset(p, 0, sizeof *p);
+    return p;
+}
+
+static void pending_free(pending_t *p)
+{
+    free(p->topic);
+    free(p->key);
+    free(p->val);
+    if (p->hdrs)
+        rd_kafka_headers_destroy(p->hdrs);
+    free(p->meta);
+}
+
+static void *memdup_or_null(const void *p, size_t n)
+{
+    if (!p)
+        return NULL;
+    void *q = slda_xmalloc(n ? n : 1);
+    memcpy(q, p, n);
+    return q;
+}
+
+static void count_delivered(slda_ksink_t *sink, const rec_meta_t *meta)
+{
+    if (meta->kind == KIND_DEADLETTER)
+        slda_metrics_deadletter(sink->metrics, meta->code);
+    else
+        slda_metrics_add(sink->metrics, SLDA_M_OUTPUTS, 1);
+}
+
 static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
     slda_ksink_t *sink = opaque;
-    sink->data_inflight--;
+    rec_meta_t *meta = m->_private;
+    /* A failed record stays undelivered (back to the backlog below): counted
+     * in flight until then, so the stall clock keeps running. */
     if (!m->err) {
+        sink->data_inflight--;
+        sink->progress_at = mono_s();
+        count_delivered(sink, meta);
+        free(meta);
         slda_log_reset(sink->metrics, "kafka-deliver");
         return;
     }
+    const char *topic = rd_kafka_topic_name(m->rkt);
+    if (m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT) {
+        sink->data_inflight--;
+        free(meta); /* shutting down: counted as undelivered at exit */
+        return;
+    }
     slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
-    slda_log(sink->metrics, SLDA_LOG_ERR, "kafka-deliver", "kafka: record to %s lost: %s",
-             rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
+    if (sink->transactional) {
+        sink->txn_failed = 1;
+        set_fatal(sink, "kafka: record to %s failed inside the transaction: %s (the transaction "
+                  "is aborted; a restart resumes from the last snapshot)", topic,
+                  rd_kafka_err2str(m->err));
+        sink->data_inflight--;
+        free(meta);
+        return;
+    }
+    int oversize = m->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ||
+                   m->err == RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE;
+    if (delivery_permanent(m->err) &&
+        !(oversize && meta->kind == KIND_DEADLETTER && !meta->value_omitted)) {
+        set_fatal(sink, "kafka: a %s record to %s can never be delivered: %s",
+                  meta->kind == KIND_DEADLETTER ? "dead-letter" : "output", topic,
+                  rd_kafka_err2str(m->err));
+        sink->data_inflight--;
+        free(meta);
+        return;
+    }
+    /* Produce it again later, from a copy (the message is librdkafka's). */
+    pending_t *p = backlog_push(sink);
+    p->topic = slda_xstrdup(topic);
+    p->key = memdup_or_null(m->key, m->key_len);
+    p->keylen = m->key_len;
+    rd_kafka_headers_t *h = NULL;
+    if (!rd_kafka_message_headers(m, &h) && h)
+        p->hdrs = rd_kafka_headers_copy(h);
+    else
+        p->hdrs = rd_kafka_headers_new(8);
+    if (oversize) { /* the broker's limit is lower than the producer's: drop the value */
+        char num[32];
+        snprintf(num, sizeof num, "%zu", m->len);
+        rd_kafka_header_remove(p->hdrs, "value.truncated");
+        rd_kafka_header_add(p->hdrs, "value.omitted", -1, num, -1);
+        meta->value_omitted = 1;
+    } else {
+        p->val = memdup_or_null(m->payload, m->len);
+        p->len = m->len;
+    }
+    rd_kafka_timestamp_type_t tstype;
+    int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+    p->ts = ts > 0 ? ts : 0;
+    meta->attempts++;
+    p->next_try = mono_s() + retry_backoff(meta->attempts);
+    p->meta = meta;
+    sink->data_inflight--;
+    slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
+             "kafka: record to %s not delivered: %s; retrying (attempt %u), offsets wait for it",
+             topic, rd_kafka_err2str(m->err), meta->attempts + 1);
 }
 
 static void snap_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -88,6 +287,11 @@ static void sink_error(rd_kafka_t *rk, int err, const char *reason, void *opaque
     slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
     slda_log(sink->metrics, SLDA_LOG_WARN, key, "kafka producer: %s: %s",
              rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+        char why[512];
+        rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, why, sizeof why);
+        set_fatal(sink, "fatal Kafka producer error: %s: %s", rd_kafka_err2name(orig), why);
+    }
 }
 
 static void sink_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
@@ -217,6 +421,12 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
                               errstr_size);
     if (!sink->data)
         goto fail;
+    char mmb[32];
+    size_t mmb_len = sizeof mmb;
+    sink->max_bytes = 1000000;
+    if (rd_kafka_conf_get(rd_kafka_conf(sink->data), "message.max.bytes", mmb, &mmb_len) ==
+        RD_KAFKA_CONF_OK)
+        sink->max_bytes = strtoull(mmb, NULL, 10);
     if (conf->snapshot_topic && *conf->snapshot_topic &&
         snap_setup(sink, conf, bootstrap, errstr, errstr_size))
         goto fail;
@@ -241,14 +451,22 @@ void slda_ksink_destroy(slda_ksink_t *sink, int flush_ms)
     if (sink->data) {
         if (sink->txn_open)
             rd_kafka_error_destroy(rd_kafka_abort_transaction(sink->data, flush_ms));
-        else
-            rd_kafka_flush(sink->data, flush_ms);
-        if (sink->data_inflight)
-            slda_log(sink->metrics, SLDA_LOG_ERR, NULL,
-                     "kafka: %" PRIu64 " dead-letter/output record(s) not delivered at exit",
-                     sink->data_inflight);
-        rd_kafka_destroy(sink->data);
+        else if (!sink->fatal[0])
+            slda_ksink_drain(sink, flush_ms);
+        /* Purge what is left so every delivery report (and its meta) is served. */
+        rd_kafka_purge(sink->data, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+        for (int i = 0; i < 100 && sink->data_inflight; i++)
+            rd_kafka_poll(sink->data, 10);
+        if (sink->data_inflight || sink->bl_n)
+            slda_log(sink->metrics, SLDA_LOG_WARN, NULL,
+                     "kafka: %zu dead-letter/output record(s) not delivered at exit (their "
+                     "offsets were not committed: they are produced again after a restart)",
+                     (size_t)sink->data_inflight + sink->bl_n);
+        rd_kafka_destroy(sink->data); /* reports what is left: free their meta */
     }
+    for (size_t i = 0; i < sink->bl_n; i++)
+        pending_free(&sink->backlog[(sink->bl_head + i) % sink->bl_cap]);
+    free(sink->backlog);
     if (sink->snap) {
         rd_kafka_flush(sink->snap, flush_ms);
         if (sink->snap_rkt)
@@ -280,48 +498,165 @@ static void hdr_source(rd_kafka_headers_t *h, const slda_kmsg_t *msg)
     hdr_add(h, "source.offset", num);
 }
 
-/* Produce on the data producer, waiting while the local queue is full. */
+/* Hand p to librdkafka: 1 taken (p's buffers are copied or moved), 0 queue
+ * full (p unchanged), -1 refused (the sink turned fatal; p freed). */
+static int produce_now(slda_ksink_t *sink, pending_t *p)
+{
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        sink->data, RD_KAFKA_V_TOPIC(p->topic), RD_KAFKA_V_KEY(p->key, p->keylen),
+        RD_KAFKA_V_VALUE(p->val, p->len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_TIMESTAMP(p->ts), RD_KAFKA_V_HEADERS(p->hdrs), RD_KAFKA_V_OPAQUE(p->meta),
+        RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+        return 0;
+    if (err && !delivery_permanent(err)) { /* e.g. the topic is unknown for now */
+        slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
+        p->meta->attempts++;
+        p->next_try = mono_s() + retry_backoff(p->meta->attempts);
+        slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
+                 "kafka: cannot produce to %s now: %s; retrying, offsets wait for it", p->topic,
+                 rd_kafka_err2str(err));
+        return 0;
+    }
+    if (err) {
+        slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
+        set_fatal(sink, "kafka: cannot produce to %s: %s", p->topic, rd_kafka_err2str(err));
+        pending_free(p);
+        return -1;
+    }
+    if (!sink->data_inflight && !sink->bl_n)
+        sink->progress_at = mono_s();
+    sink->data_inflight++;
+    p->hdrs = NULL; /* librdkafka owns them now */
+    p->meta = NULL;
+    pending_free(p);
+    return 1;
+}
+
+/* Produce what is due from the front of the backlog, in order, until
+ * librdkafka's queue is full or the front record waits for its backoff. */
+static void backlog_pump(slda_ksink_t *sink)
+{
+    double t = sink->bl_n ? mono_s() : 0;
+    while (sink->bl_n && !sink->fatal[0]) {
+        pending_t *p = &sink->backlog[sink->bl_head];
+        if (p->next_try > t)
+            return;
+        int r = produce_now(sink, p);
+        if (r == 0)
+            return;
+        sink->bl_head = (sink->bl_head + 1) % sink->bl_cap;
+        sink->bl_n--;
+    }
+}
+
+/* Queue one record (buffers copied, hdrs and meta taken): straight to
+ * librdkafka unless earlier records wait, else to the backlog. Never blocks. */
 static slda_err_t data_produce(slda_ksink_t *sink, const char *topic, const void *key,
                                size_t keylen, const void *val, size_t len,
-                               rd_kafka_headers_t *hdrs, int64_t ts)
+                               rd_kafka_headers_t *hdrs, int64_t ts, rec_meta_t *meta)
 {
-    for (;;) {
+    if (sink->fatal[0]) {
+        rd_kafka_headers_destroy(hdrs);
+        free(meta);
+        return SLDA_ERR_KAFKA;
+    }
+    pending_t tmp = {.topic = (char *)topic, .key = (void *)key, .keylen = keylen,
+                     .val = (void *)val, .len = len, .hdrs = hdrs, .ts = ts, .meta = meta};
+    if (!sink->bl_n) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
             sink->data, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, keylen),
             RD_KAFKA_V_VALUE((void *)val, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+            RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(meta),
+            RD_KAFKA_V_END);
         if (!err) {
+            if (!sink->data_inflight)
+                sink->progress_at = mono_s();
             sink->data_inflight++;
             return SLDA_OK;
         }
-        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        if (delivery_permanent(err)) {
             rd_kafka_headers_destroy(hdrs);
+            free(meta);
             slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
-            slda_log(sink->metrics, SLDA_LOG_ERR, "kafka-produce", "kafka: produce to %s: %s",
-                     topic, rd_kafka_err2str(err));
+            set_fatal(sink, "kafka: cannot produce to %s: %s", topic, rd_kafka_err2str(err));
             return SLDA_ERR_KAFKA;
         }
-        slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-queue-full",
-                 "kafka: producer queue full, waiting for the brokers");
-        rd_kafka_poll(sink->data, 100);
+        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) { /* retried from the backlog */
+            slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
+            meta->attempts++;
+            tmp.next_try = mono_s() + retry_backoff(meta->attempts);
+            slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
+                     "kafka: cannot produce to %s now: %s; retrying, offsets wait for it", topic,
+                     rd_kafka_err2str(err));
+        }
     }
+    pending_t *p = backlog_push(sink);
+    *p = tmp;
+    p->topic = slda_xstrdup(topic);
+    p->key = memdup_or_null(key, keylen);
+    p->val = memdup_or_null(val, len);
+    if (!tmp.next_try)
+        slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-queue-full",
+                 "kafka: producer queue full; records wait and consumption pauses");
+    return SLDA_OK;
+}
+
+static size_t headers_bytes(const rd_kafka_headers_t *h)
+{
+    size_t total = 0, vlen;
+    const char *name;
+    const void *val;
+    for (size_t i = 0; h && !rd_kafka_header_get_all(h, i, &name, &val, &vlen); i++)
+        total += strlen(name) + vlen + 8;
+    return total;
 }
 
 slda_err_t slda_ksink_deadletter(slda_ksink_t *sink, const slda_kmsg_t *msg, slda_err_t code,
                                  const char *reason)
 {
-    if (!*sink->deadletter_topic)
-        return SLDA_OK;
-    rd_kafka_headers_t *orig = NULL, *hdrs;
-    if (msg->handle && !rd_kafka_message_headers(msg->handle, &orig) && orig)
-        hdrs = rd_kafka_headers_copy(orig);
-    else
-        hdrs = rd_kafka_headers_new(8);
+    rd_kafka_headers_t *orig = NULL, *hdrs = NULL;
+    char num[32];
+    size_t keylen = msg->keylen, len = msg->value ? msg->len : 0;
+    /* What fits under message.max.bytes: our headers, then the original
+     * headers, key and value in that order of importance. */
+    size_t budget = sink->max_bytes > RECORD_SLACK ? sink->max_bytes - RECORD_SLACK : 0;
+    int headers_dropped = 0;
+    if (msg->handle && !rd_kafka_message_headers(msg->handle, &orig) && orig) {
+        if (headers_bytes(orig) <= budget / 4)
+            hdrs = rd_kafka_headers_copy(orig);
+        else
+            headers_dropped = 1;
+    }
+    if (!hdrs)
+        hdrs = rd_kafka_headers_new(10);
     hdr_add(hdrs, "error", reason);
     hdr_add(hdrs, "error.code", slda_err_name(code));
     hdr_source(hdrs, msg);
-    return data_produce(sink, sink->deadletter_topic, msg->key, msg->keylen, msg->value,
-                        msg->len, hdrs, msg->timestamp_ms);
+    snprintf(num, sizeof num, "%zu", len);
+    hdr_add(hdrs, "original.size", num);
+    if (headers_dropped)
+        hdr_add(hdrs, "headers.omitted", "true");
+    size_t used = headers_bytes(hdrs) + 64;
+    if (keylen > budget / 4) {
+        snprintf(num, sizeof num, "%zu", keylen);
+        hdr_add(hdrs, "key.truncated", num);
+        keylen = budget / 4;
+        used += 64;
+    }
+    used += keylen;
+    size_t room = budget > used ? budget - used : 0;
+    if (len > room) {
+        snprintf(num, sizeof num, "%zu", len);
+        hdr_add(hdrs, room ? "value.truncated" : "value.omitted", num);
+        len = room;
+    }
+    rec_meta_t *meta = slda_xcalloc(1, sizeof *meta);
+    meta->kind = KIND_DEADLETTER;
+    meta->code = code;
+    meta->value_omitted = len == 0;
+    return data_produce(sink, sink->deadletter_topic, msg->key, keylen, len ? msg->value : NULL,
+                        len, hdrs, msg->timestamp_ms, meta);
 }
 
 slda_err_t slda_ksink_output(slda_ksink_t *sink, const slda_kmsg_t *msg, const char *key,
@@ -331,30 +666,70 @@ slda_err_t slda_ksink_output(slda_ksink_t *sink, const slda_kmsg_t *msg, const c
         return SLDA_OK;
     rd_kafka_headers_t *hdrs = rd_kafka_headers_new(4);
     hdr_source(hdrs, msg);
+    rec_meta_t *meta = slda_xcalloc(1, sizeof *meta);
+    meta->kind = KIND_OUTPUT;
     return data_produce(sink, sink->output_topic, key, keylen, json, len, hdrs,
-                        msg->timestamp_ms);
+                        msg->timestamp_ms, meta);
 }
 
 void slda_ksink_poll(slda_ksink_t *sink)
 {
     rd_kafka_poll(sink->data, 0);
+    backlog_pump(sink);
     if (sink->snap)
         rd_kafka_poll(sink->snap, 0);
 }
 
+size_t slda_ksink_undelivered(const slda_ksink_t *sink)
+{
+    return (size_t)sink->data_inflight + sink->bl_n;
+}
+
+size_t slda_ksink_backlog(const slda_ksink_t *sink)
+{
+    return sink->bl_n;
+}
+
+double slda_ksink_stalled_s(const slda_ksink_t *sink)
+{
+    if (!slda_ksink_undelivered(sink))
+        return 0;
+    return mono_s() - sink->progress_at;
+}
+
+slda_err_t slda_ksink_fatal(const slda_ksink_t *sink, char *errstr, size_t errstr_size)
+{
+    if (!sink->fatal[0])
+        return SLDA_OK;
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "%s", sink->fatal);
+}
+
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms)
 {
-    if (sink->data_inflight)
-        rd_kafka_flush(sink->data, timeout_ms);
-    else
+    double end = mono_s() + timeout_ms / 1000.0;
+    for (;;) {
         rd_kafka_poll(sink->data, 0);
-    return sink->data_inflight == 0;
+        backlog_pump(sink);
+        if (!slda_ksink_undelivered(sink) || sink->fatal[0])
+            break;
+        double left = end - mono_s();
+        if (left <= 0)
+            break;
+        rd_kafka_poll(sink->data, left < 0.05 ? (int)(left * 1000) + 1 : 50);
+    }
+    return !slda_ksink_undelivered(sink) && !sink->fatal[0];
 }
 
 slda_err_t slda_ksink_txn_commit(slda_ksink_t *sink, slda_ksource_t *src,
                                  const slda_offset_t *offs, size_t n, char *errstr,
                                  size_t errstr_size)
 {
+    if (sink->txn_failed || sink->fatal[0]) {
+        rd_kafka_error_destroy(rd_kafka_abort_transaction(sink->data, TXN_TIMEOUT_MS));
+        sink->txn_open = 0;
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "transaction aborted: %s",
+                            sink->fatal[0] ? sink->fatal : "a record failed");
+    }
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new((int)n + 1);
     for (size_t i = 0; i < n; i++)
         if (offs[i].offset >= 0)

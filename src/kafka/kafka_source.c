@@ -14,6 +14,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,14 @@ struct slda_ksource_s {
     rd_kafka_t *rk;
     slda_metrics_t *metrics;
     slda_offset_t *pos; /* next offset per (topic, partition) */
+    int64_t *replay_end; /* per pos entry: the group's committed offset when the
+                            partition was assigned, if ahead of pos (else -1) */
     size_t npos, cappos;
     int assigned;
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
+    int paused;         /* consumption paused (the service's backpressure) */
+    char fatal[600];    /* non-empty after a fatal consumer error */
 };
 
 /* Index of (topic, partition) in pos, adding it with offset -1 when absent. */
@@ -39,7 +44,9 @@ static size_t pos_find(slda_ksource_t *src, const char *topic, int32_t partition
     if (src->npos == src->cappos) {
         src->cappos = src->cappos ? 2 * src->cappos : 16;
         src->pos = slda_xrealloc(src->pos, src->cappos * sizeof *src->pos);
+        src->replay_end = slda_xrealloc(src->replay_end, src->cappos * sizeof *src->replay_end);
     }
+    src->replay_end[src->npos] = -1;
     slda_offset_t *o = &src->pos[src->npos];
     memset(o, 0, sizeof *o);
     snprintf(o->topic, sizeof o->topic, "%s", topic);
@@ -48,12 +55,49 @@ static size_t pos_find(slda_ksource_t *src, const char *topic, int32_t partition
     return src->npos++;
 }
 
+/* For assigned partitions positioned from our table (a restored snapshot):
+ * the group's committed offset, when it is ahead. Messages below it are
+ * replays whose dead letters and outputs were already delivered (committed
+ * offsets never pass undelivered records; in transactional mode they were
+ * committed with them), so the service trains them without producing again. */
+static void note_replays(slda_ksource_t *src, const rd_kafka_topic_partition_list_t *parts)
+{
+    rd_kafka_topic_partition_list_t *ask = rd_kafka_topic_partition_list_new(parts->cnt + 1);
+    for (int i = 0; i < parts->cnt; i++) {
+        size_t k = pos_find(src, parts->elems[i].topic, parts->elems[i].partition, 0);
+        if (k != SIZE_MAX && src->pos[k].offset >= 0)
+            rd_kafka_topic_partition_list_add(ask, parts->elems[i].topic,
+                                              parts->elems[i].partition);
+    }
+    if (ask->cnt) {
+        rd_kafka_resp_err_t err = rd_kafka_committed(src->rk, ask, 10000);
+        if (err)
+            slda_log(src->metrics, SLDA_LOG_WARN, NULL,
+                     "kafka: committed offsets unknown (%s): records of replayed messages may "
+                     "be produced twice", rd_kafka_err2str(err));
+        for (int i = 0; !err && i < ask->cnt; i++) {
+            const rd_kafka_topic_partition_t *p = &ask->elems[i];
+            size_t k = pos_find(src, p->topic, p->partition, 0);
+            if (p->err || p->offset < 0 || k == SIZE_MAX)
+                continue;
+            src->replay_end[k] = p->offset > src->pos[k].offset ? p->offset : -1;
+            if (src->replay_end[k] >= 0)
+                slda_log(src->metrics, SLDA_LOG_INFO, NULL,
+                         "kafka: %s [%d] offsets %" PRId64 "..%" PRId64 " are replayed from the "
+                         "snapshot; their records were already delivered",
+                         p->topic, (int)p->partition, src->pos[k].offset, p->offset - 1);
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(ask);
+}
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     slda_ksource_t *src = opaque;
     int cooperative = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        note_replays(src, parts);
         for (int i = 0; i < parts->cnt; i++) {
             rd_kafka_topic_partition_t *p = &parts->elems[i];
             size_t k = pos_find(src, p->topic, p->partition, 0);
@@ -73,6 +117,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_error_destroy(e);
         }
         src->assigned += parts->cnt;
+        if (src->paused)
+            rd_kafka_pause_partitions(rk, parts);
         slda_metrics_set_health(src->metrics, 1, NULL);
         slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: assigned %d partition(s)", parts->cnt);
     } else {
@@ -100,9 +146,8 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
     if (err == RD_KAFKA_RESP_ERR__FATAL) {
         char why[512];
         rd_kafka_fatal_error(rk, why, sizeof why);
-        char msg[600];
-        snprintf(msg, sizeof msg, "fatal consumer error: %s", why);
-        slda_metrics_set_health(src->metrics, 0, msg);
+        snprintf(src->fatal, sizeof src->fatal, "fatal Kafka consumer error: %s", why);
+        slda_metrics_set_health(src->metrics, 0, src->fatal);
     }
 }
 
@@ -276,6 +321,7 @@ fail:
     else if (rconf)
         rd_kafka_conf_destroy(rconf);
     free(src->pos);
+    free(src->replay_end);
     free(src);
     return NULL;
 }
@@ -287,6 +333,7 @@ void slda_ksource_destroy(slda_ksource_t *src)
     rd_kafka_consumer_close(src->rk);
     rd_kafka_destroy(src->rk);
     free(src->pos);
+    free(src->replay_end);
     free(src);
 }
 
@@ -363,4 +410,35 @@ struct rd_kafka_consumer_group_metadata_s *slda_ksource_group_metadata(slda_ksou
 int slda_ksource_assigned(const slda_ksource_t *src)
 {
     return src->assigned;
+}
+
+slda_err_t slda_ksource_pause(slda_ksource_t *src, int pause)
+{
+    if (!!pause == src->paused)
+        return SLDA_OK;
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_assignment(src->rk, &parts);
+    if (!err && parts && parts->cnt)
+        err = pause ? rd_kafka_pause_partitions(src->rk, parts)
+                    : rd_kafka_resume_partitions(src->rk, parts);
+    if (parts)
+        rd_kafka_topic_partition_list_destroy(parts);
+    if (err)
+        return SLDA_ERR_KAFKA;
+    src->paused = !!pause;
+    return SLDA_OK;
+}
+
+slda_err_t slda_ksource_fatal(const slda_ksource_t *src, char *errstr, size_t errstr_size)
+{
+    if (!src->fatal[0])
+        return SLDA_OK;
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "%s", src->fatal);
+}
+
+int slda_ksource_replayed(slda_ksource_t *src, const char *topic, int32_t partition,
+                          int64_t offset)
+{
+    size_t k = pos_find(src, topic, partition, 0);
+    return k != SIZE_MAX && offset < src->replay_end[k];
 }

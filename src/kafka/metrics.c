@@ -34,8 +34,9 @@ struct slda_metrics_s {
     _Atomic uint64_t dead[SLDA_ERR__COUNT];
     _Atomic int healthy;     /* consumer */
     _Atomic int svc_failing; /* service (snapshots) */
+    _Atomic int flow_failing; /* stalled producer or consumer */
     pthread_mutex_t lock;    /* reasons, keys, sink */
-    char reason[256], svc_reason[256];
+    char reason[256], svc_reason[256], flow_reason[256];
     log_key_t keys[LOG_KEYS];
     slda_log_sink_cb sink;
     void *sink_opaque;
@@ -134,13 +135,25 @@ void slda_metrics_set_service_health(slda_metrics_t *m, int ok, const char *reas
     pthread_mutex_unlock(&m->lock);
 }
 
+void slda_metrics_set_flow_health(slda_metrics_t *m, int ok, const char *reason)
+{
+    pthread_mutex_lock(&m->lock);
+    snprintf(m->flow_reason, sizeof m->flow_reason, "%s",
+             ok ? "" : (reason ? reason : "unhealthy"));
+    atomic_store(&m->flow_failing, !ok);
+    pthread_mutex_unlock(&m->lock);
+}
+
 int slda_metrics_health(slda_metrics_t *m, char *reason, size_t reason_size)
 {
     pthread_mutex_lock(&m->lock);
-    int svc_failing = atomic_load(&m->svc_failing);
-    int ok = atomic_load(&m->healthy) && !svc_failing;
+    int svc_failing = atomic_load(&m->svc_failing), flow_failing = atomic_load(&m->flow_failing);
+    int healthy = atomic_load(&m->healthy);
+    int ok = healthy && !svc_failing && !flow_failing;
     if (reason_size)
-        snprintf(reason, reason_size, "%s", svc_failing ? m->svc_reason : m->reason);
+        snprintf(reason, reason_size, "%s",
+                 svc_failing ? m->svc_reason : !healthy ? m->reason
+                               : flow_failing ? m->flow_reason : m->reason);
     pthread_mutex_unlock(&m->lock);
     return ok;
 }
@@ -183,6 +196,12 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_M_PUBLISHED, "streamlda_snapshots_published_total", "Snapshots published to snapshot.topic."},
         {SLDA_M_KAFKA_ERRORS, "streamlda_kafka_errors_total", "Kafka client errors."},
         {SLDA_M_OUTPUTS, "streamlda_outputs_total", "Records produced to output.topic."},
+        {SLDA_M_TIME_CLAMPED, "streamlda_event_time_clamped_total",
+         "Event times more than a day ahead of the wall clock, clamped to the newest seen."},
+        {SLDA_M_TIME_LATE, "streamlda_event_time_late_total",
+         "Documents older than the newest event time seen (late data, accepted)."},
+        {SLDA_M_TIME_MISSING, "streamlda_event_time_missing_total",
+         "Documents whose input.time.field was missing or not a time (newest event time used)."},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         prom_metric(f, counters[i].name, "counter", counters[i].help, model,
@@ -209,6 +228,12 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_G_SNAPSHOT_BYTES, "streamlda_snapshot_bytes", "Size of the last snapshot."},
         {SLDA_G_PUBLISH_SECONDS, "streamlda_snapshot_publish_seconds",
          "Publication of the last snapshot to snapshot.topic, first chunk to manifest acknowledged."},
+        {SLDA_G_UNDELIVERED, "streamlda_undelivered_records",
+         "Dead-letter and output records produced but not yet delivered (their offsets wait)."},
+        {SLDA_G_EVENT_TIME, "streamlda_event_time_seconds",
+         "Newest event time seen, seconds since the epoch (0 = none yet)."},
+        {SLDA_G_EVENT_LAG, "streamlda_event_time_lag_seconds",
+         "Event-time lag: wall clock minus the newest event time seen."},
     };
     for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++)
         prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model,
@@ -239,14 +264,25 @@ void slda_metrics_status_line(slda_metrics_t *m, char *buf, size_t size)
         snprintf(perptxt, sizeof perptxt, "%.1f", perp);
     else
         snprintf(perptxt, sizeof perptxt, "-"); /* no held-out documents (heldout.modulo) */
+    double evt = slda_metrics_gauge(m, SLDA_G_EVENT_TIME);
+    char evtxt[80] = "-";
+    if (evt > 0) {
+        time_t et = (time_t)evt;
+        struct tm tm;
+        char iso[32] = "?";
+        if (gmtime_r(&et, &tm))
+            strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(evtxt, sizeof evtxt, "%s (lag %.0f s)", iso,
+                 slda_metrics_gauge(m, SLDA_G_EVENT_LAG));
+    }
     snprintf(buf, size,
              "docs %llu (%.0f/s) tokens %llu (%.0f/s) lag %s updates %llu rho %.4g "
-             "perplexity %s vocab %.0f deadletters %llu",
+             "perplexity %s vocab %.0f deadletters %llu event time %s",
              (unsigned long long)docs, (double)(docs - m->last_docs) / dt,
              (unsigned long long)tokens, (double)(tokens - m->last_tokens) / dt, lagtxt,
              (unsigned long long)slda_metrics_get(m, SLDA_M_UPDATES),
              slda_metrics_gauge(m, SLDA_G_RHO), perptxt, slda_metrics_gauge(m, SLDA_G_VOCAB),
-             (unsigned long long)slda_metrics_deadletters(m, SLDA_OK));
+             (unsigned long long)slda_metrics_deadletters(m, SLDA_OK), evtxt);
     m->last_time = t;
     m->last_docs = docs;
     m->last_tokens = tokens;

@@ -17,6 +17,9 @@ typedef enum {
     SLDA_M_PUBLISHED,    /* snapshots published to snapshot.topic */
     SLDA_M_KAFKA_ERRORS, /* Kafka client errors (error events, failed deliveries, commits) */
     SLDA_M_OUTPUTS,      /* records produced to output.topic */
+    SLDA_M_TIME_CLAMPED, /* event times more than a day ahead of the clock, clamped */
+    SLDA_M_TIME_LATE,    /* documents older than the newest event time seen (late data) */
+    SLDA_M_TIME_MISSING, /* input.time.field missing or unreadable: newest event time used */
     SLDA_M__COUNT
 } slda_metric_counter_t;
 
@@ -28,6 +31,9 @@ typedef enum {
     SLDA_G_SNAPSHOT_SECONDS, /* wall time of the last snapshot (encode + write) */
     SLDA_G_SNAPSHOT_BYTES,   /* size of the last snapshot */
     SLDA_G_PUBLISH_SECONDS,  /* last snapshot.topic publication: first chunk to manifest ack */
+    SLDA_G_UNDELIVERED,      /* dead-letter/output records produced, not yet delivered */
+    SLDA_G_EVENT_TIME,       /* newest event time seen, seconds since the epoch (0 = none) */
+    SLDA_G_EVENT_LAG,        /* wall clock minus the newest event time, seconds */
     SLDA_G__COUNT
 } slda_metric_gauge_t;
 
@@ -51,6 +57,9 @@ uint64_t slda_metrics_deadletters(const slda_metrics_t *m, slda_err_t reason); /
 void slda_metrics_set_health(slda_metrics_t *m, int ok, const char *reason);
 /* Health of the service itself (snapshots); /healthz needs both. */
 void slda_metrics_set_service_health(slda_metrics_t *m, int ok, const char *reason);
+/* Health of the flow (stalled producer or consumer, paused consumption). */
+void slda_metrics_set_flow_health(slda_metrics_t *m, int ok, const char *reason);
+/* 1 when consumer, service and flow are healthy; else the reason. */
 int slda_metrics_health(slda_metrics_t *m, char *reason, size_t reason_size);
 
 /* Prometheus text exposition (version 0.0.4), malloc'ed, caller frees. */
@@ -77,6 +86,10 @@ typedef struct slda_http_s slda_http_t;
 slda_http_t *slda_http_start(slda_metrics_t *m, const char *model_name, int port,
                              char *errstr, size_t errstr_size);
 int slda_http_port(const slda_http_t *http);
+/* Serve the live page at / and its JSON at /api/{topics,prevalence,events,status}
+ * from page (track.h; borrowed, must outlive the server; set before requests). */
+struct slda_page_s;
+void slda_http_set_page(slda_http_t *http, struct slda_page_s *page);
 void slda_http_stop(slda_http_t *http);
 
 #endif

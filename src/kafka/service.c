@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "mockbroker.h"
 #include "slda_int.h"
+#include "track.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,14 +40,19 @@
 #define HELDOUT_MAX 1000      /* documents kept for held-out perplexity */
 #define EMBEDDED_PARTITIONS 4 /* partitions of each topic of the embedded cluster */
 #define POLL_MAX_MS 100       /* longest consumer wait, so the stop flag is seen */
-#define FINAL_FLUSH_MS 30000  /* how long shutdown waits for the producers */
 #define RETRY_S 0.5           /* pause before a deferred snapshot is tried again */
+#define PAGE_S 1.0            /* shortest interval between two live-page publications */
+#define PAGE_WORDS_COST 20.0  /* the topics' top words (K passes over the model) are looked up
+                                 again after at least 20x the time the last look-up took: <= 5% */
+#define TRACK_SUFFIX ".track.json" /* tracking state beside each snapshot (docs/tracking.md) */
 
 typedef struct doc_meta_s {
     char topic[128];
     int32_t partition;
     int64_t offset;
     int64_t timestamp_ms;
+    int replayed; /* output already delivered by an earlier run: train only */
+    int64_t event_ms; /* event time (message timestamp or input.time.field) */
 } doc_meta_t;
 
 struct slda_service_s {
@@ -61,8 +69,8 @@ struct slda_service_s {
     size_t ndocs, cap;
     float *thetas;
     double batch_start;
-    /* held-out reservoir */
-    slda_doc_t *held;
+    /* held-out reservoir, kept by word key (ids go stale once the vocabulary evicts) */
+    slda_heldout_t *held;
     size_t nheld;
     uint64_t heldseen, held_eval_t;
     slda_rng_t rng;
@@ -71,7 +79,28 @@ struct slda_service_s {
     double last_snapshot, last_status;
     int dirty;          /* consumed anything since the last snapshot */
     int deferred;       /* a due snapshot waits for the data producer or the disk */
+    int awaiting;       /* ... for the data producer: hold training and consumption, or
+                           continuous output would starve the snapshot */
     double retry_at;    /* when a deferred snapshot is tried again */
+    uint64_t *good;     /* update counts of this model's snapshot files known to load */
+    size_t ngood, capgood;
+    int lock_fd;        /* flock on <snapshot.dir>/<model.name>.lock, or -1 */
+    int failed;         /* run ended in error: don't wait long for the producers */
+    /* flow */
+    int paused;         /* consumption paused: the producer has a backlog */
+    double paused_since, last_msg_t;
+    /* tracking (src/track): event time always; prevalence, drift, page when conf->track */
+    slda_track_t *track;
+    slda_page_t *page;
+    slda_track_words_t *words; /* K, scratch for the page and comparisons */
+    double *mass;              /* K */
+    double last_page;
+    double words_t, words_cost; /* last look-up of the topics' words: when, how long it took */
+    uint64_t page_updates;     /* update count the topics JSON was made at (+1; 0 = never) */
+    char restored[4096];       /* the snapshot restored from, "" if none */
+    int64_t restored_event_ms; /* its header's newest event time, 0 = none */
+    double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
+    uint64_t rate_docs;
 };
 
 static double now_s(void)
@@ -79,6 +108,13 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int64_t wall_ms(void) /* wall clock, for event times */
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- snapshot files: <dir>/<model>-<updates, 20 digits>.slda ---- */
@@ -94,6 +130,22 @@ static int snapfile_cmp(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0; /* newest first */
 }
 
+/* 1 when name is "<model>-<20 digits>.slda" followed by suffix (exactly, when
+ * suffix is "") or by suffix and anything (a temp file "...slda.tmp.<pid>"). */
+static int is_model_file(const char *name, const char *model, const char *suffix)
+{
+    size_t plen = strlen(model), len = strlen(name);
+    if (len < plen + 26 || strncmp(name, model, plen) || name[plen] != '-')
+        return 0;
+    for (size_t i = plen + 1; i < plen + 21; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    if (strncmp(name + plen + 21, ".slda", 5))
+        return 0;
+    const char *rest = name + plen + 26;
+    return *suffix ? !strncmp(rest, suffix, strlen(suffix)) : !*rest;
+}
+
 /* Snapshot files of model in dir, newest first. */
 static snapfile_t *snapfiles_list(const char *dir, const char *model, size_t *n)
 {
@@ -107,13 +159,7 @@ static snapfile_t *snapfiles_list(const char *dir, const char *model, size_t *n)
     while ((de = readdir(d))) {
         const char *name = de->d_name;
         size_t len = strlen(name);
-        if (len != plen + 1 + 20 + 5 || strncmp(name, model, plen) || name[plen] != '-' ||
-            strcmp(name + len - 5, ".slda"))
-            continue;
-        int digits = 1;
-        for (size_t i = plen + 1; i < plen + 21; i++)
-            digits &= name[i] >= '0' && name[i] <= '9';
-        if (!digits)
+        if (!is_model_file(name, model, ""))
             continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -126,7 +172,8 @@ static snapfile_t *snapfiles_list(const char *dir, const char *model, size_t *n)
         (*n)++;
     }
     closedir(d);
-    qsort(files, *n, sizeof *files, snapfile_cmp);
+    if (*n > 1)
+        qsort(files, *n, sizeof *files, snapfile_cmp);
     return files;
 }
 
@@ -137,17 +184,18 @@ static void snapfiles_free(snapfile_t *files, size_t n)
     free(files);
 }
 
-/* Remove temp files left by a writer killed mid-write ("<name>.slda.tmp.<pid>"). */
+/* Remove temp files left by a writer of this model killed mid-write
+ * ("<model>-<20 digits>.slda.tmp.<pid>"; never another model's). Called with
+ * the model's lock held, so no live writer owns them. */
 static void remove_stale_temps(slda_service_t *svc, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return;
-    size_t plen = strlen(svc->conf->model_name);
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (strncmp(de->d_name, svc->conf->model_name, plen) || de->d_name[plen] != '-' ||
-            !strstr(de->d_name + plen, ".slda.tmp."))
+        if (!is_model_file(de->d_name, svc->conf->model_name, ".tmp.") &&
+            !is_model_file(de->d_name, svc->conf->model_name, TRACK_SUFFIX ".tmp."))
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
@@ -157,47 +205,69 @@ static void remove_stale_temps(slda_service_t *svc, const char *dir)
     closedir(d);
 }
 
-/* The newest snapshot of dir that loads; corrupt ones are skipped with a warning. */
-static slda_model_t *restore_newest(slda_service_t *svc)
+/* One model, one writer: an exclusive flock on <dir>/<model>.lock for the
+ * service's life, holding "pid P host H" of the holder. */
+static slda_err_t lock_model(slda_service_t *svc, const char *dir, char *errstr,
+                             size_t errstr_size)
 {
-    const char *dir = svc->conf->snapshot_dir;
-    if (!dir || !*dir)
-        return NULL;
-    remove_stale_temps(svc, dir);
-    size_t n;
-    snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
-    slda_model_t *model = NULL;
-    for (size_t i = 0; i < n && !model; i++) {
-        char err[512];
-        slda_err_t code = SLDA_OK;
-        model = slda_snapshot_read(files[i].path, &code, err, sizeof err);
-        if (!model)
-            slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "skipping snapshot %s: %s (%s)",
-                     files[i].path, err, slda_err_name(code));
-        else
-            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
-                     "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
-                     slda_model_updates(model), slda_model_docs(model));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.lock", dir, svc->conf->model_name);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot.dir lock %s: %s", path,
+                            strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        char holder[256] = "";
+        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = '\0';
+        holder[strcspn(holder, "\n")] = '\0';
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
+                                "model \"%s\" in snapshot.dir \"%s\" is in use by another "
+                                "streamlda (%s; lock %s): one model, one writer",
+                                svc->conf->model_name, dir, *holder ? holder : "holder unknown",
+                                path);
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "snapshot.dir lock %s: %s", path,
+                            strerror(e));
     }
-    snapfiles_free(files, n);
-    /* text.* come from this service's configuration (snapshots never open
-     * the stop-word file they name) */
-    char err[512];
-    if (model && slda_model_set_tokenizer(model, svc->conf, err, sizeof err) != SLDA_OK)
-        slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "tokenizer of the restored model: %s", err);
-    return model;
+    char host[256] = "?", info[400];
+    gethostname(host, sizeof host - 1);
+    int len = snprintf(info, sizeof info, "pid %ld on host %s\n", (long)getpid(), host);
+    if (ftruncate(fd, 0) || pwrite(fd, info, (size_t)len, 0) != len)
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "lock file %s: %s", path, strerror(errno));
+    svc->lock_fd = fd;
+    return SLDA_OK;
 }
 
-/* Delete all but the newest `keep` snapshots of the model. */
-static void prune_snapshots(slda_service_t *svc)
+static void good_add(slda_service_t *svc, uint64_t updates)
 {
-    size_t n, keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
-    snapfile_t *files = snapfiles_list(svc->conf->snapshot_dir, svc->conf->model_name, &n);
-    for (size_t i = keep; i < n; i++)
-        if (unlink(files[i].path) && errno != ENOENT)
-            slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-prune", "cannot remove %s: %s",
-                     files[i].path, strerror(errno));
-    snapfiles_free(files, n);
+    for (size_t i = 0; i < svc->ngood; i++)
+        if (svc->good[i] == updates)
+            return;
+    if (svc->ngood == svc->capgood) {
+        svc->capgood = svc->capgood ? 2 * svc->capgood : 16;
+        svc->good = slda_xrealloc(svc->good, svc->capgood * sizeof *svc->good);
+    }
+    svc->good[svc->ngood++] = updates;
+}
+
+static int good_has(const slda_service_t *svc, uint64_t updates)
+{
+    for (size_t i = 0; i < svc->ngood; i++)
+        if (svc->good[i] == updates)
+            return 1;
+    return 0;
+}
+
+static void good_remove(slda_service_t *svc, uint64_t updates)
+{
+    for (size_t i = 0; i < svc->ngood; i++)
+        if (svc->good[i] == updates) {
+            svc->good[i] = svc->good[--svc->ngood];
+            return;
+        }
 }
 
 static slda_err_t mkdir_p(const char *dir, char *errstr, size_t errstr_size)
@@ -222,11 +292,122 @@ static slda_err_t mkdir_p(const char *dir, char *errstr, size_t errstr_size)
     return SLDA_OK;
 }
 
+static void reconcile_log(void *opaque, const char *line)
+{
+    slda_log(((slda_service_t *)opaque)->metrics, SLDA_LOG_INFO, NULL, "restore: %s", line);
+}
+
+/* Lock the model's snapshots, then restore the newest one that loads. Every
+ * file of the model is tried (newest first): the ones that load are noted as
+ * prunable, the others are left alone with a warning. When files exist and
+ * none loads, starting a new model would retrain from the committed offsets
+ * and drop what they hold: refused unless snapshot.fresh. *model stays NULL
+ * when there is nothing to restore. */
+static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *errstr,
+                                 size_t errstr_size)
+{
+    *out = NULL;
+    const char *dir = svc->conf->snapshot_dir;
+    if (!dir || !*dir)
+        return SLDA_OK;
+    slda_err_t e = mkdir_p(dir, errstr, errstr_size);
+    if (!e)
+        e = lock_model(svc, dir, errstr, errstr_size);
+    if (e)
+        return e;
+    remove_stale_temps(svc, dir);
+    size_t n, bad = 0;
+    snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
+    slda_model_t *model = NULL;
+    char first_err[700] = "";
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        slda_err_t code = SLDA_OK;
+        slda_snapshot_meta_t meta;
+        slda_model_t *m = slda_snapshot_read_meta(files[i].path, &meta, &code, err, sizeof err);
+        if (!m) {
+            bad++;
+            if (!first_err[0])
+                snprintf(first_err, sizeof first_err, "%s: %s", files[i].path, err);
+            slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                     "snapshot %s does not load: %s (%s); it is left in place and never pruned",
+                     files[i].path, err, slda_err_name(code));
+            continue;
+        }
+        good_add(svc, files[i].updates);
+        if (model) {
+            slda_model_destroy(m);
+            continue;
+        }
+        model = m;
+        snprintf(svc->restored, sizeof svc->restored, "%s", files[i].path);
+        svc->restored_event_ms = meta.event_ms;
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
+                 slda_model_updates(model), slda_model_docs(model));
+    }
+    snapfiles_free(files, n);
+    if (!model && bad) {
+        if (!svc->conf->snapshot_fresh)
+            return slda_set_err(
+                errstr, errstr_size, SLDA_ERR_CORRUPT,
+                "snapshot.dir \"%s\" holds %zu snapshot(s) of model \"%s\" and none loads "
+                "(newest: %s); a new model would restart from the group's committed offsets and "
+                "lose what they hold. Repair or move them, or start a new model beside them with "
+                "--fresh (-X snapshot.fresh=true)",
+                dir, bad, svc->conf->model_name, first_err);
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "snapshot.fresh: starting a new model beside %zu unloadable snapshot(s)", bad);
+    }
+    if (!model)
+        return SLDA_OK;
+    /* text.* left at their defaults keep the snapshot's values: they decide
+     * which words the model's vocabulary holds */
+    char err[512];
+    slda_conf_t *text = slda_model_text_conf(model, svc->conf, reconcile_log, svc);
+    if (slda_model_set_tokenizer(model, text, err, sizeof err) != SLDA_OK)
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "tokenizer of the restored model: %s", err);
+    slda_conf_destroy(text);
+    e = slda_model_reconcile(model, svc->conf, reconcile_log, svc, errstr, errstr_size);
+    if (e) {
+        slda_model_destroy(model);
+        return e;
+    }
+    *out = model;
+    return SLDA_OK;
+}
+
+/* Keep the newest `keep` snapshots of the model that are known to load
+ * (restored, verified at start, or written by this process); files that do
+ * not load, and other models' files, are never touched. */
+static void prune_snapshots(slda_service_t *svc)
+{
+    size_t n, kept = 0, keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
+    snapfile_t *files = snapfiles_list(svc->conf->snapshot_dir, svc->conf->model_name, &n);
+    for (size_t i = 0; i < n; i++) { /* newest first */
+        if (!good_has(svc, files[i].updates) || ++kept <= keep)
+            continue;
+        if (unlink(files[i].path) && errno != ENOENT)
+            slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-prune", "cannot remove %s: %s",
+                     files[i].path, strerror(errno));
+        else {
+            good_remove(svc, files[i].updates);
+            char side[4200];
+            snprintf(side, sizeof side, "%s" TRACK_SUFFIX, files[i].path);
+            unlink(side); /* its tracking state, if any */
+        }
+    }
+    snapfiles_free(files, n);
+}
+
 /* ---- output records ---- */
 
-/* {"id","time","topics":[[k,w],...],"model","update"} for document i. */
-static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
+/* {"id","time","event_time","event_ms","topics":[[k,w],...],"model","update"[,"warmup"]}
+ * for document i; topic k is the model's slot, the id tracking keeps (docs/tracking.md). */
+static void produce_output(slda_service_t *svc, size_t i, uint32_t K, int warmup)
 {
+    if (svc->meta[i].replayed)
+        return;
     const float *theta = svc->thetas + i * K;
     uint32_t top = svc->conf->output_top ? svc->conf->output_top : 3;
     if (top > K)
@@ -250,22 +431,28 @@ static void produce_output(slda_service_t *svc, size_t i, uint32_t K)
     FILE *f = open_memstream(&json, &len);
     fprintf(f, "{\"id\":");
     slda_json_write_string(f, svc->docs[i].id);
-    fprintf(f, ",\"time\":%lld,\"topics\":[", (long long)svc->docs[i].time_ms);
+    char iso[40];
+    slda_time_format(svc->meta[i].event_ms, iso, sizeof iso);
+    fprintf(f, ",\"time\":%lld,\"event_time\":\"%s\",\"event_ms\":%lld,\"topics\":[",
+            (long long)svc->docs[i].time_ms, iso, (long long)svc->meta[i].event_ms);
     for (uint32_t j = 0; j < top; j++)
         fprintf(f, "%s[%u,%.6g]", j ? "," : "", best[j], (double)theta[best[j]]);
     fprintf(f, "],\"model\":");
     slda_json_write_string(f, svc->conf->model_name);
-    fprintf(f, ",\"update\":%" PRIu64 "}", slda_model_updates(svc->model));
+    fprintf(f, ",\"update\":%" PRIu64 "%s}", slda_model_updates(svc->model),
+            warmup ? ",\"warmup\":true" : "");
     fclose(f);
     const doc_meta_t *m = &svc->meta[i];
     slda_kmsg_t msg = {.topic = m->topic, .partition = m->partition, .offset = m->offset,
                        .timestamp_ms = m->timestamp_ms};
-    if (!slda_ksink_output(svc->sink, &msg, svc->docs[i].id, strlen(svc->docs[i].id), json, len))
-        slda_metrics_add(svc->metrics, SLDA_M_OUTPUTS, 1);
-    free(json);
+    slda_ksink_output(svc->sink, &msg, svc->docs[i].id, strlen(svc->docs[i].id), json, len);
+    free(json); /* counted on delivery; a fatal sink stops the loop */
 }
 
 /* ---- minibatches ---- */
+
+static void event_gauges(slda_service_t *svc);
+static void page_publish(slda_service_t *svc);
 
 static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
 {
@@ -273,12 +460,15 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
         return SLDA_OK;
     uint32_t K = slda_model_topics(svc->model);
     int output = svc->conf->output_topic && *svc->conf->output_topic;
-    if (output)
+    int want = output || svc->conf->track; /* the mixtures feed the prevalence too */
+    /* documents trained before the model settled (track.warmup.docs) are flagged */
+    int warmup = slda_model_docs(svc->model) < svc->conf->track_warmup_docs;
+    if (want)
         svc->thetas = slda_xrealloc(svc->thetas, svc->ndocs * K * sizeof *svc->thetas);
     slda_train_stats_t stats;
     memset(&stats, 0, sizeof stats);
     slda_err_t err = slda_model_train(svc->model, svc->docs, svc->ndocs,
-                                      output ? svc->thetas : NULL, &stats, errstr, errstr_size);
+                                      want ? svc->thetas : NULL, &stats, errstr, errstr_size);
     if (err)
         return err;
     slda_metrics_add(svc->metrics, SLDA_M_DOCS, stats.docs);
@@ -286,11 +476,17 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
     slda_metrics_add(svc->metrics, SLDA_M_UPDATES, 1);
     slda_metrics_set(svc->metrics, SLDA_G_RHO, stats.rho);
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    for (size_t i = 0; svc->conf->track && i < svc->ndocs; i++)
+        if (svc->docs[i].ntokens) /* an empty document was not trained */
+            slda_track_add(svc->track, svc->meta[i].event_ms, svc->thetas + i * K);
     for (size_t i = 0; output && i < svc->ndocs; i++)
-        produce_output(svc, i, K);
+        produce_output(svc, i, K, warmup);
     slda_docs_clear(svc->docs, svc->ndocs);
     svc->ndocs = 0;
     svc->batches_since++;
+    event_gauges(svc);
+    if (svc->page && now_s() - svc->last_page >= PAGE_S)
+        page_publish(svc);
     return SLDA_OK;
 }
 
@@ -306,11 +502,14 @@ static void heldout_add(slda_service_t *svc, slda_doc_t *doc)
             return;
         }
         slot = (size_t)j;
-        slda_doc_clear(&svc->held[slot]);
     } else
         svc->nheld++;
-    svc->held[slot] = *doc;
-    slda_doc_init(doc);
+    char err[256];
+    if (slda_heldout_put(svc->held, slot, svc->model, doc, err, sizeof err) != SLDA_OK) {
+        slda_log(svc->metrics, SLDA_LOG_WARN, "heldout", "held-out document dropped: %s", err);
+        svc->nheld = slda_heldout_count(svc->held);
+    }
+    slda_doc_clear(doc);
 }
 
 static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t code,
@@ -318,10 +517,50 @@ static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t c
 {
     char key[64];
     snprintf(key, sizeof key, "deadletter-%s", slda_err_name(code));
-    slda_metrics_deadletter(svc->metrics, code);
+    if (slda_ksource_replayed(svc->src, msg->topic, msg->partition, msg->offset))
+        return; /* delivered by an earlier run */
     slda_log(svc->metrics, SLDA_LOG_WARN, key, "dead letter %s [%d] @%" PRId64 ": %s",
              msg->topic, (int)msg->partition, msg->offset, reason);
-    slda_ksink_deadletter(svc->sink, msg, code, reason);
+    slda_ksink_deadletter(svc->sink, msg, code, reason); /* counted on delivery */
+}
+
+/* The event time of msg: input.time.field when set (when the field is missing
+ * or unreadable, the newest event time seen, else the message timestamp;
+ * counted and logged), else the message timestamp; later than a day ahead of
+ * the clock is clamped to the newest event time seen (counted, logged). */
+static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
+{
+    int64_t ts = msg->timestamp_ms, now = wall_ms();
+    const char *field = svc->conf->input_time_field;
+    if (field && *field) {
+        char err[300];
+        int64_t ms;
+        if (msg->value && slda_time_from_json(msg->value, msg->len, field, &ms, err,
+                                              sizeof err) == SLDA_OK)
+            ts = ms;
+        else { /* the newest event time seen: the stream's time, not the producer's */
+            if (slda_track_newest(svc->track))
+                ts = slda_track_newest(svc->track);
+            slda_metrics_add(svc->metrics, SLDA_M_TIME_MISSING, 1);
+            slda_log(svc->metrics, SLDA_LOG_WARN, "event-time-field",
+                     "%s [%d] @%" PRId64 ": %s; the newest event time seen (else the message "
+                     "timestamp) is used", msg->topic, (int)msg->partition, msg->offset, err);
+        }
+    }
+    int clamped;
+    uint64_t late = slda_track_late(svc->track);
+    int64_t t = slda_track_time(svc->track, ts, now, &clamped);
+    if (clamped) {
+        char iso[40];
+        slda_time_format(ts, iso, sizeof iso);
+        slda_metrics_add(svc->metrics, SLDA_M_TIME_CLAMPED, 1);
+        slda_log(svc->metrics, SLDA_LOG_WARN, "event-time-future",
+                 "%s [%d] @%" PRId64 ": event time %s is more than a day ahead of the clock; "
+                 "clamped to the newest event time seen", msg->topic, (int)msg->partition, msg->offset, iso);
+    }
+    if (slda_track_late(svc->track) != late)
+        slda_metrics_add(svc->metrics, SLDA_M_TIME_LATE, 1);
+    return t;
 }
 
 static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
@@ -362,6 +601,148 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
     meta->partition = msg->partition;
     meta->offset = msg->offset;
     meta->timestamp_ms = msg->timestamp_ms;
+    meta->replayed = slda_ksource_replayed(svc->src, msg->topic, msg->partition, msg->offset);
+    meta->event_ms = event_time(svc, msg);
+}
+
+/* ---- tracking: event-time gauges, the live page, drift at snapshots ---- */
+
+static void event_gauges(slda_service_t *svc)
+{
+    int64_t newest = slda_track_newest(svc->track);
+    slda_metrics_set(svc->metrics, SLDA_G_EVENT_TIME, newest / 1000.0);
+    slda_metrics_set(svc->metrics, SLDA_G_EVENT_LAG,
+                     newest ? (wall_ms() - newest) / 1000.0 : 0);
+}
+
+static void track_event_log(const slda_track_event_t *ev, void *opaque)
+{
+    slda_service_t *svc = opaque;
+    char iso[40];
+    slda_time_format(ev->event_ms, iso, sizeof iso);
+    if (ev->other != UINT32_MAX)
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "topic event: %s of topics %u and %u at %s (JS %.2f): %s", ev->kind, ev->topic,
+                 ev->other, iso, ev->js, ev->words);
+    else
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "topic event: %s of topic %u at %s%s: %s",
+                 ev->kind, ev->topic, iso, ev->js >= 0 ? "" : " (engine)", ev->words);
+}
+
+/* The status document of the live page. */
+static void page_status(slda_service_t *svc)
+{
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    if (!f)
+        return;
+    double t = now_s();
+    uint64_t docs = slda_metrics_get(svc->metrics, SLDA_M_DOCS);
+    double rate = svc->rate_t > 0 && t > svc->rate_t
+                      ? (docs - svc->rate_docs) / (t - svc->rate_t) : 0;
+    if (!svc->rate_t || t - svc->rate_t >= 2.0) { /* a rate over at least 2 s */
+        svc->rate_t = t;
+        svc->rate_docs = docs;
+    }
+    int64_t newest = slda_track_newest(svc->track);
+    fprintf(f, "{\"model\":");
+    slda_json_write_string(f, svc->conf->model_name);
+    fprintf(f, ",\"docs\":%" PRIu64 ",\"docs_per_s\":%.3f,\"updates\":%" PRIu64
+            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":%.6g,"
+            "\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
+            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
+            docs, rate, slda_model_updates(svc->model),
+            slda_metrics_gauge(svc->metrics, SLDA_G_LAG), (long long)newest,
+            newest ? (wall_ms() - newest) / 1000.0 : -1.0,
+            slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY),
+            slda_model_vocab_size(svc->model),
+            slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
+            slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
+            slda_track_clamped(svc->track), slda_metrics_gauge(svc->metrics, SLDA_G_RHO));
+    fclose(f);
+    slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
+}
+
+/* Publish what the live page shows (the HTTP thread serves copies). The
+ * topics' words are looked up again only when the model moved, and not more
+ * often than keeps the look-ups under 1/PAGE_WORDS_COST of the time (and at
+ * each snapshot). */
+static void page_publish(slda_service_t *svc)
+{
+    if (!svc->page)
+        return;
+    size_t len;
+    char *json;
+    double t = now_s();
+    if (svc->page_updates != slda_model_updates(svc->model) + 1 &&
+        t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost) {
+        slda_track_model_words(svc->model, svc->words, svc->mass);
+        svc->page_updates = slda_model_updates(svc->model) + 1;
+        svc->words_t = now_s();
+        svc->words_cost = svc->words_t - t;
+    }
+    if ((json = slda_track_json_topics(svc->track, svc->words, svc->mass, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_TOPICS, json, len);
+    if ((json = slda_track_json_prevalence(svc->track, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_PREVALENCE, json, len);
+    if ((json = slda_track_json_events(svc->track, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
+    page_status(svc);
+    svc->last_page = now_s();
+}
+
+/* At a snapshot: drift and events against the previous one, and the tracking
+ * state written beside the snapshot file (path, or NULL without snapshot.dir). */
+static void track_snapshot(slda_service_t *svc, const char *path)
+{
+    if (!svc->conf->track)
+        return;
+    slda_track_model_words(svc->model, svc->words, svc->mass);
+    svc->page_updates = slda_model_updates(svc->model) + 1;
+    slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
+                       slda_model_updates(svc->model));
+    if (path) {
+        char side[4200], err[600];
+        snprintf(side, sizeof side, "%s" TRACK_SUFFIX, path);
+        if (slda_track_save(svc->track, side, svc->conf->model_name,
+                            slda_model_updates(svc->model), err, sizeof err))
+            slda_log(svc->metrics, SLDA_LOG_WARN, "track-save", "%s", err);
+    }
+    page_publish(svc);
+}
+
+/* The tracker of the restored snapshot's state, or a fresh one (with the
+ * reason logged) when its state is missing, corrupt or for another K. */
+static void track_start(slda_service_t *svc)
+{
+    slda_track_opts_t opts;
+    slda_track_opts_from_conf(&opts, svc->conf);
+    uint32_t K = slda_model_topics(svc->model);
+    svc->track = slda_track_new(K, &opts);
+    slda_track_set_event_cb(svc->track, track_event_log, svc);
+    svc->words = slda_xcalloc(K, sizeof *svc->words);
+    svc->mass = slda_xcalloc(K, sizeof *svc->mass);
+    slda_track_set_newest(svc->track, svc->restored_event_ms); /* the state may know better */
+    if (!svc->restored[0] || !svc->conf->track)
+        return;
+    char side[4200], err[700];
+    snprintf(side, sizeof side, "%s" TRACK_SUFFIX, svc->restored);
+    if (access(side, F_OK)) {
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "no tracking state beside %s (%s missing): prevalence and drift start afresh "
+                 "from this snapshot", svc->restored, side);
+        return;
+    }
+    if (slda_track_load(svc->track, side, err, sizeof err))
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "%s; prevalence and drift start afresh from this snapshot", err);
+    else {
+        char iso[40];
+        slda_time_format(slda_track_newest(svc->track), iso, sizeof iso);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "tracking state loaded from %s: newest event time %s", side, iso);
+    }
 }
 
 /* ---- snapshots ---- */
@@ -382,7 +763,8 @@ static void publish_snapshot(slda_service_t *svc, double *bytes)
     char err[512];
     void *buf = NULL;
     size_t len = 0;
-    if (slda_snapshot_encode(svc->model, &buf, &len, err, sizeof err) ||
+    slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
+    if (slda_snapshot_encode_meta(svc->model, &meta, &buf, &len, err, sizeof err) ||
         slda_ksink_snapshot(svc->sink, svc->conf->model_name, slda_model_updates(svc->model),
                             buf, len, err, sizeof err))
         slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-publish", "%s", err);
@@ -411,13 +793,14 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
     slda_err_t err = train_batch(svc, errstr, errstr_size);
     if (err || !svc->dirty)
         return err;
-    if (!slda_ksink_drain(svc->sink, final ? FINAL_FLUSH_MS : 1000)) {
+    if (!slda_ksink_drain(svc->sink, final ? (int)svc->conf->shutdown_timeout_ms : 100)) {
         defer(svc);
+        svc->awaiting = 1; /* no new minibatch, consumption paused, until delivered */
         slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-deferred",
                  "snapshot deferred: dead-letter/output records not yet delivered");
         return SLDA_OK;
     }
-    svc->deferred = 0;
+    svc->deferred = svc->awaiting = 0;
     slda_log_reset(svc->metrics, "snapshot-deferred");
     size_t n;
     const slda_offset_t *offs = slda_ksource_positions(svc->src, &n);
@@ -432,8 +815,9 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         char path[4096], err2[512];
         snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", dir, svc->conf->model_name,
                  slda_model_updates(svc->model));
-        if (mkdir_p(dir, err2, sizeof err2) ||
-            slda_snapshot_write(svc->model, path, err2, sizeof err2)) {
+        track_snapshot(svc, path); /* first: a snapshot never lacks its state for long */
+        slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
+        if (slda_snapshot_write_meta(svc->model, &meta, path, err2, sizeof err2)) {
             slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
             slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err2);
             defer(svc);
@@ -445,8 +829,10 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         if (!stat(path, &st))
             bytes = (double)st.st_size;
         slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOTS, 1);
+        good_add(svc, slda_model_updates(svc->model));
         prune_snapshots(svc);
-    }
+    } else
+        track_snapshot(svc, NULL);
     slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
     if (svc->conf->snapshot_topic && *svc->conf->snapshot_topic)
         publish_snapshot(svc, &bytes);
@@ -466,15 +852,60 @@ static void status(slda_service_t *svc)
 {
     if (svc->nheld && svc->held_eval_t != slda_model_updates(svc->model)) {
         double pp;
-        if (!slda_eval_perplexity(svc->model, svc->held, svc->nheld, svc->conf->p.seed, &pp,
-                                  NULL))
+        if (!slda_heldout_perplexity(svc->model, svc->held, NULL, svc->conf->p.seed, &pp, NULL))
             slda_metrics_set(svc->metrics, SLDA_G_PERPLEXITY, pp);
         svc->held_eval_t = slda_model_updates(svc->model);
     }
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    event_gauges(svc);
     char line[512];
     slda_metrics_status_line(svc->metrics, line, sizeof line);
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "status: %s", line);
+}
+
+/* ---- flow: backpressure and stall health ---- */
+
+/* Pause consumption while the producer has a backlog (records waiting for
+ * room or for a retry), resume when it is gone; /healthz turns 503 when
+ * records stay undelivered, consumption stays paused, or lagging partitions
+ * yield nothing, for health.stall.ms. */
+static void flow(slda_service_t *svc, double t)
+{
+    size_t backlog = slda_ksink_backlog(svc->sink);
+    int hold = backlog || svc->awaiting;
+    if (hold && !svc->paused) {
+        if (!slda_ksource_pause(svc->src, 1)) {
+            svc->paused = 1;
+            svc->paused_since = t;
+            if (backlog)
+                slda_log(svc->metrics, SLDA_LOG_WARN, "flow-pause",
+                         "consumption paused: %zu dead-letter/output record(s) wait for the "
+                         "brokers", backlog);
+        }
+    } else if (!hold && svc->paused) {
+        if (!slda_ksource_pause(svc->src, 0)) {
+            svc->paused = 0;
+            svc->last_msg_t = t;
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "consumption resumed");
+            slda_log_reset(svc->metrics, "flow-pause");
+        }
+    }
+    double stall = svc->conf->health_stall_ms / 1000.0, lag = slda_metrics_gauge(svc->metrics,
+                                                                                SLDA_G_LAG);
+    double undelivered_s = slda_ksink_stalled_s(svc->sink);
+    char why[256] = "";
+    if (undelivered_s >= stall)
+        snprintf(why, sizeof why, "producer stalled: %zu record(s) undelivered, none delivered "
+                 "for %.0f s", slda_ksink_undelivered(svc->sink), undelivered_s);
+    else if (svc->paused && t - svc->paused_since >= stall)
+        snprintf(why, sizeof why, "consumption paused for %.0f s: the producer has a backlog",
+                 t - svc->paused_since);
+    else if (!svc->paused && lag > 0 && slda_ksource_assigned(svc->src) &&
+             t - svc->last_msg_t >= stall)
+        snprintf(why, sizeof why, "consumer stalled: lag %.0f, no message for %.0f s", lag,
+                 t - svc->last_msg_t);
+    slda_metrics_set_flow_health(svc->metrics, !why[0], why);
+    slda_metrics_set(svc->metrics, SLDA_G_UNDELIVERED, (double)slda_ksink_undelivered(svc->sink));
 }
 
 /* ---- life cycle ---- */
@@ -513,7 +944,8 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
     slda_service_t *svc = slda_xcalloc(1, sizeof *svc);
     svc->conf = slda_conf_dup(conf);
     svc->metrics = slda_metrics_new();
-    svc->held = slda_xcalloc(HELDOUT_MAX, sizeof *svc->held);
+    svc->lock_fd = -1;
+    svc->held = slda_heldout_new();
     slda_rng_seed3(&svc->rng, conf->p.seed, 0x68656c64 /* "held" */, 0);
     if (!svc->conf->model_name || !*svc->conf->model_name) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "property \"model.name\": empty");
@@ -531,9 +963,16 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
         start_embedded(svc, errstr, errstr_size))
         goto fail;
     const char *override = svc->mock ? slda_mock_bootstraps(svc->mock) : NULL;
-    svc->model = restore_newest(svc);
+    if (restore_newest(svc, &svc->model, errstr, errstr_size))
+        goto fail;
     if (!svc->model && !(svc->model = slda_model_new(svc->conf, errstr, errstr_size)))
         goto fail;
+    track_start(svc);
+    if (svc->http && svc->conf->track) {
+        svc->page = slda_page_new();
+        page_publish(svc); /* the page has data to show from the first request */
+        slda_http_set_page(svc->http, svc->page);
+    }
     size_t noffs;
     const slda_offset_t *offs = slda_model_offsets(svc->model, &noffs);
     svc->src = slda_ksource_new(svc->conf, override, offs, noffs, svc->metrics, errstr,
@@ -550,12 +989,19 @@ fail:
     return NULL;
 }
 
+/* A fatal error of either client: the service stops without a snapshot. */
+static slda_err_t fatal(slda_service_t *svc, char *errstr, size_t errstr_size)
+{
+    slda_err_t e = slda_ksink_fatal(svc->sink, errstr, errstr_size);
+    return e ? e : slda_ksource_fatal(svc->src, errstr, errstr_size);
+}
+
 slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,
                             size_t errstr_size)
 {
     const slda_conf_t *c = svc->conf;
     uint32_t batch_docs = c->minibatch_docs ? c->minibatch_docs : 256;
-    svc->last_snapshot = svc->last_status = now_s();
+    svc->last_snapshot = svc->last_status = svc->last_msg_t = now_s();
     slda_err_t err = SLDA_OK;
     while (!*stop && !err) {
         double t = now_s();
@@ -565,31 +1011,45 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             timeout = left <= 0 ? 0 : left * 1000 < timeout ? (int)(left * 1000) + 1 : timeout;
         }
         slda_kmsg_t msg;
-        if (slda_ksource_poll(svc->src, timeout, &msg)) {
+        if (slda_ksource_poll(svc->src, timeout, &msg)) { /* polls even while paused */
+            svc->last_msg_t = now_s();
             handle_message(svc, &msg);
             slda_ksource_release(svc->src, &msg);
         }
         t = now_s();
-        if (svc->ndocs >= batch_docs ||
-            (svc->ndocs && c->minibatch_ms && (t - svc->batch_start) * 1000.0 >= c->minibatch_ms))
+        if (!svc->awaiting &&
+            (svc->ndocs >= batch_docs || (svc->ndocs && c->minibatch_ms &&
+                                          (t - svc->batch_start) * 1000.0 >= c->minibatch_ms)))
             err = train_batch(svc, errstr, errstr_size);
         if (!err && snapshot_due(svc, t))
             err = snapshot(svc, 0, errstr, errstr_size);
         slda_ksink_poll(svc->sink);
+        if (!err)
+            err = fatal(svc, errstr, errstr_size);
+        flow(svc, t);
         if (c->status_ms && (t - svc->last_status) * 1000.0 >= c->status_ms) {
             status(svc);
             svc->last_status = t;
         }
+        if (svc->page && t - svc->last_page >= 2 * PAGE_S)
+            page_publish(svc); /* status and lags move while idle too */
     }
-    if (err)
-        return err; /* no final snapshot: the last good one stays authoritative */
+    if (err) { /* no final snapshot: the last good one stays authoritative */
+        svc->failed = 1;
+        return err;
+    }
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "stopping: final minibatch and snapshot");
     err = snapshot(svc, 1, errstr, errstr_size);
+    if (!err)
+        err = fatal(svc, errstr, errstr_size);
     if (!err && svc->deferred)
         err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
-                           "final snapshot not written (records undelivered after %d ms, or "
-                           "snapshot.dir not writable: see the log); the last snapshot stays "
-                           "authoritative", FINAL_FLUSH_MS);
+                           "final snapshot not written: %zu dead-letter/output record(s) still "
+                           "undelivered after shutdown.timeout.ms=%u, or snapshot.dir not "
+                           "writable (see the log); nothing was committed past the last "
+                           "snapshot, which stays authoritative",
+                           slda_ksink_undelivered(svc->sink), c->shutdown_timeout_ms);
+    svc->failed = err != SLDA_OK;
     status(svc);
     return err;
 }
@@ -599,16 +1059,23 @@ void slda_service_destroy(slda_service_t *svc)
     if (!svc)
         return;
     slda_ksource_destroy(svc->src);
-    slda_ksink_destroy(svc->sink, FINAL_FLUSH_MS);
+    /* Delivered already after a clean stop; after a failure, a short last try. */
+    slda_ksink_destroy(svc->sink, svc->failed ? 1000 : (int)svc->conf->shutdown_timeout_ms);
     slda_http_stop(svc->http);
+    slda_page_destroy(svc->page); /* after the server that reads it */
+    slda_track_destroy(svc->track);
+    free(svc->words);
+    free(svc->mass);
     slda_mock_destroy(svc->mock);
     slda_docs_clear(svc->docs, svc->ndocs);
     free(svc->docs);
     free(svc->meta);
     free(svc->thetas);
-    slda_docs_clear(svc->held, svc->nheld);
-    free(svc->held);
+    slda_heldout_destroy(svc->held);
     slda_model_destroy(svc->model);
+    free(svc->good);
+    if (svc->lock_fd >= 0)
+        close(svc->lock_fd); /* releases the flock */
     slda_metrics_destroy(svc->metrics);
     slda_conf_destroy(svc->conf);
     free(svc);

@@ -45,7 +45,8 @@ static slda_err_t finish(const slda_model_t *model, const text_ctx_t *ctx, char 
     slda_doc_clear(ctx->doc);
     if (ctx->ntokens == 0)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
-                            "document: no tokens (after stop words \"%s\" and text.min.length=%u)",
+                            "document: no tokens (after the text.* cleanup rules, stop words "
+                            "\"%s\" and text.min.length=%u)",
                             model->p.stopwords ? model->p.stopwords : "none",
                             model->p.min_length);
     if (slda_vocab_is_fixed(model->vocab))

@@ -1,4 +1,4 @@
-/* tokenize.h - UTF-8 helpers and stop-word lists shared by the text modules (not installed). */
+/* tokenize.h - UTF-8 helpers, stop-word lists and cleanup rules shared by the text modules (not installed). */
 #ifndef SLDA_TOKENIZE_H
 #define SLDA_TOKENIZE_H
 
@@ -35,5 +35,16 @@ uint32_t slda_char_lower(uint32_t cp);
 /* Number of stop words loaded / whether word (already normalised) is one. */
 size_t slda_tokenizer_stopword_count(const slda_tokenizer_t *tok);
 int slda_tokenizer_is_stopword(const slda_tokenizer_t *tok, const char *word, size_t len);
+
+/* The text.* cleanup rules the tokenizer applies (borrowed, lives as long as
+ * tok). The snapshot writer records these, not the model's parameters: a
+ * tokenizer rebuilt from another configuration (slda_model_set_tokenizer)
+ * is what the model's words came through. */
+const slda_text_rules_t *slda_tokenizer_rules(const slda_tokenizer_t *tok);
+
+/* text.stopwords without its file parts: the built-in lists and inline word
+ * lists of spec joined by '+', or "none" (malloc'ed; spec may be NULL). A
+ * model decoded from a snapshot opens no file the bytes name. */
+char *slda_stopwords_without_files(const char *spec);
 
 #endif

@@ -20,7 +20,14 @@
  * ran for each. So a full vocabulary pays O(W) once per W/100 new words:
  * amortised O(1)-ish per insert. A word is pinned while stamp[id] == epoch,
  * i.e. it was returned by get_or_add since the last slda_vocab_new_epoch; its
- * id therefore stays valid for the documents of the current minibatch.
+ * id therefore stays valid for the documents of the current minibatch. When
+ * every word is pinned (a full vocabulary within one epoch, e.g. a whole
+ * corpus read before training), new words are refused and counted, and the
+ * rest of that epoch refuses them at once instead of rescanning all W.
+ *
+ * Keys: hashes[id] doubles as the word's key (slda_vocab_key). Held-out
+ * documents keep keys rather than ids, because an id is reused for another
+ * word after an eviction while a key never changes its word.
  *
  * Threads: a vocabulary belongs to one thread (the one building documents).
  */
@@ -60,6 +67,8 @@ struct slda_vocab_s {
     slda_evict_cb evict_cb;
     void *evict_opaque;
     uint64_t evictions;
+    uint64_t refused;       /* new words refused: full and every word pinned */
+    uint64_t full_epoch;    /* epoch in which eviction found every word pinned, or 0 */
 };
 
 slda_vocab_t *slda_vocab_new(uint32_t capacity, uint64_t seed, int fixed)
@@ -297,8 +306,11 @@ uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len
         return UINT32_MAX;
     id = pop_free(vocab);
     if (id == EMPTY) {
-        if (!evict_batch(vocab))
+        if (vocab->full_epoch == vocab->epoch || !evict_batch(vocab)) {
+            vocab->full_epoch = vocab->epoch;
+            vocab->refused++;
             return UINT32_MAX;
+        }
         id = pop_free(vocab);
         /* Eviction moved entries in the table: look the slot up again. */
         slot = find_slot(vocab, word, len, h);
@@ -383,4 +395,26 @@ void slda_vocab_new_epoch(slda_vocab_t *vocab)
 uint64_t slda_vocab_evictions(const slda_vocab_t *vocab)
 {
     return vocab->evictions;
+}
+
+uint64_t slda_vocab_refused(const slda_vocab_t *vocab)
+{
+    return vocab->refused;
+}
+
+uint64_t slda_vocab_key(const slda_vocab_t *vocab, uint32_t id)
+{
+    return id < vocab->max_id && vocab->words[id] ? vocab->hashes[id] : 0;
+}
+
+/* Probes the run of key's home slot like find_slot, comparing keys only:
+ * two held words with the same 64-bit key would have to collide in XXH3-64
+ * (about n^2 / 2^65 for n words: 5e-10 at 131,072). The first match wins. */
+uint32_t slda_vocab_find_key(const slda_vocab_t *vocab, uint64_t key)
+{
+    for (size_t i = (size_t)key & vocab->mask;; i = (i + 1) & vocab->mask) {
+        uint32_t id = vocab->slots[i];
+        if (id == EMPTY || vocab->hashes[id] == key)
+            return id;
+    }
 }

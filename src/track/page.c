@@ -1,0 +1,155 @@
+/* page.c - the live page: the JSON documents the HTTP thread serves, and the HTML page.
+ *
+ * The service thread builds each JSON document (topics, prevalence, events,
+ * status) from the model and the tracker, and publishes it here with
+ * slda_page_set; the HTTP thread (http.c) only ever copies the published text
+ * under the mutex, so it never touches the model while training runs. The
+ * page is one self-contained HTML document (inline CSS and JS, SVG charts
+ * drawn in the browser from /api/...; no external resources) that polls the
+ * JSON every few seconds.
+ */
+#include "track.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slda_page_s {
+    pthread_mutex_t lock;
+    char *doc[SLDA_PAGE__COUNT];
+    size_t len[SLDA_PAGE__COUNT];
+};
+
+slda_page_t *slda_page_new(void)
+{
+    slda_page_t *page = slda_xcalloc(1, sizeof *page);
+    pthread_mutex_init(&page->lock, NULL);
+    return page;
+}
+
+void slda_page_destroy(slda_page_t *page)
+{
+    if (!page)
+        return;
+    for (int i = 0; i < SLDA_PAGE__COUNT; i++)
+        free(page->doc[i]);
+    pthread_mutex_destroy(&page->lock);
+    free(page);
+}
+
+void slda_page_set(slda_page_t *page, slda_page_doc_t doc, char *json, size_t len)
+{
+    pthread_mutex_lock(&page->lock);
+    char *old = page->doc[doc];
+    page->doc[doc] = json;
+    page->len[doc] = len;
+    pthread_mutex_unlock(&page->lock);
+    free(old);
+}
+
+char *slda_page_get(slda_page_t *page, slda_page_doc_t doc, size_t *len)
+{
+    char *copy = NULL;
+    pthread_mutex_lock(&page->lock);
+    if (page->doc[doc]) {
+        copy = slda_xmalloc(page->len[doc] + 1);
+        memcpy(copy, page->doc[doc], page->len[doc]);
+        copy[page->len[doc]] = '\0';
+        *len = page->len[doc];
+    }
+    pthread_mutex_unlock(&page->lock);
+    return copy;
+}
+
+static const char page_html[] =
+"<!DOCTYPE html>\n"
+"<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+"<title>streamlda: live topics</title>\n"
+"<link rel=\"icon\" href=\"data:,\">\n"
+"<style>\n"
+"body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;background:#f6f7f9;color:#222}\n"
+"header{background:#1f3a5f;color:#fff;padding:10px 16px}\n"
+"header h1{font-size:18px;margin:0 0 4px}\n"
+"#status{display:flex;flex-wrap:wrap;gap:6px 18px;font-size:13px}\n"
+"#status b{font-weight:600}\n"
+"main{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:14px;padding:14px}\n"
+"section{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:10px 12px}\n"
+"h2{font-size:15px;margin:0 0 8px}\n"
+"#chart svg{width:100%;height:auto;display:block}\n"
+"#legend{font-size:12px;display:flex;flex-wrap:wrap;gap:4px 12px;margin-top:6px}\n"
+"#legend span i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}\n"
+"#topics{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:8px}\n"
+".topic{border:1px solid #e3e6ea;border-radius:5px;padding:6px 8px;font-size:13px}\n"
+".topic .hd{display:flex;justify-content:space-between;align-items:center;gap:6px}\n"
+".bar{height:4px;background:#e8ecf1;border-radius:2px;margin:4px 0}\n"
+".bar i{display:block;height:4px;background:#3b7dd8;border-radius:2px}\n"
+".words{color:#333}\n"
+".tag{font-size:11px;padding:1px 6px;border-radius:8px;color:#fff}\n"
+".emerging{background:#2e8b57}.fading{background:#b5651d}.dead{background:#777}\n"
+".drift{color:#666;font-size:12px}\n"
+"#events{max-height:420px;overflow:auto;font-size:13px;margin:0;padding:0;list-style:none}\n"
+"#events li{border-bottom:1px solid #eee;padding:4px 0}\n"
+"#events .k{font-weight:600;text-transform:uppercase;font-size:11px;margin-right:6px}\n"
+".muted{color:#777}\n"
+"@media (max-width:800px){main{grid-template-columns:1fr;padding:8px}#topics{grid-template-columns:1fr}}\n"
+"</style></head><body>\n"
+"<header><h1>streamlda <span id=\"model\"></span></h1><div id=\"status\">loading...</div></header>\n"
+"<main>\n"
+"<section><h2>Prevalence over event time</h2><div id=\"chart\"><p class=\"muted\">no documents yet</p></div>"
+"<div id=\"legend\"></div></section>\n"
+"<section><h2>Events</h2><ul id=\"events\"><li class=\"muted\">none yet</li></ul></section>\n"
+"<section style=\"grid-column:1/-1\"><h2>Topics <span id=\"ntopics\" class=\"muted\"></span></h2>"
+"<div id=\"topics\"></div></section>\n"
+"</main>\n"
+"<script>\n"
+"'use strict';\n"
+"var COLORS=['#3b7dd8','#d8573b','#2e8b57','#8e44ad','#c29d0b','#16a2b8','#e83e8c','#6c757d','#795548','#20c997'];\n"
+"var topicsData=null;\n"
+"function el(tag,attrs,text){var e=document.createElement(tag);if(attrs)for(var k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;return e;}\n"
+"function svg(tag,attrs){var e=document.createElementNS('http://www.w3.org/2000/svg',tag);for(var k in attrs)e.setAttribute(k,attrs[k]);return e;}\n"
+"function iso(ms){if(!ms)return '-';return new Date(ms).toISOString().replace('.000Z','Z');}\n"
+"function dur(s){if(s<0||s===null||s===undefined)return '-';if(s<120)return s.toFixed(0)+' s';if(s<7200)return (s/60).toFixed(0)+' min';if(s<172800)return (s/3600).toFixed(1)+' h';return (s/86400).toFixed(1)+' d';}\n"
+"function get(u){return fetch(u,{cache:'no-store'}).then(function(r){if(!r.ok)throw new Error(u+': '+r.status);return r.json();});}\n"
+"function renderStatus(s){document.getElementById('model').textContent=s.model||'';var d=document.getElementById('status');d.textContent='';\n"
+" var items=[['documents',s.docs],['docs/s',s.docs_per_s.toFixed(1)],['updates',s.updates],['consumer lag',s.lag<0?'?':s.lag],\n"
+"  ['newest event',iso(s.event_ms)],['event-time lag',dur(s.event_lag_s)],['perplexity',s.perplexity>0?s.perplexity.toFixed(1):'-'],['vocabulary',s.vocab],['warm-up',s.warmup?'yes':'no']];\n"
+" items.forEach(function(it){var sp=el('span');sp.appendChild(el('b',null,it[0]+': '));sp.appendChild(document.createTextNode(String(it[1])));d.appendChild(sp);});}\n"
+"function renderTopics(t){topicsData=t;var box=document.getElementById('topics');box.textContent='';document.getElementById('ntopics').textContent='('+t.K+')';\n"
+" var max=0;t.topics.forEach(function(x){if(x.weight>max)max=x.weight;});\n"
+" t.topics.forEach(function(x){var c=el('div',{'class':'topic','data-topic':x.id});var hd=el('div',{'class':'hd'});\n"
+"  hd.appendChild(el('b',null,'#'+x.id));hd.appendChild(el('span',{'class':'drift'},'weight '+(100*x.weight).toFixed(1)+'%'+(x.drift!==null?' \\u00b7 drift '+x.drift.toFixed(2):'')));\n"
+"  if(x.flag)hd.appendChild(el('span',{'class':'tag '+x.flag},x.flag));if(x.dead)hd.appendChild(el('span',{'class':'tag dead'},'dead'));c.appendChild(hd);\n"
+"  var bar=el('div',{'class':'bar'});var fill=el('i');fill.style.width=(max>0?100*x.weight/max:0).toFixed(1)+'%';bar.appendChild(fill);c.appendChild(bar);\n"
+"  c.appendChild(el('div',{'class':'words'},x.words.map(function(w){return w[0];}).join(' ')));\n"
+"  if(x.entered.length)c.appendChild(el('div',{'class':'drift'},'+ '+x.entered.join(' ')+(x.left.length?'  \\u2212 '+x.left.join(' '):'')));\n"
+"  box.appendChild(c);});}\n"
+"function renderChart(p){var box=document.getElementById('chart'),leg=document.getElementById('legend');var W=p.windows;if(!W.length)return;\n"
+" var K=p.K,last=W[W.length-1].share,ids=[];for(var k=0;k<K;k++)ids.push(k);\n"
+" var score=ids.map(function(k){var m=0;W.forEach(function(w){m+=w.share[k]*w.docs;});return m;});ids.sort(function(a,b){return score[b]-score[a];});ids=ids.slice(0,Math.min(8,K));\n"
+" var w=Math.max(320,Math.min(960,box.clientWidth||640)),h=w<500?220:260,l=40,r=10,tp=10,b=30,t0=W[0].start,t1=W[W.length-1].start;if(t1===t0)t1=t0+p.window_ms;var ymax=0;\n"
+" ids.forEach(function(k){W.forEach(function(x){if(x.share[k]>ymax)ymax=x.share[k];});});if(ymax<=0)ymax=1;ymax=Math.min(1,ymax*1.1);\n"
+" function X(t){return l+(w-l-r)*(t-t0)/(t1-t0);}function Y(v){return tp+(h-tp-b)*(1-v/ymax);}\n"
+" var s=svg('svg',{viewBox:'0 0 '+w+' '+h,role:'img','aria-label':'topic prevalence'});\n"
+" for(var i=0;i<=4;i++){var v=ymax*i/4;s.appendChild(svg('line',{x1:l,x2:w-r,y1:Y(v),y2:Y(v),stroke:'#eee'}));var tx=svg('text',{x:l-4,y:Y(v)+4,'text-anchor':'end','font-size':10,fill:'#777'});tx.textContent=(100*v).toFixed(0)+'%';s.appendChild(tx);}\n"
+" [t0,(t0+t1)/2,t1].forEach(function(t,j){var tx=svg('text',{x:X(t),y:h-10,'text-anchor':j===0?'start':j===2?'end':'middle','font-size':10,fill:'#777'});tx.textContent=iso(t).slice(0,16).replace('T',' ');s.appendChild(tx);});\n"
+" leg.textContent='';ids.forEach(function(k,j){var col=COLORS[j%COLORS.length];var seg=[];\n"
+"  function flush(){if(seg.length)s.appendChild(svg('polyline',{points:seg.join(' '),fill:'none',stroke:col,'stroke-width':2,'class':'series','data-topic':k}));seg=[];}\n"
+"  W.forEach(function(x,i){if(i&&x.start-W[i-1].start>4*p.window_ms)flush();seg.push(X(x.start).toFixed(1)+','+Y(x.share[k]).toFixed(1));});flush();\n"
+"  W.forEach(function(x){s.appendChild(svg('circle',{cx:X(x.start).toFixed(1),cy:Y(x.share[k]).toFixed(1),r:2.5,fill:col,'class':'point'}));});\n"
+"  var words=topicsData&&topicsData.topics[k]?topicsData.topics[k].words.slice(0,3).map(function(w){return w[0];}).join(' '):'';\n"
+"  var sp=el('span');var sw=el('i');sw.style.background=col;sp.appendChild(sw);sp.appendChild(document.createTextNode('#'+k+' '+words));leg.appendChild(sp);});\n"
+" box.textContent='';box.appendChild(s);}\n"
+"function renderEvents(e){var ul=document.getElementById('events');var ev=e.events.slice().reverse();if(!ev.length)return;ul.textContent='';\n"
+" ev.slice(0,100).forEach(function(x){var li=el('li');li.appendChild(el('span',{'class':'k'},x.kind));\n"
+"  li.appendChild(document.createTextNode('#'+x.topic+(x.other!==undefined?' & #'+x.other:'')+' at '+x.event_time+(x.js!==undefined?' (JS '+x.js.toFixed(2)+')':'')+': '+x.words.join(' ')));ul.appendChild(li);});}\n"
+"function refresh(){Promise.all([get('api/status'),get('api/topics'),get('api/prevalence'),get('api/events')]).then(function(a){\n"
+" renderStatus(a[0]);renderTopics(a[1]);renderChart(a[2]);renderEvents(a[3]);}).catch(function(err){document.getElementById('status').textContent='waiting for the service: '+err.message;});}\n"
+"refresh();setInterval(refresh,3000);\n"
+"</script></body></html>\n";
+
+const char *slda_page_html(size_t *len)
+{
+    *len = sizeof page_html - 1;
+    return page_html;
+}

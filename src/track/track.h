@@ -1,0 +1,184 @@
+/* track.h - topic tracking over event time: prevalence windows, drift, events (not installed).
+ *
+ * The tracker is owned by the service thread: it is fed each trained
+ * document's event time and topic mixture (slda_track_add), and at each
+ * snapshot the topics' top words (slda_track_compare), from which it records
+ * drift and emits events. Nothing in it is thread-safe; what the HTTP thread
+ * serves is JSON text made here and handed over through page.c.
+ * docs/tracking.md describes what is tracked, the events and the formats.
+ */
+#ifndef SLDA_TRACK_H
+#define SLDA_TRACK_H
+
+#include "slda_int.h"
+
+#include <stdio.h>
+
+#define SLDA_TRACK_TOP 50       /* words kept per topic for drift (with their mass) */
+#define SLDA_TRACK_SHOW 10      /* words shown per topic, compared for entered/left */
+#define SLDA_TRACK_EVENTS 256   /* events kept (ring) */
+#define SLDA_TRACK_FUTURE_MS (24LL * 3600 * 1000) /* later than now + 1 day: clamped */
+
+typedef struct slda_track_opts_s {
+    int64_t window_ms;     /* track.window */
+    uint32_t windows;      /* track.windows: ring length */
+    uint64_t warmup_docs;  /* track.warmup.docs: no events before this many documents */
+    double change_js;      /* track.change.js */
+    double birth_js;       /* track.birth.js */
+    uint32_t birth_keep;   /* track.birth.keep: at most this many of the top 10 kept = taken over */
+    double merge_js;       /* track.merge.js */
+    double death_floor;    /* track.death.floor: share of documents */
+    uint32_t death_windows;/* track.death.windows */
+    uint32_t trend_windows;/* track.trend.windows: windows of the slope */
+    double trend_slope;    /* track.trend.slope: share per window for emerging/fading */
+} slda_track_opts_t;
+
+/* The defaults of the property table (for tests and tools). */
+void slda_track_opts_default(slda_track_opts_t *opts);
+/* From a configuration's track.* keys. */
+void slda_track_opts_from_conf(slda_track_opts_t *opts, const slda_conf_t *conf);
+
+typedef struct slda_track_s slda_track_t;
+
+/* A tracker for K topics. */
+slda_track_t *slda_track_new(uint32_t K, const slda_track_opts_t *opts);
+void slda_track_destroy(slda_track_t *track);
+uint32_t slda_track_topics(const slda_track_t *track);
+
+/* ---- event time ---- */
+/* The event time to use for a message stamped ts_ms (0 = none: now_ms is
+ * used) when the wall clock says now_ms: later than now + 1 day is clamped to
+ * the newest event time seen (now when none) and counted (*clamped = 1);
+ * earlier than the newest seen is late data, accepted and counted. Moves the
+ * newest event time. */
+int64_t slda_track_time(slda_track_t *track, int64_t ts_ms, int64_t now_ms, int *clamped);
+int64_t slda_track_newest(const slda_track_t *track);  /* 0 = none yet */
+/* Start from a newest event time known elsewhere (a snapshot's header). */
+void slda_track_set_newest(slda_track_t *track, int64_t ms);
+uint64_t slda_track_clamped(const slda_track_t *track);
+uint64_t slda_track_late(const slda_track_t *track);
+
+/* ---- prevalence ---- */
+/* Add one trained document's mixture (K floats) at event time ms to its
+ * window. A document older than the oldest window of the ring is dropped and
+ * counted (slda_track_dropped). docs_total is the model's document count
+ * (for the warm-up). */
+void slda_track_add(slda_track_t *track, int64_t ms, const float *theta);
+uint64_t slda_track_dropped(const slda_track_t *track);
+uint64_t slda_track_docs(const slda_track_t *track);
+/* Windows with documents, oldest first: start times (ms), document counts and
+ * K mean shares each (caller's arrays of at least `windows` and windows x K).
+ * Returns the number written. */
+size_t slda_track_windows(const slda_track_t *track, int64_t *start, double *docs,
+                          double *share);
+/* Trend of topic k over the last trend.windows windows with documents: the
+ * least-squares slope of its share per window; 0 with fewer than 2. */
+double slda_track_slope(const slda_track_t *track, uint32_t k);
+/* "emerging", "fading" or NULL, from the slope and track.trend.slope. */
+const char *slda_track_flag(const slda_track_t *track, uint32_t k);
+
+/* ---- drift and events ---- */
+/* A topic's words at one snapshot: up to SLDA_TRACK_TOP words (NUL-terminated,
+ * borrowed for the call) with their probabilities, highest first. */
+typedef struct slda_track_words_s {
+    size_t n;
+    const char *word[SLDA_TRACK_TOP];
+    float prob[SLDA_TRACK_TOP];
+} slda_track_words_t;
+
+typedef struct slda_track_event_s {
+    char kind[12];        /* birth, death, merge, change, or an engine kind */
+    uint32_t topic, other;/* other: merge partner, else UINT32_MAX */
+    int64_t event_ms;     /* newest event time when it was seen */
+    uint64_t update;      /* the model's update count */
+    double js;            /* drift (change, birth) or distance (merge) */
+    char words[200];      /* top words, space separated */
+} slda_track_event_t;
+
+/* Called for each new event (may be NULL): the service logs and publishes it. */
+typedef void (*slda_track_event_cb)(const slda_track_event_t *ev, void *opaque);
+void slda_track_set_event_cb(slda_track_t *track, slda_track_event_cb cb, void *opaque);
+
+/* At a snapshot: words[k] for every topic k, mass[k] = its share of the
+ * model's tokens, docs = documents trained so far, update = the update count.
+ * Records each topic's Jensen-Shannon distance to the previous comparison and
+ * the words that entered/left its top 10, and emits birth, death, merge and
+ * change events (none while docs < warmup). The first comparison only records. */
+void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
+                        const double *mass, uint64_t docs, uint64_t update);
+/* The topic words of a model, for slda_track_compare (words borrowed from
+ * the model until its vocabulary changes); mass from the topic totals.
+ * words: K entries. */
+void slda_track_model_words(const slda_model_t *model, slda_track_words_t *words,
+                            double *mass);
+/* The engine's own births/retirements of topic slots (a later engine reports
+ * them here): recorded and emitted like the tracker's events. */
+void slda_track_engine_event(slda_track_t *track, const char *kind, uint32_t topic,
+                             const char *words, uint64_t update);
+/* Events kept, oldest first: *n receives the count. Borrowed. */
+const slda_track_event_t *slda_track_events(const slda_track_t *track, size_t *n,
+                                            size_t *first);
+/* Drift of topic k at the last comparison (-1 before two comparisons). */
+double slda_track_drift(const slda_track_t *track, uint32_t k);
+
+/* Jensen-Shannon distance (sqrt of the divergence, log base 2: 0..1) between
+ * two truncated word distributions; the mass outside each list is one more
+ * outcome ("other words"). */
+double slda_track_js(const slda_track_words_t *a, const slda_track_words_t *b);
+
+/* ---- state and JSON ---- */
+/* The whole tracking state as JSON (docs/tracking.md, "Sidecar"). */
+void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model_name,
+                           uint64_t update);
+/* Restore from the sidecar text; SLDA_ERR_PARSE / SLDA_ERR_INVALID (other K,
+ * other window) / SLDA_ERR_CORRUPT with the reason: the tracker is then
+ * unchanged. */
+slda_err_t slda_track_read_json(slda_track_t *track, const char *text, size_t len,
+                                char *errstr, size_t errstr_size);
+/* Write <path> atomically (slda_outfile) / read it. */
+slda_err_t slda_track_save(const slda_track_t *track, const char *path, const char *model_name,
+                           uint64_t update, char *errstr, size_t errstr_size);
+slda_err_t slda_track_load(slda_track_t *track, const char *path, char *errstr,
+                           size_t errstr_size);
+
+/* Page JSON for /api/topics, /api/prevalence, /api/events (malloc'ed, caller frees). */
+char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t *words,
+                             const double *mass, size_t *len);
+char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
+char *slda_track_json_events(const slda_track_t *track, size_t *len);
+
+/* ---- evtime.c: time values ---- */
+/* Milliseconds since the epoch from an ISO 8601 date-time ("2016-02-01",
+ * "2016-02-01T12:30:00Z", "...+01:00", ".123" fractions, ' ' for 'T'), a
+ * Twitter created_at ("Wed Oct 10 20:19:24 +0000 2018"), or epoch seconds /
+ * milliseconds (a number below 1e11 is seconds). SLDA_ERR_PARSE otherwise. */
+slda_err_t slda_time_parse(const char *s, size_t len, int64_t *ms);
+/* The event time in field `field` of a JSON object message (a string or a
+ * number). SLDA_ERR_PARSE when the value is not a JSON object, the field is
+ * missing or its value is not a time. */
+slda_err_t slda_time_from_json(const char *val, size_t len, const char *field, int64_t *ms,
+                               char *errstr, size_t errstr_size);
+/* "2016-02-01T12:30:00Z" (UTC, second precision) into buf (>= 32 bytes). */
+void slda_time_format(int64_t ms, char *buf, size_t size);
+
+/* ---- page.c: what the HTTP thread serves ---- */
+typedef enum {
+    SLDA_PAGE_TOPICS = 0,
+    SLDA_PAGE_PREVALENCE,
+    SLDA_PAGE_EVENTS,
+    SLDA_PAGE_STATUS,
+    SLDA_PAGE__COUNT
+} slda_page_doc_t;
+typedef struct slda_page_s slda_page_t;
+slda_page_t *slda_page_new(void);
+void slda_page_destroy(slda_page_t *page);
+/* Publish a new version of one document (takes ownership of json, malloc'ed).
+ * Called by the service thread; readers keep the old one until they drop it. */
+void slda_page_set(slda_page_t *page, slda_page_doc_t doc, char *json, size_t len);
+/* A copy of the current document (malloc'ed, caller frees), or NULL when none
+ * was published yet. Any thread. */
+char *slda_page_get(slda_page_t *page, slda_page_doc_t doc, size_t *len);
+/* The live page: one self-contained HTML document (inline CSS and JS). */
+const char *slda_page_html(size_t *len);
+
+#endif

@@ -1,0 +1,295 @@
+"""realkafka.py - helpers of the real-broker tests (tests/01NN-realkafka_*.py).
+
+Those tests run against one Apache Kafka broker for the whole ctest run (the
+fixture tests realkafka_start/realkafka_stop call scripts/kafka.sh; its
+address is in the file $REALKAFKA_ADDRESS_FILE, or given directly as
+$REALKAFKA_BOOTSTRAP when a test is run by hand). They use confluent-kafka
+(from the venv scripts/kafka.sh fetch creates under build-cache/) as the
+independent client: the Admin API to create each test's own uniquely named
+topics (the service never creates topics; the broker has auto-creation off),
+a producer that waits for every delivery report, and consumers that read a
+topic to its end (read_committed by default). The service itself is driven
+with the helpers of tests/0010-kafka_e2e.py (Service, check, wait_for,
+snapshot readers), loaded from that file as the mock-cluster tests do.
+"""
+import collections
+import importlib.util
+import os
+import random
+import threading
+import time
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("e2e", os.path.join(HERE, "0010-kafka_e2e.py"))
+e2e = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(e2e)
+check, wait_for, done = e2e.check, e2e.wait_for, e2e.done
+BIN, SRC = e2e.BIN, e2e.SRC
+
+Msg = collections.namedtuple("Msg", "partition offset key value headers")
+
+
+def bootstrap():
+    """The broker's address: $REALKAFKA_BOOTSTRAP, else the fixture's address file."""
+    addr = os.environ.get("REALKAFKA_BOOTSTRAP")
+    if addr:
+        return addr
+    path = os.environ.get("REALKAFKA_ADDRESS_FILE")
+    if not path:
+        raise SystemExit("neither REALKAFKA_BOOTSTRAP nor REALKAFKA_ADDRESS_FILE is set "
+                         "(run with `ctest -L realkafka`, or start a broker with scripts/kafka.sh)")
+    with open(path) as f:
+        return f.read().strip()
+
+
+def unique(test):
+    """A prefix no earlier run on this broker has used (the broker may outlive a run)."""
+    return "rk%s-%d-%d-%04x" % (test, os.getpid(), int(time.time()), random.getrandbits(16))
+
+
+def create_topics(addr, spec, config=None):
+    """Create topics {name: partitions} (replication factor 1, optional topic config) and
+    wait until every partition has a leader."""
+    admin = AdminClient({"bootstrap.servers": addr})
+    futures = admin.create_topics([NewTopic(t, num_partitions=p, replication_factor=1,
+                                            config=dict((config or {}).get(t, {})))
+                                   for t, p in spec.items()], operation_timeout=30)
+    for topic, fut in futures.items():
+        fut.result(timeout=60)  # raises on failure: the test cannot go on without its topics
+
+    def ready():
+        md = admin.list_topics(timeout=10)
+        return all(t in md.topics and len(md.topics[t].partitions) == p
+                   and all(pm.leader >= 0 for pm in md.topics[t].partitions.values())
+                   for t, p in spec.items())
+    if not wait_for(ready, 60, "leaders for %s" % sorted(spec)):
+        raise RuntimeError("topics %s have no leaders" % sorted(spec))
+    print("created topics %s" % ", ".join("%s:%d" % tp for tp in sorted(spec.items())))
+
+
+def produce(addr, topic, records, conf=None):
+    """records: (key, value, headers, partition or None). Waits for every delivery report;
+    returns [(partition, offset)] in the order of records (None for a failed one)."""
+    settings = {"bootstrap.servers": addr, "acks": "all", "linger.ms": 5,
+                "enable.idempotence": True}
+    settings.update(conf or {})
+    prod = Producer(settings)
+    result = [None] * len(records)
+    errors = []
+
+    def report(i):
+        def cb(err, msg):
+            if err is None:
+                result[i] = (msg.partition(), msg.offset())
+            else:
+                errors.append(str(err))
+        return cb
+    for i, (key, value, headers, part) in enumerate(records):
+        kw = {"key": key, "value": value, "headers": headers, "on_delivery": report(i)}
+        if part is not None:
+            kw["partition"] = part
+        while True:
+            try:
+                prod.produce(topic, **kw)
+                break
+            except BufferError:  # local queue full: let deliveries drain
+                prod.poll(0.1)
+        prod.poll(0)
+    left = prod.flush(120)
+    ok = sum(1 for r in result if r is not None)
+    check(ok == len(records) and left == 0, "confluent-kafka delivered every message to " + topic,
+          ok, len(records), errors[:3])
+    return result
+
+
+def consume_all(addr, topic, isolation="read_committed", idle_s=5.0, timeout_s=120, conf=None):
+    """Every record of topic a consumer with `isolation` sees, from the beginning of each
+    partition until its position reaches the high watermark as of the call (control records
+    and aborted records take offsets too) or nothing arrives for idle_s seconds."""
+    settings = {"bootstrap.servers": addr, "group.id": unique("-reader"),
+                "enable.auto.commit": False, "isolation.level": isolation,
+                "enable.partition.eof": False}
+    settings.update(conf or {})
+    cons = Consumer(settings)
+    md = cons.list_topics(topic, timeout=10)
+    parts = sorted(md.topics[topic].partitions)
+    end = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
+    cons.assign([TopicPartition(topic, p, 0) for p in parts])
+    out = []
+    last = time.time()
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        msgs = cons.consume(500, timeout=0.5)
+        for m in msgs:
+            if m.error():
+                if m.error().code() != KafkaError._PARTITION_EOF:
+                    print("consumer error on %s: %s" % (topic, m.error()))
+                continue
+            out.append(Msg(m.partition(), m.offset(), m.key(), m.value(), m.headers() or []))
+        if msgs:
+            last = time.time()
+        pos = {tp.partition: tp.offset for tp in cons.position([TopicPartition(topic, p) for p in parts])}
+        if all(end[p] == 0 or pos.get(p, -1) >= end[p] for p in parts):
+            break
+        if time.time() - last > idle_s:
+            print("consume_all %s: idle for %.0fs at positions %s, end %s" % (topic, idle_s, pos, end))
+            break
+    cons.close()
+    return out
+
+
+def high_watermarks(addr, topic):
+    """{partition: high watermark} of topic."""
+    cons = Consumer({"bootstrap.servers": addr, "group.id": unique("-hw"), "enable.auto.commit": False})
+    parts = sorted(cons.list_topics(topic, timeout=10).topics[topic].partitions)
+    hw = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
+    cons.close()
+    return hw
+
+
+def headers_dict(headers):
+    return {k: (v.decode("utf-8", "replace") if v is not None else None) for k, v in headers}
+
+
+def fetch_at(addr, topic, partition, offset):
+    """The record at (topic, partition, offset), or None."""
+    cons = Consumer({"bootstrap.servers": addr, "group.id": unique("-fetch"),
+                     "enable.auto.commit": False})
+    cons.assign([TopicPartition(topic, partition, offset)])
+    found = None
+    end = time.time() + 20
+    while found is None and time.time() < end:
+        m = cons.poll(0.5)
+        if m is not None and not m.error():
+            found = Msg(m.partition(), m.offset(), m.key(), m.value(), m.headers() or [])
+    cons.close()
+    return found
+
+
+def service(tmp, addr, props, name):
+    """`streamlda run` against the real broker (tests/0010's Service: own process, log file)."""
+    return e2e.Service(tmp, addr, props, name=name)
+
+
+def alive(svc):
+    return svc.proc.poll() is None
+
+
+def metrics(svc):
+    """/metrics of a running service; {} at once if it has exited (tests/0010's Service would
+    wait 30 s for an http line that never comes)."""
+    return svc.metrics() if alive(svc) else {}
+
+
+def assigned(svc, timeout=60):
+    """Wait until the service has its partitions (signal handlers installed, group joined);
+    False at once if it exits first (its log is printed)."""
+    ok = wait_for(lambda: "kafka: assigned" in svc.text() or not alive(svc), timeout, "partition assignment")
+    if not alive(svc):
+        check(False, "service running after start", svc.proc.returncode)
+        print(svc.text()[-3000:])
+        return False
+    return ok
+
+
+def newest_docs(snapdir, model):
+    return (e2e.newest_header(snapdir, model) or {}).get("docs", 0)
+
+
+class Feeder(threading.Thread):
+    """Produces records (key, value, headers, partition) at a steady pace over `seconds` in
+    its own thread, so a test can kill the service at random moments *during* the stream
+    (the service trains faster than Kafka delivers a pre-filled topic). Waits for every
+    delivery report; `delivered` counts them, `errors` keeps the failures."""
+
+    def __init__(self, addr, topic, records, seconds, conf=None):
+        super().__init__(daemon=True)
+        self.addr, self.topic, self.records, self.seconds = addr, topic, records, seconds
+        self.conf = conf or {}
+        self.delivered, self.errors = 0, []
+
+    def _report(self, err, msg):
+        if err is None:
+            self.delivered += 1
+        else:
+            self.errors.append(str(err))
+
+    def run(self):
+        settings = {"bootstrap.servers": self.addr, "acks": "all", "linger.ms": 5,
+                    "enable.idempotence": True}
+        settings.update(self.conf)
+        prod = Producer(settings)
+        t0, n = time.time(), len(self.records)
+        for i, (key, value, headers, part) in enumerate(self.records):
+            lag = t0 + self.seconds * i / n - time.time()
+            if lag > 0:
+                prod.poll(lag)
+            kw = {"key": key, "value": value, "headers": headers, "on_delivery": self._report}
+            if part is not None:
+                kw["partition"] = part
+            while True:
+                try:
+                    prod.produce(self.topic, **kw)
+                    break
+                except BufferError:
+                    prod.poll(0.05)
+        prod.flush(120)
+
+
+def crash_runs(tmp, addr, props, snapdir, model, total, feeder, rng, min_step, max_delay):
+    """Kill the service with SIGKILL three times while `feeder` (started here) streams the
+    documents in, restarting it each time; each run has its own log (run1.log, ...). A run is
+    killed once it has trained min_step documents and written a snapshot of its own, after a
+    further random delay of up to max_delay seconds, right after it next trains a minibatch
+    (so the kill falls into the outputs / commit / snapshot sequence that follows one). Then a
+    last run (final.log) until the newest snapshot holds `total` documents, stopped with
+    SIGTERM. Checks that every kill
+    landed while the stream was still flowing, that every restart restored a snapshot, that
+    the feeder delivered everything, and the last run's exit 0. Returns the last Service, with
+    its final /metrics in .last_metrics."""
+    feeder.start()
+    kills = 3
+    for i in range(kills):
+        before = newest_docs(snapdir, model)
+        svc = service(tmp, addr, props, "run%d" % (i + 1))
+        assigned(svc)
+        trained = lambda: metrics(svc).get("streamlda_documents_total", 0)
+        wait_for(lambda: (trained() >= min_step and newest_docs(snapdir, model) > before) or not alive(svc),
+                 120, "run %d: %d documents and a snapshot" % (i + 1, min_step), step=0.05)
+        time.sleep(rng.random() * max_delay)
+        # ... and at the moment a minibatch has just been trained, so that the kill falls
+        # into the work that follows it (outputs, transaction commit, snapshot write).
+        last, busy_end = trained(), time.time() + 5
+        while time.time() < busy_end and alive(svc):
+            time.sleep(0.005)
+            cur = trained()
+            if cur > last:
+                break
+            last = cur
+        now = before + trained()
+        check(alive(svc) and feeder.is_alive() and now < total,
+              "kill %d lands mid-stream (documents: restored, trained at the kill, produced, total)" % (i + 1),
+              before, now, feeder.delivered, total)
+        svc.kill9()
+        print("kill %d: SIGKILL at %d documents trained, %d in the newest snapshot, %d produced"
+              % (i + 1, now, newest_docs(snapdir, model), feeder.delivered))
+    svc = service(tmp, addr, props, "final")
+    assigned(svc, timeout=90)
+    feeder.join(150)
+    check(feeder.delivered == total and not feeder.errors, "the feeder delivered every document",
+          feeder.delivered, total, feeder.errors[:3])
+    wait_for(lambda: newest_docs(snapdir, model) >= total or not alive(svc), 150,
+             "a snapshot with all %d documents" % total, step=0.3)
+    time.sleep(1)  # a document counted twice would show in /metrics by now
+    svc.last_metrics = metrics(svc)
+    rc = svc.stop()
+    check(rc == 0, "last run: SIGTERM -> exit 0", rc)
+    if rc != 0:
+        print("\n".join(line for line in svc.text().splitlines() if "status:" not in line)[-3000:])
+    restored = sum(1 for n in ["run%d" % (i + 1) for i in range(1, kills)] + ["final"]
+                   if "restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read())
+    check(restored == kills, "a snapshot was restored at each of the %d restarts" % kills, restored)
+    return svc

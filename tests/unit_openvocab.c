@@ -1,0 +1,380 @@
+/* unit_openvocab.c - the open-vocabulary path: smoothing over the words the model holds,
+ * no persistent noise in late words' rows, held-out documents scored on the right words
+ * after eviction.
+ *
+ * Documents are built from text ("t3w17" ...) through the model's own vocabulary, as the
+ * readers and the Kafka service build them, so ids are the open vocabulary's.
+ */
+#include "model.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static slda_params_t base_params(uint32_t K, uint32_t capacity)
+{
+    slda_params_t p;
+    memset(&p, 0, sizeof p);
+    p.topics = K;
+    p.alpha = 0.1;
+    p.eta = 0.1;
+    p.vb = SLDA_VB_CVB0;
+    p.hybrid = 1;
+    p.threshold = 1;
+    p.burnin = 5;
+    p.samples = 5;
+    p.stats = SLDA_STATS_RB;
+    p.rho_s = 1;
+    p.rho_tau = 1;
+    p.rho_kappa = 0.7;
+    p.init_scale = 1;
+    p.corpus_tokens = 20000;
+    p.vocab_capacity = capacity;
+    p.seed = 11;
+    p.threads = 1;
+    p.min_length = 1;
+    p.stopwords = "none";
+    return p;
+}
+
+static slda_model_t *open_model(const slda_params_t *p)
+{
+    char err[256];
+    slda_model_t *model = slda_model_alloc(p, p->vocab_capacity, 0, err, sizeof err);
+    if (!model) {
+        fprintf(stderr, "slda_model_alloc: %s\n", err);
+        exit(1);
+    }
+    return model;
+}
+
+/* Append n spelt in letters (tokenizers keep letters; digits may split or
+ * drop a token) and a space. */
+static size_t spell(char *buf, size_t cap, char prefix, uint64_t n)
+{
+    size_t len = 0;
+    buf[len++] = prefix;
+    do {
+        buf[len++] = (char)('a' + n % 26);
+        n /= 26;
+    } while (n && len + 2 < cap);
+    buf[len++] = ' ';
+    buf[len] = '\0';
+    return len;
+}
+
+/* Document d of a synthetic stream as text: 4 topics of 60 words each
+ * (Zipf-like within a topic), 2 topics a document, 40 tokens; from document
+ * `fresh_from` on, one token in four is a word never seen before, so the
+ * vocabulary keeps growing. */
+static size_t doc_text(uint64_t seed, size_t d, size_t fresh_from, char *buf, size_t cap)
+{
+    slda_rng_t rng;
+    slda_rng_seed3(&rng, seed, 0x646f63, d);
+    uint32_t ka = slda_rng_below(&rng, 4), kb = slda_rng_below(&rng, 4);
+    size_t n = 0;
+    for (int i = 0; i < 40; i++) {
+        uint32_t k = slda_rng_below(&rng, 2) ? ka : kb;
+        double u = slda_rng_double(&rng);
+        uint32_t w = (uint32_t)(60 * u * u * u);
+        if (d >= fresh_from && i % 4 == 3)
+            n += spell(buf + n, cap - n, 'n', (uint64_t)d * 64 + (uint64_t)i);
+        else
+            n += spell(buf + n, cap - n, 't', k * 100 + w);
+    }
+    return n;
+}
+
+static void make_doc(slda_model_t *model, uint64_t seed, size_t d, size_t fresh_from,
+                     slda_doc_t *doc)
+{
+    char buf[2048], err[256];
+    size_t n = doc_text(seed, d, fresh_from, buf, sizeof buf);
+    slda_doc_init(doc);
+    if (slda_doc_from_text(model, buf, n, doc, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "slda_doc_from_text: %s\n", err);
+        exit(1);
+    }
+}
+
+/* Train docs [from, to) of the stream in minibatches of 20. */
+static void train_stream(slda_model_t *model, uint64_t seed, size_t from, size_t to,
+                         size_t fresh_from)
+{
+    slda_doc_t docs[20];
+    char err[256];
+    for (size_t d = from; d < to;) {
+        size_t n = 0;
+        for (; n < 20 && d < to; n++, d++)
+            make_doc(model, seed, d, fresh_from, &docs[n]);
+        CHECK_INT(slda_model_train(model, docs, n, NULL, NULL, err, sizeof err), SLDA_OK);
+        slda_docs_clear(docs, n);
+    }
+}
+
+/* Largest |row sum - 1| of phi over the columns slda_model_phi gives. */
+static double phi_row_error(const slda_model_t *model)
+{
+    uint32_t V = slda_model_vocab_size(model), K = slda_model_topics(model);
+    float *phi = malloc((size_t)K * V * sizeof *phi + 1);
+    double worst = 0;
+    CHECK_INT(slda_model_phi(model, phi, NULL), SLDA_OK);
+    for (uint32_t k = 0; k < K; k++) {
+        double s = 0;
+        for (uint32_t c = 0; c < V; c++)
+            s += phi[(size_t)k * V + c];
+        worst = fmax(worst, fabs(s - 1));
+    }
+    free(phi);
+    return worst;
+}
+
+/* Largest relative |NZ[k] - sum over held rows of Nphi[w][k]|. */
+static double nz_error(const slda_model_t *model)
+{
+    double worst = 0;
+    for (uint32_t k = 0; k < model->K; k++) {
+        double s = 0;
+        for (uint32_t w = 0; w < model->W; w++)
+            if (model->row_ready[w])
+                s += model->sigma * model->A[(size_t)w * model->Kp + k];
+            else
+                CHECK(model->A[(size_t)w * model->Kp + k] == 0); /* rows not held are empty */
+        worst = fmax(worst, fabs(s - model->NZ[k]) / model->NZ[k]);
+    }
+    return worst;
+}
+
+static double heldout_perplexity(slda_model_t *model, uint64_t seed, size_t from, size_t n)
+{
+    slda_doc_t *docs = calloc(n, sizeof *docs);
+    double perp = NAN;
+    for (size_t i = 0; i < n; i++)
+        make_doc(model, seed, from + i, (size_t)-1, &docs[i]);
+    CHECK_INT(slda_eval_perplexity(model, docs, n, 5, &perp, NULL), SLDA_OK);
+    slda_docs_clear(docs, n);
+    free(docs);
+    return perp;
+}
+
+/* ---- 1. W of the smoothing is the number of words held, not the capacity ---- */
+
+static void test_smoothing_over_words_held(void)
+{
+    double perp[2];
+    const uint32_t caps[2] = {1024, 16384};
+    for (int i = 0; i < 2; i++) {
+        slda_params_t p = base_params(4, caps[i]);
+        slda_model_t *model = open_model(&p);
+        train_stream(model, 3, 0, 400, (size_t)-1);
+        /* every word of the stream reached training: 4 topics x at most 60 words */
+        CHECK_INT(slda_model_vocab_size(model), slda_vocab_size(model->vocab));
+        CHECK_INT(slda_model_smoothing_words(model), slda_model_vocab_size(model));
+        CHECK(slda_model_vocab_size(model) > 150 && slda_model_vocab_size(model) <= 240);
+        double rows = phi_row_error(model);
+        fprintf(stderr, "capacity %u: %u words held, phi rows sum to 1 within %.2g\n", caps[i],
+                slda_model_vocab_size(model), rows);
+        CHECK_NEAR(rows, 0, 1e-4);
+        perp[i] = heldout_perplexity(model, 3, 400, 60);
+        slda_model_destroy(model);
+    }
+    /* the capacity is not reached: it must not matter at all (same ids, same W) */
+    fprintf(stderr, "held-out perplexity: capacity %u %.4f, capacity %u %.4f\n", caps[0], perp[0],
+            caps[1], perp[1]);
+    CHECK(perp[0] == perp[1]);
+}
+
+/* Eviction takes words (rows and their share of NZ) out of the smoothing;
+ * a snapshot brings the same W back. */
+static void test_smoothing_with_eviction_and_restart(void)
+{
+    slda_params_t p = base_params(4, 512);
+    slda_model_t *model = open_model(&p);
+    char err[256];
+    train_stream(model, 9, 0, 300, 50); /* 10 new words a document: 2500 words > 512 */
+    uint64_t evicted = slda_vocab_evictions(model->vocab);
+    uint32_t held = 0;
+    for (uint32_t w = 0; w < model->W; w++)
+        held += model->row_ready[w];
+    fprintf(stderr, "eviction: %llu evicted, %u words held of %u in the vocabulary\n",
+            (unsigned long long)evicted, held, slda_vocab_size(model->vocab));
+    CHECK(evicted > 1000);
+    CHECK_INT(slda_model_smoothing_words(model), held);
+    CHECK_INT(slda_model_vocab_size(model), held);
+    CHECK_NEAR(nz_error(model), 0, 1e-4);
+    CHECK_NEAR(phi_row_error(model), 0, 1e-4);
+    double before = heldout_perplexity(model, 9, 300, 40);
+    void *buf;
+    size_t len;
+    CHECK_INT(slda_snapshot_encode(model, &buf, &len, err, sizeof err), SLDA_OK);
+    slda_model_t *back = slda_snapshot_decode(buf, len, NULL, err, sizeof err);
+    CHECK(back != NULL);
+    if (back) {
+        /* (scoring tokenised new held-out words; they are not held: W is unchanged) */
+        CHECK_INT(slda_model_smoothing_words(back), slda_model_smoothing_words(model));
+        /* same model, same W: held-out documents tokenised against each score the same */
+        double after = heldout_perplexity(back, 9, 300, 40);
+        CHECK(before == after);
+        slda_model_destroy(back);
+    }
+    free(buf);
+    slda_model_destroy(model);
+}
+
+/* ---- 2. a late word's row carries no more initial noise than an early one's ---- */
+
+/* The same rows in a fixed vocabulary (initial values at t = 0, decayed by
+ * every update) and an open one (a word's row made when it first trains):
+ * a row first made at update t must equal the fixed vocabulary's row that
+ * no document touched, init * prod (1 - rho_s); with rho_0 = 1 that is 0,
+ * and with global.rows=counts too whatever tau is (its first step has r = 1). */
+static void test_late_rows(double tau, slda_rows_kind_t rows)
+{
+    slda_params_t p = base_params(5, 64);
+    p.rho_tau = tau;
+    p.rows = rows;
+    char err[256], word[32];
+    slda_model_t *fixed = slda_model_alloc(&p, 50, 1, err, sizeof err);
+    slda_model_t *open = open_model(&p);
+    for (uint32_t w = 0; w < 50; w++) {
+        int n = snprintf(word, sizeof word, "v%u", w);
+        CHECK_INT(slda_vocab_put(fixed->vocab, w, word, (size_t)n, 0, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_vocab_put(open->vocab, w, word, (size_t)n, 0, err, sizeof err), SLDA_OK);
+        slda_model_init_row(fixed, w);
+    }
+    slda_rng_t rng;
+    slda_rng_seed(&rng, 4);
+    slda_doc_t docs[10];
+    for (int step = 0; step < 30; step++) { /* words 0..39 only */
+        for (int i = 0; i < 10; i++) {
+            slda_doc_init(&docs[i]);
+            for (int t = 0; t < 12; t++)
+                slda_doc_add(&docs[i], slda_rng_below(&rng, 40), 1);
+            slda_doc_finish(&docs[i]);
+        }
+        CHECK_INT(slda_model_train(fixed, docs, 10, NULL, NULL, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_model_train(open, docs, 10, NULL, NULL, err, sizeof err), SLDA_OK);
+        slda_docs_clear(docs, 10);
+    }
+    slda_model_init_row(open, 45); /* what the next minibatch does for a new word 45 */
+    double worst = 0, size = 0;
+    for (uint32_t k = 0; k < p.topics; k++) {
+        double a = open->sigma * open->A[45 * open->Kp + k];
+        double b = fixed->sigma * fixed->A[45 * fixed->Kp + k];
+        worst = fmax(worst, fabs(a - b));
+        size = fmax(size, b);
+    }
+    fprintf(stderr, "late row (rho.tau=%g, global.rows=%s): largest entry %.4g (the fixed "
+            "vocabulary's), difference %.3g\n", tau, rows == SLDA_ROWS_COUNTS ? "counts" : "decay",
+            size, worst);
+    CHECK_NEAR(worst, 0, 1e-6 * (size + 1e-30));
+    if (tau <= 1 || rows == SLDA_ROWS_COUNTS)
+        CHECK(size == 0); /* rho_0 = 1 replaced the initial state entirely */
+    else
+        CHECK(size > 0 && size < p.init_scale * 2 * 0.2); /* decayed, not gone */
+    slda_model_destroy(fixed);
+    slda_model_destroy(open);
+}
+
+/* ---- 3. held-out documents after eviction ---- */
+
+/* The held-out documents as they read now: their text mapped through the
+ * vocabulary without adding words (words not held are dropped). */
+static void current_docs(slda_model_t *model, uint64_t seed, size_t from, size_t n,
+                         slda_doc_t *out, uint64_t *dropped)
+{
+    for (size_t i = 0; i < n; i++) {
+        char buf[2048];
+        size_t len = doc_text(seed, from + i, 0, buf, sizeof buf);
+        slda_doc_init(&out[i]);
+        for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+            uint32_t id = slda_model_word_id(model, tok, strlen(tok));
+            if (id != UINT32_MAX && model->row_ready[id])
+                slda_doc_add(&out[i], id, 1);
+            else
+                (*dropped)++;
+        }
+        slda_doc_finish(&out[i]);
+        (void)len;
+    }
+}
+
+static void test_heldout_after_eviction(void)
+{
+    enum { NH = 30 };
+    slda_params_t p = base_params(4, 700); /* holds the held-out documents (540 words) */
+    slda_model_t *model = open_model(&p);
+    slda_heldout_t *held = slda_heldout_new();
+    slda_doc_t kept[NH], now[NH];
+    char err[256];
+    /* the held-out documents first (their own fresh words, like a stream's
+     * held-out-only words), kept by key and, as before, by id */
+    for (size_t i = 0; i < NH; i++) {
+        make_doc(model, 21, 1000 + i, 0, &kept[i]);
+        CHECK_INT(kept[i].ntokens, 40); /* every word found room in the vocabulary */
+        CHECK_INT(slda_heldout_put(held, i, model, &kept[i], err, sizeof err), SLDA_OK);
+    }
+    CHECK_INT(slda_heldout_count(held), NH);
+    /* a stream with new words in every document: the vocabulary fills and
+     * evicts the rarest words - the held-out-only ones first - reusing ids */
+    train_stream(model, 21, 0, 240, 60);
+    CHECK(slda_vocab_evictions(model->vocab) > 500);
+    uint64_t dropped = 0;
+    current_docs(model, 21, 1000, NH, now, &dropped);
+
+    double pset, pnow, pstale;
+    slda_heldout_stats_t st;
+    CHECK_INT(slda_heldout_perplexity(model, held, NULL, 5, &pset, &st), SLDA_OK);
+    CHECK_INT(slda_eval_perplexity(model, now, NH, 5, &pnow, NULL), SLDA_OK);
+    slda_eval_perplexity(model, kept, NH, 5, &pstale, NULL);
+    fprintf(stderr, "held-out after %llu evictions: set %.3f, re-read %.3f, stale ids %.3f; "
+            "%llu scored, %llu unseen tokens (re-read dropped %llu)\n",
+            (unsigned long long)slda_vocab_evictions(model->vocab), pset, pnow, pstale,
+            (unsigned long long)st.scored, (unsigned long long)st.unseen,
+            (unsigned long long)dropped);
+    CHECK(pset == pnow);             /* scored on the right words */
+    CHECK(pstale != pnow);           /* what keeping ids did: other words */
+    CHECK_INT(st.unseen, dropped);   /* words no longer held are counted */
+    CHECK(st.unseen > 0 && st.scored > 0);
+    CHECK_INT(st.docs, NH);
+
+    /* an explicit split: obs -> theta, test scored */
+    slda_heldout_t *test = slda_heldout_new();
+    for (size_t i = 0; i < NH; i++)
+        CHECK_INT(slda_heldout_put(test, i, model, &now[NH - 1 - i], err, sizeof err), SLDA_OK);
+    slda_doc_t rev[NH];
+    for (size_t i = 0; i < NH; i++)
+        rev[i] = now[NH - 1 - i];
+    double a, b;
+    CHECK_INT(slda_heldout_perplexity(model, held, test, 5, &a, NULL), SLDA_OK);
+    CHECK_INT(slda_eval_completion(model, now, rev, NH, 5, &b, NULL), SLDA_OK);
+    CHECK(a == b);
+    double ua, ub;
+    CHECK_INT(slda_heldout_umass(model, held, 5, &ua, NULL), SLDA_OK);
+    CHECK_INT(slda_eval_umass(model, now, NH, 5, &ub, NULL), SLDA_OK);
+    CHECK(ua == ub);
+
+    /* replacing a slot (reservoir) keeps the count; a slot past the end is refused */
+    CHECK_INT(slda_heldout_put(held, 3, model, &now[0], err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_heldout_count(held), NH);
+    CHECK_INT(slda_heldout_put(held, NH + 1, model, &now[0], err, sizeof err), SLDA_ERR_RANGE);
+    CHECK_CONTAINS(err, "slot");
+    slda_heldout_destroy(test);
+    slda_heldout_destroy(held);
+    slda_heldout_destroy(NULL);
+    slda_docs_clear(kept, NH);
+    slda_docs_clear(now, NH);
+    slda_model_destroy(model);
+}
+
+int main(void)
+{
+    test_smoothing_over_words_held();
+    test_smoothing_with_eviction_and_restart();
+    test_late_rows(1, SLDA_ROWS_DECAY);
+    test_late_rows(10, SLDA_ROWS_DECAY);
+    test_late_rows(10, SLDA_ROWS_COUNTS);
+    test_heldout_after_eviction();
+    return slda_test_done("unit_openvocab");
+}

@@ -1,0 +1,453 @@
+/* unit_track.c - topic tracking (src/track): time values, event time, prevalence windows and
+ * their emerging/fading flags on a synthetic stream with a known change, drift and events,
+ * the sidecar state (round trip, corrupt, other K), the snapshot header's event time.
+ * No I/O but temp files. */
+#include "testutil.h"
+#include "track.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HOUR (3600 * 1000LL)
+
+static void test_time_parse(void)
+{
+    int64_t ms = -1;
+    CHECK_INT(slda_time_parse("2016-02-01", 10, &ms), SLDA_OK);
+    CHECK_INT(ms, 1454284800000LL);
+    const char *s = "2016-02-01T12:30:00Z";
+    CHECK_INT(slda_time_parse(s, strlen(s), &ms), SLDA_OK);
+    CHECK_INT(ms, 1454329800000LL);
+    s = "2016-02-01T13:30:00.250+01:00";
+    CHECK_INT(slda_time_parse(s, strlen(s), &ms), SLDA_OK);
+    CHECK_INT(ms, 1454329800250LL);
+    s = "2016-02-01 12:30";
+    CHECK_INT(slda_time_parse(s, strlen(s), &ms), SLDA_OK);
+    CHECK_INT(ms, 1454329800000LL);
+    s = "1454329800";
+    CHECK_INT(slda_time_parse(s, strlen(s), &ms), SLDA_OK);
+    CHECK_INT(ms, 1454329800000LL);
+    s = "1454329800123";
+    CHECK_INT(slda_time_parse(s, strlen(s), &ms), SLDA_OK);
+    CHECK_INT(ms, 1454329800123LL);
+    s = "Mon Feb 01 12:30:00 +0000 2016";
+    CHECK_INT(slda_time_parse(s, strlen(s), &ms), SLDA_OK);
+    CHECK_INT(ms, 1454329800000LL);
+    static const char *const bad[] = {"", "yesterday", "2016-13-01", "2016-02-01T25:00", "-5",
+                                      "2016-02-01T12:30:00Q", "12abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_INT(slda_time_parse(bad[i], strlen(bad[i]), &ms), SLDA_ERR_PARSE);
+    char err[300];
+    s = "{\"id\":1,\"date\":\"2012-05-01T00:00:00Z\",\"text\":\"x\"}";
+    CHECK_INT(slda_time_from_json(s, strlen(s), "date", &ms, err, sizeof err), SLDA_OK);
+    CHECK_INT(ms, 1335830400000LL);
+    s = "{\"id\":1,\"text\":\"x\"}";
+    CHECK_INT(slda_time_from_json(s, strlen(s), "date", &ms, err, sizeof err), SLDA_ERR_PARSE);
+    CHECK_CONTAINS(err, "time field \"date\": missing");
+    s = "{\"date\":\"soon\"}";
+    CHECK_INT(slda_time_from_json(s, strlen(s), "date", &ms, err, sizeof err), SLDA_ERR_PARSE);
+    CHECK_CONTAINS(err, "\"soon\" is not an ISO 8601");
+    s = "plain text";
+    CHECK_INT(slda_time_from_json(s, strlen(s), "date", &ms, err, sizeof err), SLDA_ERR_PARSE);
+    CHECK_CONTAINS(err, "not a JSON object");
+    char iso[40];
+    slda_time_format(1454329800000LL, iso, sizeof iso);
+    CHECK_STR(iso, "2016-02-01T12:30:00Z");
+}
+
+static slda_track_t *new_track(uint32_t K, uint64_t warmup)
+{
+    slda_track_opts_t o;
+    slda_track_opts_default(&o);
+    o.warmup_docs = warmup;
+    return slda_track_new(K, &o);
+}
+
+static void test_event_time(void)
+{
+    slda_track_t *t = new_track(2, 0);
+    int64_t now = 1700000000000LL;
+    int clamped;
+    CHECK_INT(slda_track_time(t, now - 10 * HOUR, now, &clamped), now - 10 * HOUR);
+    CHECK_INT(clamped, 0);
+    CHECK_INT(slda_track_time(t, now - 20 * HOUR, now, &clamped), now - 20 * HOUR); /* late */
+    CHECK_INT(slda_track_late(t), 1);
+    CHECK_INT(slda_track_newest(t), now - 10 * HOUR);
+    /* far future: clamped to the newest seen, which it does not move */
+    CHECK_INT(slda_track_time(t, now + 2 * 24 * HOUR, now, &clamped), now - 10 * HOUR);
+    CHECK_INT(clamped, 1);
+    CHECK_INT(slda_track_clamped(t), 1);
+    CHECK_INT(slda_track_newest(t), now - 10 * HOUR);
+    slda_track_t *t2 = new_track(2, 0); /* nothing seen yet: the clock */
+    CHECK_INT(slda_track_time(t2, now + 2 * 24 * HOUR, now, &clamped), now);
+    CHECK_INT(clamped, 1);
+    slda_track_destroy(t2);
+    CHECK_INT(slda_track_time(t, now + HOUR, now, &clamped), now + HOUR); /* clock skew: kept */
+    CHECK_INT(clamped, 0);
+    CHECK_INT(slda_track_time(t, 0, now, &clamped), now); /* no timestamp: now */
+    slda_track_destroy(t);
+}
+
+/* xorshift for reproducible noise */
+static uint64_t rng = 88172645463325252ULL;
+static double urand(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* A stream of 100 documents an hour whose mix moves from topic 0 to topic 3
+ * at a known event time in the middle of window 12: the first window at which
+ * topic 3 is flagged emerging (and topic 0 fading) is within one window of
+ * it, and nothing is flagged before. */
+static void test_prevalence_change(void)
+{
+    const uint32_t K = 4;
+    slda_track_t *t = new_track(K, 0);
+    int64_t t0 = 1500000000000LL / HOUR * HOUR, change = t0 + 12 * HOUR + HOUR / 2;
+    static const double before[4] = {0.5, 0.3, 0.15, 0.05}, after[4] = {0.2, 0.2, 0.1, 0.5};
+    int64_t first_up = -1, first_down = -1, false_up = -1;
+    for (int i = 0; i < 24 * 100; i++) {
+        int64_t ms = t0 + (int64_t)i * 36000;
+        const double *mix = ms < change ? before : after;
+        float theta[4];
+        double tot = 0;
+        for (uint32_t k = 0; k < K; k++)
+            tot += theta[k] = (float)(mix[k] * (0.6 + 0.8 * urand()));
+        for (uint32_t k = 0; k < K; k++)
+            theta[k] = (float)(theta[k] / tot);
+        slda_track_add(t, ms, theta);
+        const char *f3 = slda_track_flag(t, 3), *f0 = slda_track_flag(t, 0);
+        int64_t win = (ms - t0) / HOUR;
+        if (f3 && !strcmp(f3, "emerging") && first_up < 0)
+            first_up = win;
+        if (f0 && !strcmp(f0, "fading") && first_down < 0)
+            first_down = win;
+        if (ms < change && (f3 || f0 || slda_track_flag(t, 1) || slda_track_flag(t, 2)) &&
+            false_up < 0)
+            false_up = win;
+    }
+    printf("change in window 12: emerging flagged in window %lld, fading in %lld, "
+           "false flag before in %lld\n", (long long)first_up, (long long)first_down,
+           (long long)false_up);
+    CHECK(first_up >= 12 && first_up <= 13);
+    CHECK(first_down >= 12 && first_down <= 13);
+    CHECK_INT(false_up, -1);
+    /* the windows: 24, 100 documents each, shares summing to 1 */
+    int64_t start[168];
+    double docs[168], share[168 * 4];
+    size_t n = slda_track_windows(t, start, docs, share);
+    CHECK_INT(n, 24);
+    CHECK_INT(start[0], t0);
+    CHECK_NEAR(docs[5], 100, 1e-9);
+    CHECK_NEAR(share[5 * K] + share[5 * K + 1] + share[5 * K + 2] + share[5 * K + 3], 1, 1e-6);
+    CHECK_NEAR(share[20 * K + 3], 0.5, 0.05);
+    /* a document older than the ring (168 windows back) is dropped and counted */
+    float theta[4] = {0.25f, 0.25f, 0.25f, 0.25f};
+    slda_track_add(t, t0 + 23 * HOUR - 200 * HOUR, theta);
+    CHECK_INT(slda_track_dropped(t), 1);
+    /* late but inside the ring: counted in its window */
+    slda_track_add(t, t0 + 3 * HOUR, theta);
+    n = slda_track_windows(t, start, docs, NULL);
+    CHECK_NEAR(docs[3], 101, 1e-9);
+    slda_track_destroy(t);
+}
+
+static void set_words(slda_track_words_t *w, const char *const *words, size_t n)
+{
+    w->n = n;
+    for (size_t i = 0; i < n; i++) {
+        w->word[i] = words[i];
+        w->prob[i] = (float)(0.2 / (i + 1));
+    }
+}
+
+typedef struct { int n; char kinds[32][16]; uint32_t topic[32]; } seen_t;
+static void on_event(const slda_track_event_t *ev, void *opaque)
+{
+    seen_t *s = opaque;
+    if (s->n < 32) {
+        snprintf(s->kinds[s->n], sizeof s->kinds[0], "%s", ev->kind);
+        s->topic[s->n++] = ev->topic;
+    }
+}
+
+static int seen(const seen_t *s, const char *kind, uint32_t topic)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->kinds[i], kind) && s->topic[i] == topic)
+            return 1;
+    return 0;
+}
+
+static const char *const A[] = {"tax", "budget", "deficit", "spending", "debt", "ceiling",
+                                "vote", "house", "senate", "bill", "cuts", "revenue"};
+static const char *const B[] = {"wall", "border", "mexico", "immigration", "build", "pay",
+                                "illegal", "security", "ice", "daca", "visa", "fence"};
+static const char *const C[] = {"health", "care", "obamacare", "insurance", "repeal",
+                                "replace", "medicaid", "premiums", "coverage", "aca"};
+static const char *const D[] = {"fake", "news", "media", "cnn", "press", "story", "lies",
+                                "reporters", "tweet", "ratings"};
+
+static void test_drift_events(void)
+{
+    slda_track_words_t w[3], x;
+    set_words(&w[0], A, 12);
+    set_words(&x, A, 12);
+    CHECK_NEAR(slda_track_js(&w[0], &x), 0, 1e-9);
+    set_words(&x, B, 12);
+    CHECK_NEAR(slda_track_js(&w[0], &x), 1, 1e-9);
+    set_words(&x, A, 12); /* a different weighting of the same words: between */
+    x.prob[0] = 0.9f;
+    double d = slda_track_js(&w[0], &x);
+    CHECK(d > 0.05 && d < 0.5);
+
+    slda_track_t *t = new_track(3, 1000);
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    slda_track_set_event_cb(t, on_event, &s);
+    double mass[3] = {0.4, 0.3, 0.3};
+    set_words(&w[0], A, 12);
+    set_words(&w[1], B, 12);
+    set_words(&w[2], C, 10);
+    slda_track_compare(t, w, mass, 100, 1);       /* first: records only */
+    set_words(&w[0], D, 10);                      /* slot 0 taken over */
+    slda_track_compare(t, w, mass, 500, 2);       /* still warming up: no events */
+    CHECK_INT(s.n, 0);
+    CHECK_NEAR(slda_track_drift(t, 0), 1, 1e-9);
+    CHECK_NEAR(slda_track_drift(t, 1), 0, 1e-9);
+    set_words(&w[0], A, 12);
+    slda_track_compare(t, w, mass, 1500, 3);      /* the previous was in warm-up: none */
+    CHECK_INT(s.n, 0);
+    set_words(&w[0], D, 10);                      /* taken over after warm-up: birth */
+    set_words(&w[2], B, 12);                      /* topic 2 turns into topic 1: merge */
+    slda_track_compare(t, w, mass, 2000, 4);
+    CHECK(seen(&s, "birth", 0));
+    CHECK(seen(&s, "merge", 1));
+    CHECK(!seen(&s, "change", 1));
+    int n = s.n;
+    slda_track_compare(t, w, mass, 2500, 5);      /* nothing moved: no new event; merge once */
+    CHECK_INT(s.n, n);
+    /* half of the top words replaced (the head kept): drift, but no birth */
+    static const char *const D2[] = {"fake", "news", "media", "cnn", "press", "wall",
+                                     "border", "mexico", "immigration", "build"};
+    set_words(&w[0], D2, 10);
+    slda_track_compare(t, w, mass, 3000, 6);
+    printf("drift of topic 0 after half its words changed: %.3f\n", slda_track_drift(t, 0));
+    CHECK(slda_track_drift(t, 0) > 0.2 && slda_track_drift(t, 0) < 0.8);
+    for (int i = n; i < s.n; i++)
+        CHECK(strcmp(s.kinds[i], "birth"));
+    /* most of them replaced: a change event (JS >= 0.5), still not a birth (5 of 10 kept) */
+    static const char *const D3[] = {"border", "mexico", "immigration", "build", "wall",
+                                     "fake", "news", "media", "cnn", "press"};
+    set_words(&w[0], D3, 10);
+    slda_track_compare(t, w, mass, 3500, 7);
+    printf("drift of topic 0 after its head changed: %.3f\n", slda_track_drift(t, 0));
+    CHECK(seen(&s, "change", 0));
+    /* engine hook */
+    slda_track_engine_event(t, "retire", 2, "old words", 7);
+    CHECK(seen(&s, "retire", 2));
+    size_t nev, first;
+    const slda_track_event_t *ev = slda_track_events(t, &nev, &first);
+    CHECK_INT(nev, (size_t)s.n);
+    CHECK_STR(ev[(first + nev - 1) % SLDA_TRACK_EVENTS].words, "old words");
+    slda_track_destroy(t);
+}
+
+/* Death: share below track.death.floor for track.death.windows windows. */
+static void test_death(void)
+{
+    slda_track_t *t = new_track(2, 0);
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    slda_track_set_event_cb(t, on_event, &s);
+    slda_track_words_t w[2];
+    set_words(&w[0], A, 12);
+    set_words(&w[1], B, 12);
+    double mass[2] = {0.5, 0.5};
+    int64_t t0 = 1500000000000LL / HOUR * HOUR;
+    for (int h = 0; h < 6; h++) {
+        float theta[2] = {h < 3 ? 0.5f : 0.9999f, h < 3 ? 0.5f : 0.0001f};
+        for (int i = 0; i < 10; i++)
+            slda_track_add(t, t0 + h * HOUR + i * 1000, theta);
+        slda_track_compare(t, w, mass, 5000 + h, (uint64_t)h + 1);
+        CHECK_INT(seen(&s, "death", 1), h >= 5);
+    }
+    CHECK(!seen(&s, "death", 0));
+    slda_track_destroy(t);
+}
+
+static char *state_json(const slda_track_t *t)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    slda_track_write_json(t, f, "m", 9);
+    fclose(f);
+    return buf;
+}
+
+static void test_state(void)
+{
+    slda_track_t *t = new_track(3, 0);
+    slda_track_words_t w[3];
+    set_words(&w[0], A, 12);
+    set_words(&w[1], B, 12);
+    set_words(&w[2], C, 10);
+    double mass[3] = {0.5, 0.25, 0.25};
+    int64_t t0 = 1500000000000LL / HOUR * HOUR;
+    int clamped;
+    for (int i = 0; i < 50; i++) {
+        float theta[3] = {0.2f, 0.3f, (float)(i % 5) / 10};
+        slda_track_add(t, slda_track_time(t, t0 + i * 600000LL, t0 + 100 * HOUR, &clamped),
+                       theta);
+    }
+    slda_track_compare(t, w, mass, 50, 1);
+    set_words(&w[0], D, 10);
+    slda_track_compare(t, w, mass, 60, 2);
+    slda_track_engine_event(t, "birth", 1, "a \"quoted\" word", 3);
+    char *a = state_json(t);
+    slda_track_t *u = new_track(3, 0);
+    char err[400];
+    CHECK_INT(slda_track_read_json(u, a, strlen(a), err, sizeof err), SLDA_OK);
+    printf("round trip: %s\n", err);
+    char *b = state_json(u);
+    CHECK_STR(b, a); /* round trip: identical state */
+    CHECK_INT(slda_track_newest(u), slda_track_newest(t));
+    CHECK_NEAR(slda_track_slope(u, 2), slda_track_slope(t, 2), 1e-7);
+
+    /* corrupt: truncated, a wrong type, another K, garbage; u stays as it was */
+    CHECK_INT(slda_track_read_json(u, a, strlen(a) / 2, err, sizeof err), SLDA_ERR_PARSE);
+    printf("truncated: %s\n", err);
+    CHECK_CONTAINS(err, "JSON");
+    char *c = slda_xmalloc(strlen(a) + 8), *p = strstr(a, "\"newest_ms\":");
+    size_t head = (size_t)(p - a) + 12;
+    memcpy(c, a, head); /* "newest_ms":"x" instead of a number */
+    strcpy(c + head, "\"x\"");
+    strcat(c, strchr(p + 12, ','));
+    CHECK(slda_track_read_json(u, c, strlen(c), err, sizeof err) != SLDA_OK);
+    printf("wrong type: %s\n", err);
+    CHECK_CONTAINS(err, "newest_ms");
+    free(c);
+    slda_track_t *k4 = new_track(4, 0);
+    CHECK_INT(slda_track_read_json(k4, a, strlen(a), err, sizeof err), SLDA_ERR_INVALID);
+    printf("other K: %s\n", err);
+    CHECK_CONTAINS(err, "K=3");
+    CHECK_INT(slda_track_newest(k4), 0);
+    slda_track_destroy(k4);
+    CHECK_INT(slda_track_read_json(u, "\x01\x02", 2, err, sizeof err), SLDA_ERR_PARSE);
+    char *d = state_json(u);
+    CHECK_STR(d, a);
+
+    /* through a file */
+    char *dir = slda_test_tmpdir(), path[600];
+    snprintf(path, sizeof path, "%s/x.slda.track.json", dir);
+    CHECK_INT(slda_track_save(t, path, "m", 9, err, sizeof err), SLDA_OK);
+    slda_track_t *v = new_track(3, 0);
+    CHECK_INT(slda_track_load(v, path, err, sizeof err), SLDA_OK);
+    char *e = state_json(v);
+    CHECK_STR(e, a);
+    snprintf(path, sizeof path, "%s/missing.track.json", dir);
+    CHECK_INT(slda_track_load(v, path, err, sizeof err), SLDA_ERR_IO);
+    CHECK_CONTAINS(err, "missing.track.json");
+    /* page JSON parses as what the page expects */
+    size_t len;
+    char *j = slda_track_json_topics(t, w, mass, &len);
+    CHECK_CONTAINS(j, "\"K\":3,\"topics\":[{\"id\":0,");
+    CHECK_CONTAINS(j, "[\"fake\",");
+    free(j);
+    j = slda_track_json_prevalence(t, &len);
+    CHECK_CONTAINS(j, "\"windows\":[{\"start\":");
+    free(j);
+    j = slda_track_json_events(t, &len);
+    CHECK_CONTAINS(j, "\"kind\":\"birth\"");
+    CHECK_CONTAINS(j, "\"\\\"quoted\\\"\"");
+    free(j);
+    free(a), free(b), free(d), free(e), free(dir);
+    slda_track_destroy(t);
+    slda_track_destroy(u);
+    slda_track_destroy(v);
+}
+
+static void test_page(void)
+{
+    slda_page_t *page = slda_page_new();
+    size_t len = 0;
+    CHECK(slda_page_get(page, SLDA_PAGE_TOPICS, &len) == NULL);
+    slda_page_set(page, SLDA_PAGE_TOPICS, slda_xstrdup("{\"a\":1}"), 7);
+    char *c = slda_page_get(page, SLDA_PAGE_TOPICS, &len);
+    CHECK_STR(c, "{\"a\":1}");
+    CHECK_INT(len, 7);
+    free(c);
+    const char *html = slda_page_html(&len);
+    CHECK_CONTAINS(html, "createElementNS"); /* SVG charts drawn in the page */
+    CHECK(!strstr(html, "http://") || strstr(html, "http://www.w3.org/2000/svg"));
+    CHECK(!strstr(html, "https://"));
+    slda_page_destroy(page);
+}
+
+/* The snapshot header's optional "event_ms": written by the _meta variants,
+ * read back; 0 from snapshots without it (slda_snapshot_write, the v1 fixture). */
+static void test_snapshot_meta(void)
+{
+    char err[512], path[600];
+    slda_conf_t *conf = slda_conf_new();
+    CHECK_INT(slda_conf_set(conf, "topics", "3", err, sizeof err), SLDA_OK);
+    slda_model_t *model = slda_model_new(conf, err, sizeof err);
+    CHECK(model != NULL);
+    slda_doc_t doc;
+    slda_doc_init(&doc);
+    CHECK_INT(slda_doc_from_text(model, "volcano lava eruption ash magma", 30, &doc, err,
+                                 sizeof err), SLDA_OK);
+    CHECK_INT(slda_model_train(model, &doc, 1, NULL, NULL, err, sizeof err), SLDA_OK);
+    slda_doc_clear(&doc);
+    char *dir = slda_test_tmpdir();
+    snprintf(path, sizeof path, "%s/m.slda", dir);
+    slda_snapshot_meta_t meta = {.event_ms = 1583092764000LL}, back = {.event_ms = -1};
+    CHECK_INT(slda_snapshot_write_meta(model, &meta, path, err, sizeof err), SLDA_OK);
+    slda_err_t code;
+    slda_model_t *m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
+    CHECK(m2 != NULL);
+    CHECK_INT(back.event_ms, 1583092764000LL);
+    CHECK_INT(slda_model_docs(m2), 1);
+    slda_model_destroy(m2);
+    void *buf;
+    size_t len;
+    CHECK_INT(slda_snapshot_encode_meta(model, &meta, &buf, &len, err, sizeof err), SLDA_OK);
+    m2 = slda_snapshot_decode(buf, len, &code, err, sizeof err); /* other readers: ignored */
+    CHECK(m2 != NULL);
+    slda_model_destroy(m2);
+    free(buf);
+    CHECK_INT(slda_snapshot_write(model, path, err, sizeof err), SLDA_OK);
+    back.event_ms = -1;
+    m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
+    CHECK(m2 != NULL);
+    CHECK_INT(back.event_ms, 0);
+    slda_model_destroy(m2);
+    const char *src = getenv("SLDA_SOURCE_DIR");
+    if (src) {
+        snprintf(path, sizeof path, "%s/tests/fixtures/snapshot-v1-k3.slda", src);
+        back.event_ms = -1;
+        m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
+        CHECK(m2 != NULL); /* an old snapshot loads; no event time */
+        CHECK_INT(back.event_ms, 0);
+        slda_model_destroy(m2);
+    }
+    slda_model_destroy(model);
+    slda_conf_destroy(conf);
+    free(dir);
+}
+
+int main(void)
+{
+    test_time_parse();
+    test_event_time();
+    test_prevalence_change();
+    test_drift_events();
+    test_death();
+    test_state();
+    test_page();
+    test_snapshot_meta();
+    return slda_test_done("unit_track");
+}
