@@ -1,5 +1,6 @@
 /* unit_engine.c - the stream engine: local-step variants against references,
- * the Gibbs conditional, lazy scaling, determinism, threads, topic recovery. */
+ * the Gibbs conditional, lazy scaling, global.rows=counts row totals, determinism,
+ * threads, topic recovery. */
 #include "model.h"
 #include "testutil.h"
 
@@ -234,6 +235,7 @@ static void test_gibbs_conditional(void)
 static void test_lazy_scaling(void)
 {
     slda_params_t p = base_params(7);
+    p.rows = SLDA_ROWS_DECAY; /* the plain step; test_counts_rows has global.rows=counts */
     p.rho_min = 0.3; /* sigma shrinks fast: folds happen within the test */
     p.corpus_tokens = 1000;
     slda_model_t *model = make_model(&p, 40);
@@ -294,6 +296,153 @@ static void test_lazy_scaling(void)
     free(dense);
     slda_accum_free(acc);
     slda_model_destroy(model);
+}
+
+/* ---- global.rows=counts: the dense update in doubles, and row totals ---- */
+
+/* One global step of global.rows=counts on a dense W x K matrix, straight from
+ * global_step.c's description: rows decay by (1 - r), r = max(|M| / tokens
+ * seen, rho_min); a present word's row is the plain step's new row rescaled to
+ * (1 - r) R_w + r (C/|M|) n_w. x holds the minibatch statistics per word (zero
+ * rows for absent words). */
+static void dense_counts_step(double *dense, double *nz, const double *x, uint32_t W, uint32_t K,
+                              double rho, double r, double cm)
+{
+    for (uint32_t w = 0; w < W; w++) {
+        double R = 0, n = 0;
+        for (uint32_t k = 0; k < K; k++) {
+            R += dense[w * K + k];
+            n += x[w * K + k];
+        }
+        for (uint32_t k = 0; k < K; k++) {
+            double old = dense[w * K + k], now = (1 - r) * old;
+            if (n > 0)
+                now = ((1 - r) * R + r * cm * n) / ((1 - rho) * R + rho * cm * n) *
+                      ((1 - rho) * old + rho * cm * x[w * K + k]);
+            nz[k] += now - (1 - r) * old; /* nz was decayed by the caller */
+            dense[w * K + k] = now;
+        }
+    }
+}
+
+static void test_counts_rows(void)
+{
+    slda_params_t p = base_params(7);
+    p.rows = SLDA_ROWS_COUNTS;
+    p.rho_min = 0.3; /* sigma shrinks fast (by 1 - r <= 0.7): folds happen within the test */
+    p.rho_tau = 1;   /* rho_0 = 1: the first update replaces the initial rows */
+    p.rho_s = 2;     /* rho_t = 2 (1 + t)^-0.5 stays above r = 0.3 for 40 updates, so the
+                        rescaling matters (with rho_t = r it is the plain step) */
+    p.rho_kappa = 0.5;
+    p.corpus_tokens = 1000;
+    slda_model_t *model = make_model(&p, 40);
+    uint32_t W = model->W, K = model->K, Kp = model->Kp;
+    double *dense = calloc((size_t)W * K, sizeof(double)), *x = calloc((size_t)W * K, sizeof(double));
+    double nz[7] = {0};
+    slda_accum_t *acc = slda_accum_new(W, Kp, NULL, 0);
+    slda_rng_t rng;
+    slda_rng_seed(&rng, 5);
+    float *stats = calloc((size_t)5 * Kp, sizeof(float));
+    uint32_t words[5];
+    int folds = 0;
+    for (int step = 0; step < 60; step++) {
+        slda_accum_reset(acc);
+        memset(x, 0, (size_t)W * K * sizeof(double));
+        double ntok = 0;
+        for (uint32_t u = 0; u < 5; u++) {
+            words[u] = slda_rng_below(&rng, W);
+            for (uint32_t k = 0; k < K; k++) {
+                stats[u * Kp + k] = slda_rng_float(&rng) * 3;
+                ntok += stats[u * Kp + k];
+                x[words[u] * K + k] += stats[u * Kp + k]; /* a repeated word merges */
+            }
+        }
+        slda_accum_add(acc, words, stats, 5);
+        uint64_t n = (uint64_t)ntok;
+        double rho = slda_rho(&model->p, model->t);
+        double r = fmax((double)n / (double)(model->tokens + n), p.rho_min);
+        if (step == 0)
+            memset(dense, 0, (size_t)W * K * sizeof(double)); /* r = 1: initial rows go */
+        for (uint32_t k = 0; k < K; k++)
+            nz[k] *= 1 - r;
+        dense_counts_step(dense, nz, x, W, K, rho, r, 1000.0 / (double)n);
+        double before = model->sigma;
+        slda_global_update(model, acc, n);
+        model->tokens += n; /* as slda_model_train does after the update */
+        folds += model->sigma > before;
+    }
+    double maxrel = 0, maxnz = 0;
+    for (uint32_t w = 0; w < W; w++)
+        for (uint32_t k = 0; k < K; k++) {
+            double lazy = model->sigma * model->A[(size_t)w * Kp + k];
+            double rel = fabs(lazy - dense[w * K + k]) / (fabs(dense[w * K + k]) + 1e-3);
+            maxrel = rel > maxrel ? rel : maxrel;
+        }
+    for (uint32_t k = 0; k < K; k++)
+        maxnz = fmax(maxnz, fabs(model->NZ[k] - nz[k]) / nz[k]);
+    fprintf(stderr, "counts rows: %d folds, max relative difference %.3g, NZ %.3g\n", folds,
+            maxrel, maxnz);
+    CHECK(folds >= 1);
+    CHECK_NEAR(maxrel, 0, 1e-4);
+    CHECK_NEAR(maxnz, 0, 1e-6);
+    free(stats);
+    free(dense);
+    free(x);
+    slda_accum_free(acc);
+    slda_model_destroy(model);
+}
+
+/* With global.rows=counts and no forgetting, a word's row total is C times its
+ * share of the tokens trained on, however long ago it was seen: here w0 occurs
+ * only in the first of 40 minibatches and w1 in every one, with the same total
+ * count, so their rows must end with equal totals. The plain step (decay)
+ * leaves w0 with (1 - rho) per update of it - nearly nothing - and gives w1
+ * the recency-weighted guess; this test fails on it. */
+static void test_counts_rows_keep_rare_words(void)
+{
+    for (int rows = SLDA_ROWS_COUNTS; rows <= SLDA_ROWS_DECAY; rows++) {
+        slda_params_t p = base_params(4);
+        p.rows = (slda_rows_kind_t)rows;
+        p.rho_tau = 1;
+        p.corpus_tokens = 4000;
+        slda_model_t *model = make_model(&p, 8);
+        uint32_t Kp = model->Kp;
+        slda_accum_t *acc = slda_accum_new(model->W, Kp, NULL, 0);
+        float stats[3 * 16] = {0};
+        for (int step = 0; step < 40; step++) {
+            /* step 0: w0 40 tokens, w1 1, w2 59; later steps: w1 1 token, w2 99 */
+            uint32_t words0[3] = {0, 1, 2}, words1[2] = {1, 2};
+            float per0[3] = {10.0f, 0.25f, 14.75f}, per1[2] = {0.25f, 24.75f};
+            uint32_t nw = step == 0 ? 3 : 2;
+            memset(stats, 0, sizeof stats);
+            for (uint32_t u = 0; u < nw; u++)
+                for (uint32_t k = 0; k < 4; k++)
+                    stats[u * Kp + k] = step == 0 ? per0[u] : per1[u];
+            slda_accum_reset(acc);
+            slda_accum_add(acc, step == 0 ? words0 : words1, stats, nw);
+            slda_global_update(model, acc, 100);
+            model->tokens += 100; /* as slda_model_train does after the update */
+        }
+        double tot[3] = {0}, nzsum = 0;
+        for (uint32_t w = 0; w < 3; w++)
+            for (uint32_t k = 0; k < 4; k++)
+                tot[w] += model->sigma * model->A[(size_t)w * Kp + k];
+        for (uint32_t k = 0; k < 4; k++)
+            nzsum += model->NZ[k];
+        fprintf(stderr, "rows=%s: row totals w0 %.2f w1 %.2f w2 %.2f, NZ %.2f (4000 tokens)\n",
+                rows == SLDA_ROWS_COUNTS ? "counts" : "decay", tot[0], tot[1], tot[2], nzsum);
+        if (rows == SLDA_ROWS_COUNTS) {
+            /* 40 of 4000 tokens each: C * 40 / 4000 = 40 */
+            CHECK_NEAR(tot[0], 40, 1e-3);
+            CHECK_NEAR(tot[1], 40, 1e-3);
+            CHECK_NEAR(tot[0] + tot[1] + tot[2], 4000, 1e-2);
+            CHECK_NEAR(nzsum, 4000, 1e-2);
+        } else {
+            CHECK(tot[0] < 10); /* the plain step all but forgets the early word */
+        }
+        slda_accum_free(acc);
+        slda_model_destroy(model);
+    }
 }
 
 /* ---- a synthetic corpus from a known LDA ---- */
@@ -620,6 +769,8 @@ int main(void)
     test_hybrid_routing();
     test_gibbs_conditional();
     test_lazy_scaling();
+    test_counts_rows();
+    test_counts_rows_keep_rare_words();
     test_topic_recovery();
     test_determinism_and_threads();
     test_empty_documents();

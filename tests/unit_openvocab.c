@@ -227,11 +227,13 @@ static void test_smoothing_with_eviction_and_restart(void)
 /* The same rows in a fixed vocabulary (initial values at t = 0, decayed by
  * every update) and an open one (a word's row made when it first trains):
  * a row first made at update t must equal the fixed vocabulary's row that
- * no document touched, init * prod (1 - rho_s); with rho_0 = 1 that is 0. */
-static void test_late_rows(double tau)
+ * no document touched, init * prod (1 - rho_s); with rho_0 = 1 that is 0,
+ * and with global.rows=counts too whatever tau is (its first step has r = 1). */
+static void test_late_rows(double tau, slda_rows_kind_t rows)
 {
     slda_params_t p = base_params(5, 64);
     p.rho_tau = tau;
+    p.rows = rows;
     char err[256], word[32];
     slda_model_t *fixed = slda_model_alloc(&p, 50, 1, err, sizeof err);
     slda_model_t *open = open_model(&p);
@@ -263,10 +265,11 @@ static void test_late_rows(double tau)
         worst = fmax(worst, fabs(a - b));
         size = fmax(size, b);
     }
-    fprintf(stderr, "late row (rho.tau=%g): largest entry %.4g (the fixed vocabulary's), "
-            "difference %.3g\n", tau, size, worst);
+    fprintf(stderr, "late row (rho.tau=%g, global.rows=%s): largest entry %.4g (the fixed "
+            "vocabulary's), difference %.3g\n", tau, rows == SLDA_ROWS_COUNTS ? "counts" : "decay",
+            size, worst);
     CHECK_NEAR(worst, 0, 1e-6 * (size + 1e-30));
-    if (tau <= 1)
+    if (tau <= 1 || rows == SLDA_ROWS_COUNTS)
         CHECK(size == 0); /* rho_0 = 1 replaced the initial state entirely */
     else
         CHECK(size > 0 && size < p.init_scale * 2 * 0.2); /* decayed, not gone */
@@ -369,8 +372,9 @@ int main(void)
 {
     test_smoothing_over_words_held();
     test_smoothing_with_eviction_and_restart();
-    test_late_rows(1);
-    test_late_rows(10);
+    test_late_rows(1, SLDA_ROWS_DECAY);
+    test_late_rows(10, SLDA_ROWS_DECAY);
+    test_late_rows(10, SLDA_ROWS_COUNTS);
     test_heldout_after_eviction();
     return slda_test_done("unit_openvocab");
 }

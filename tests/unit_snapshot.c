@@ -424,7 +424,7 @@ static void test_header_is_msgpack(void)
             nparams++;
         }
     }
-    CHECK_INT(nparams, 29); /* 23 + the six text.* cleanup rules */
+    CHECK_INT(nparams, 30); /* 23 + the six text.* cleanup rules + global.rows */
     msgpack_unpacked_destroy(&up);
     free(mem);
     slda_model_destroy(model);
@@ -868,6 +868,8 @@ static void test_fixture(void)
         return;
     }
     check_fixture_values(model);
+    /* written before global.rows existed: loads with the step it was trained with */
+    CHECK_INT(model->p.rows, SLDA_ROWS_DECAY);
     fresh = fixture_model(); /* what --write-fixture writes matches the frozen file */
     if (fresh)
         check_models_equal(fresh, model);

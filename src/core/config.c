@@ -24,6 +24,7 @@
 /* Enum fields are written through int pointers. */
 _Static_assert(sizeof(slda_alpha_learn_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_stats_kind_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(slda_rows_kind_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_infmt_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_vb_kind_t) == sizeof(int), "enum size");
 
@@ -39,6 +40,7 @@ static const char *const alpha_learn_values[] = {"off", "fixedpoint", "newton", 
 static const char *const local_values[] = {"cgs",      "cvb0",    "cvb",     "svb",
                                            "cvb0+cgs", "cvb+cgs", "svb+cgs", NULL};
 static const char *const stats_values[] = {"rb", "sample", NULL};
+static const char *const rows_values[] = {"counts", "decay", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
 static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
 static const char *const bool_values[] = {"false", "true", NULL};
@@ -100,6 +102,10 @@ static const slda_prop_t props[] = {
     DBL("rho.min", p.rho_min, "0", 0, 1, 0,
         "Floor of the step size; above 0 the model keeps forgetting old documents and tracks "
         "drifting topics."),
+    ENUM("global.rows", p.rows, "counts", rows_values,
+         "Row totals of the global step: counts keeps each word's total at its running token "
+         "count (scaled to C) and moves only its split over topics by rho_t; decay moves the "
+         "whole row by rho_t and decays absent words (the plain SVI step)."),
     DBL("corpus.tokens", p.corpus_tokens, "0", 0, INFINITY, 0,
         "Tokens C the model stands for (each minibatch's statistics are scaled to C); 0 = the "
         "training set's size when known, else 1000000."),

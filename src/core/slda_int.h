@@ -58,6 +58,8 @@ typedef enum {
 
 typedef enum { SLDA_ALPHA_FIXED = 0, SLDA_ALPHA_FIXEDPOINT, SLDA_ALPHA_NEWTON } slda_alpha_learn_t;
 typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
+/* global.rows: how the global step sets each word's row total (global_step.c) */
+typedef enum { SLDA_ROWS_COUNTS = 0, SLDA_ROWS_DECAY } slda_rows_kind_t;
 typedef enum { SLDA_INFMT_AUTO = 0, SLDA_INFMT_TEXT, SLDA_INFMT_JSON, SLDA_INFMT_MSGPACK } slda_infmt_t;
 
 /* text.* cleanup rules (tokenize.c, docs/text.md). Each field is the index of
@@ -94,6 +96,7 @@ typedef struct slda_params_s {
     double tolerance;           /* local.tolerance: stop burn-in early when mean |dNtheta|/L < tol */
     slda_stats_kind_t stats;    /* local.stats: rb | sample */
     double rho_s, rho_tau, rho_kappa, rho_min; /* rho.s, rho.tau, rho.kappa, rho.min */
+    slda_rows_kind_t rows;      /* global.rows: counts | decay */
     double corpus_tokens;       /* corpus.tokens: C; 0 = number of training tokens when known */
     double init_scale;          /* init.scale: mean of the random initial Nphi entries */
     uint32_t vocab_capacity;    /* vocab.capacity: W in open-vocabulary mode */

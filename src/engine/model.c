@@ -92,9 +92,13 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
 /* prod_{s<t} (1 - rho_s): the share of its initial counts a row keeps after
  * the model's t updates. Kept incrementally (a model read from a snapshot
  * computes it once); below 1e-30 it is 0 for good, as it is after a step
- * rho = 1 (the default schedule's first). */
+ * rho = 1 (the default schedule's first). With global.rows=counts rows decay
+ * by (1 - r_s) instead, and r = 1 at the first update with tokens, so the
+ * share is 0 once the model has trained on any token. */
 static double init_weight(slda_model_t *model)
 {
+    if (model->p.rows == SLDA_ROWS_COUNTS) /* its first update with tokens has r = 1 */
+        return model->tokens > 0 ? 0.0 : 1.0;
     if (model->init_t > model->t) {
         model->init_t = 0;
         model->init_weight = 1.0;

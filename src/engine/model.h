@@ -14,6 +14,7 @@ typedef struct slda_accum_s {
     int32_t *slot_of;   /* W */
     uint32_t *word;     /* nslots: word id of each slot */
     float *sum;         /* nslots * Kp */
+    float *c1, *c2;     /* cap: per-slot factors of the global.rows=counts update */
     uint32_t nslots, cap;
 } slda_accum_t;
 

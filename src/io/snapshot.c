@@ -101,6 +101,7 @@ static const struct snap_param {
     {"rho.tau", PT_DBL, offsetof(slda_params_t, rho_tau)},
     {"rho.kappa", PT_DBL, offsetof(slda_params_t, rho_kappa)},
     {"rho.min", PT_DBL, offsetof(slda_params_t, rho_min)},
+    {"global.rows", PT_CHOICE, offsetof(slda_params_t, rows)},
     {"corpus.tokens", PT_DBL, offsetof(slda_params_t, corpus_tokens)},
     {"init.scale", PT_DBL, offsetof(slda_params_t, init_scale)},
     {"vocab.capacity", PT_U32, offsetof(slda_params_t, vocab_capacity)},
@@ -120,12 +121,14 @@ static const struct snap_param {
 #define SNAP_NPARAMS (sizeof snap_params / sizeof snap_params[0])
 
 /* Keys added within version 1, and what a snapshot without them means: the
- * cleanup rules off, so an older model tokenises as it was trained. */
+ * cleanup rules off, so an older model tokenises as it was trained, and the
+ * plain global step (global.rows=decay) it was trained with. */
 static const struct {
     const char *key, *absent;
 } snap_optional[] = {
     {"text.urls", "keep"},     {"text.html", "keep"},        {"text.mentions", "keep"},
     {"text.hashtags", "keep"}, {"text.apostrophes", "split"}, {"text.digits", "split"},
+    {"global.rows", "decay"},
 };
 
 static const char *const alpha_learn_names[] = {
