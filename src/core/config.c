@@ -116,7 +116,7 @@ static const slda_prop_t props[] = {
         "from for the birth to be kept."),
     DBL("births.floor", p.births_floor, "0.05", 0, 1, 0,
         "A topic whose decayed share of the tokens stays below births.floor / K is retired."),
-    DBL("births.merge", p.births_merge, "0.1", 0, 1, 0,
+    DBL("births.merge", p.births_merge, "0.3", 0, 1, 0,
         "Two topics closer than this Jensen-Shannon divergence (nats) are merged to free a slot "
         "for a birth."),
     DBL("init.scale", p.init_scale, "1", 0, INFINITY, 0,

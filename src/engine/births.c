@@ -48,8 +48,8 @@
 #define SHARE_RATE 0.02   /* topic share decay per update: a window of ~50 updates */
 #define WARMUP_UPDATES 50 /* no flags, births or deaths before this (baseline settles) */
 #define MAX_AGE 64        /* buffered documents older than this many updates are dropped */
-#define COS_SEED 0.2      /* cosine of a seed's neighbours */
-#define COS_MEMBER 0.3    /* cosine to the centroid of a member */
+#define COS_SEED 0.3    /* cosine of a seed's neighbours (0.2: clusters mixed subjects) */
+#define COS_MEMBER 0.5  /* cosine to the centroid of a member (0.3-0.4: mixed) */
 #define MIN_CLUSTER 8     /* members needed for a proposal (4 to build, 4 to test) */
 #define EM_ITERS 30
 #define EVENTS_KEPT 1024
@@ -488,7 +488,7 @@ static int find_slot(slda_model_t *model, slda_births_t *b, uint32_t *slot)
     return 0;
 }
 
-static void propose(slda_model_t *model, slda_births_t *b, double rho)
+static int propose(slda_model_t *model, slda_births_t *b, double rho)
 {
     uint32_t n = b->nbuf;
     uint8_t *member = slda_xcalloc(2 * n + 1, 1), *use = slda_xcalloc(2 * n + 1, 1);
@@ -504,7 +504,7 @@ static void propose(slda_model_t *model, slda_births_t *b, double rho)
         b->counts.rejected++;
         free(member);
         free(use);
-        return;
+        return 0;
     }
     /* build from the even members, test on the odd */
     uint32_t pos = 0;
@@ -529,7 +529,7 @@ static void propose(slda_model_t *model, slda_births_t *b, double rho)
         buf_drop(b, member); /* these documents are not helped (or nothing can hold them) */
         free(member);
         free(use);
-        return;
+        return 0;
     }
     /* seed: every member's counts times the new topic's responsibility */
     for (uint32_t j = 0; j < n; j++)
@@ -580,9 +580,10 @@ static void propose(slda_model_t *model, slda_births_t *b, double rho)
     b->share[slot] = 1.0 / model->K;
     b->counts.births++;
     event(b, model, SLDA_EVENT_BIRTH, slot, slot, size, gain);
-    buf_clear(b); /* their scores predate the new topic */
+    buf_drop(b, member);
     free(member);
     free(use);
+    return 1;
 }
 
 void slda_births_update(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
@@ -598,8 +599,16 @@ void slda_births_update(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
         old[j] = model->t - b->buf[j].t > MAX_AGE;
     buf_drop(b, old);
     free(old);
-    if (b->nbuf >= model->p.births_docs)
-        propose(model, b, rho);
+    /* Births come together: every cluster the buffer holds is proposed in the
+     * same update, so the newborns share the new words by their seeds. One
+     * born alone has the smallest NZ[k], and eta / (NZ[k] + W eta) made it
+     * take every word no topic held yet (a mixture of the new subjects). */
+    if (b->nbuf >= model->p.births_docs) {
+        uint32_t tries = 0;
+        while (propose(model, b, rho) && ++tries < model->K && b->nbuf >= MIN_CLUSTER)
+            ;
+        buf_clear(b); /* their scores predate the new topics */
+    }
 }
 
 size_t slda_model_events(const slda_model_t *model, uint64_t since, slda_event_t *out,

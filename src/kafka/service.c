@@ -57,6 +57,7 @@ struct slda_service_s {
     slda_model_t *model;
     slda_ksource_t *src;
     slda_ksink_t *sink;
+    uint64_t events_seen; /* topic events (births.c) logged so far */
     /* open minibatch */
     slda_doc_t *docs;
     doc_meta_t *meta;
@@ -430,6 +431,17 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
     slda_metrics_add(svc->metrics, SLDA_M_UPDATES, 1);
     slda_metrics_set(svc->metrics, SLDA_G_RHO, stats.rho);
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    slda_event_t ev[16]; /* births.c: topic births, deaths and merges, one line each */
+    size_t nev;
+    while ((nev = slda_model_events(svc->model, svc->events_seen, ev, 16)) > 0) {
+        for (size_t i = 0; i < nev; i++)
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                     "topic %s topic=%u other=%u update=%llu doc=%llu docs=%u value=%.4f",
+                     slda_event_kind_name(ev[i].kind), ev[i].topic, ev[i].other,
+                     (unsigned long long)ev[i].update, (unsigned long long)ev[i].doc,
+                     ev[i].docs, ev[i].value);
+        svc->events_seen = ev[nev - 1].seq;
+    }
     for (size_t i = 0; output && i < svc->ndocs; i++)
         produce_output(svc, i, K);
     slda_docs_clear(svc->docs, svc->ndocs);
