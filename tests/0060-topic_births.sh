@@ -36,20 +36,21 @@ if ! python3 "$MATCH" "$T/shift.truth" "$T/with.npy" "$T/with.voc" --max-l1 0.3 
     fail "births=true: a true topic is farther than L1 0.3:"
     cat "$T/with.match" >&2
 fi
-grep -q '^topics births=[1-9]' "$T/with.sum" || fail "births=true made no birth: $(cat "$T/with.sum")"
+grep -q '^topics births=[1-9]' "$T/with.err" || fail "births=true made no birth: $(cat "$T/with.err")"
 learn shift without -X births=false
 far=$(awk '$1 == "new" { split($4, a, "="); if (a[2] + 0 > 0.5) n++ } END { print n + 0 }' \
       "$T/without.match")
 [ "$far" -ge 3 ] || fail "births=false found the new topics (far: $far), the test shows nothing"
-grep -q '^topics ' "$T/without.sum" && fail "births=false prints topic counts"
+grep -q '^topics ' "$T/without.err" && fail "births=false prints topic counts"
+grep -q '^topics ' "$T/with.sum" && fail "topic counts on standard output"
 
 # 2. a stream that does not change: no births
 "$S" train -q -k 15 -X births=true "$T/flat.txt" >"$T/flat.sum" 2>"$T/flat.err" || fail "train flat"
-grep -q '^topics births=0 ' "$T/flat.sum" || fail "stationary stream: $(cat "$T/flat.sum")"
+grep -q '^topics births=0 ' "$T/flat.err" || fail "stationary stream: $(cat "$T/flat.err")"
 
 # 3. old topics stop: dead topics are retired, and said so
 "$S" train -q -k 10 -X births=true "$T/gone.txt" >"$T/gone.sum" 2>"$T/gone.err" || fail "train gone"
-grep -q ' deaths=[1-9]' "$T/gone.sum" || fail "no topic retired: $(cat "$T/gone.sum")"
+grep -q '^topics .* deaths=[1-9]' "$T/gone.err" || fail "no topic retired: $(cat "$T/gone.err")"
 grep -q '^topic death topic=' "$T/gone.err" || fail "no death event on stderr: $(cat "$T/gone.err")"
 
 # 4. deterministic: the same events and model with 2 threads as with 1 (the run of section 1)

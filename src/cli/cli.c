@@ -624,7 +624,7 @@ int slda_cli_train(int argc, char **argv)
            (unsigned long long)slda_model_tokens(tr.model), tr.train_seconds,
            slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
            tr.obs.n ? tr.obs.n : tr.heldout.n, perp, (unsigned long long)tr.nerrors, wall);
-    if (tr.conf->p.births) { /* births.c: the topic events, then their counts */
+    if (tr.conf->p.births) { /* births.c: the topic events, then their counts (stderr) */
         slda_event_t ev[64];
         size_t nev;
         for (uint64_t seen = 0; (nev = slda_model_events(tr.model, seen, ev, 64)) > 0;
@@ -636,7 +636,7 @@ int slda_cli_train(int argc, char **argv)
                         (unsigned long long)ev[i].doc, ev[i].docs, ev[i].value);
         slda_topic_counts_t tc;
         slda_model_topic_counts(tr.model, &tc);
-        fprintf(report, "topics births=%llu deaths=%llu merges=%llu proposals=%llu rejected=%llu "
+        fprintf(stderr, "topics births=%llu deaths=%llu merges=%llu proposals=%llu rejected=%llu "
                 "flagged=%llu\n", (unsigned long long)tc.births, (unsigned long long)tc.deaths,
                 (unsigned long long)tc.merges, (unsigned long long)tc.proposals,
                 (unsigned long long)tc.rejected, (unsigned long long)tc.flagged);

@@ -103,7 +103,7 @@ static const slda_prop_t props[] = {
         "Tokens C the model stands for (each minibatch's statistics are scaled to C); 0 = the "
         "training set's size when known, else 1000000."),
     /* births, retirement and merges of topics (src/engine/births.c, docs/engine.md) */
-    {"births", SLDA_PT_BOOL, OFF(p.births), "false", 0, 0, NULL, 0,
+    {"births", SLDA_PT_BOOL, OFF(p.births), "true", 0, 0, NULL, 0,
      "Give documents the topics explain poorly a topic of their own: re-seed a free, dead or "
      "merged slot from them when it predicts them better (births.gain); retire dead topics."},
     UINT("births.docs", p.births_docs, "64", 8, 100000,

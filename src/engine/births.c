@@ -16,16 +16,18 @@
  * 2. Proposal (once births.docs documents are buffered): the densest cosine
  *    cluster of the buffer (seed = the document with most neighbours, then
  *    members = documents close to the cluster's centroid, twice). A topic is
- *    estimated from the even-numbered members and scored on the odd ones:
- *    each odd document's likelihood becomes lambda p(w) + (1 - lambda)
- *    phi_new(w), lambda fitted by EM (per document), and the gain is the mean
- *    held-out nats per token over those documents. Kept only when the gain
- *    reaches births.gain: the new topic predicts documents it was not built
- *    from better than the model does.
- * 3. Slot: a free one (retired earlier), else a dead one (decayed share of
- *    the tokens below births.floor / K), else the closest pair by
- *    Jensen-Shannon divergence if below births.merge (merged: counts and
- *    alpha added, the Dirichlet aggregation property); else no birth.
+ *    estimated from the even-numbered members (backed off to the model's
+ *    p(w), build_topic) and scored on the odd ones: each odd document's
+ *    likelihood becomes lambda p(w) + (1 - lambda) phi_new(w), lambda fitted
+ *    by EM (per document), and the gain is the mean held-out nats per token
+ *    over those documents. Kept only when the gain reaches births.gain: the
+ *    new topic predicts documents it was not built from better than the
+ *    model does. The members leave the buffer and the next cluster is
+ *    proposed in the same update, until one fails (slda_births_update).
+ * 3. Slot: a free one (a dead topic, retired by update_shares), else the
+ *    closest pair by Jensen-Shannon divergence if below births.merge
+ *    (merged: counts and alpha added, the Dirichlet aggregation property);
+ *    else no birth.
  * 4. Seed: the slot's column is zeroed and gets the members' counts times
  *    their responsibility for the new topic, scaled by rho_t C / T (T = the
  *    tokens of the minibatches the buffer spans): what the global step would
@@ -140,28 +142,54 @@ void slda_births_free(slda_births_t *b)
     free(b);
 }
 
-float slda_births_doc_score(const slda_frozen_t *fz, const float *ntheta_sum, const uint32_t *words,
-                            const uint32_t *counts, uint32_t npairs, float *pw)
+/* theta (Kp floats, padding 0) against the word factors of the local step:
+ * f[u][k] = (Nphi[w][k] + eta) / (NZ[k] + W eta) for CVB0, CVB and CGS, in
+ * the 8-float vectors of the local step (the score costs one more sweep's
+ * worth of multiplies, not a fresh pass over the model's rows). */
+static float score_from_factors(const slda_local_t *loc, const float *theta, const uint32_t *counts,
+                                uint32_t npairs, float *pw)
+{
+    uint32_t Kp = loc->Kp;
+    double ll = 0, L = 0;
+    for (uint32_t u = 0; u < npairs; u++) {
+        const slda_v8f *f = (const slda_v8f *)(loc->f + (size_t)u * Kp);
+        const slda_v8f *th = (const slda_v8f *)theta;
+        slda_v8f acc = {0};
+        for (uint32_t k = 0; k < Kp / 8; k++)
+            acc += th[k] * f[k];
+        float p = slda_v8_hsum(&acc);
+        pw[u] = p;
+        ll += counts[u] * log(p > 1e-30f ? p : 1e-30f);
+        L += counts[u];
+    }
+    return L > 0 ? (float)(ll / L) : 0.0f;
+}
+
+float slda_births_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
+                            const uint32_t *words, const uint32_t *counts, uint32_t npairs,
+                            float *pw)
 {
     const slda_model_t *model = fz->model;
     uint32_t K = model->K, Kp = model->Kp;
-    double tot = 0, L = 0, ll = 0, theta[SLDA_MAX_TOPICS];
+    double tot = 0, L = 0, ll = 0, norm = 0;
+    float theta[SLDA_MAX_TOPICS + 16] __attribute__((aligned(32))) = {0};
     for (uint32_t u = 0; u < npairs; u++)
         L += counts[u];
     for (uint32_t k = 0; k < K; k++)
-        tot += ntheta_sum[k];
-    double norm = 0;
-    for (uint32_t k = 0; k < K; k++) {
-        theta[k] = (tot > 0 ? ntheta_sum[k] * L / tot : 0) + fz->alpha[k];
-        norm += theta[k];
-    }
+        tot += loc->ntheta_sum[k];
+    for (uint32_t k = 0; k < K; k++)
+        norm += (tot > 0 ? loc->ntheta_sum[k] * L / tot : 0) + fz->alpha[k];
+    for (uint32_t k = 0; k < K; k++)
+        theta[k] = (float)(((tot > 0 ? loc->ntheta_sum[k] * L / tot : 0) + fz->alpha[k]) / norm);
+    if (model->p.vb != SLDA_VB_SVB && loc->nu == npairs)
+        return score_from_factors(loc, theta, counts, npairs, pw);
+    /* SVB's factors are exp E[log phi]: recompute phi from the model */
     float sigma = (float)model->sigma, eta = (float)model->p.eta;
     for (uint32_t u = 0; u < npairs; u++) {
         const float *a = model->A + (size_t)words[u] * Kp;
         double p = 0;
         for (uint32_t k = 0; k < K; k++)
             p += theta[k] * ((sigma * a[k] + eta) * fz->inv_nz[k]);
-        p /= norm;
         pw[u] = (float)p;
         ll += counts[u] * log(p > 1e-300 ? p : 1e-300);
     }

@@ -11,10 +11,11 @@
 
 slda_births_t *slda_births_new(const slda_model_t *model);
 void slda_births_free(slda_births_t *b);
-/* Mean per-token log sum_k theta_k phi_wk of a document after its local step
- * (ntheta_sum: its summed document counts); pw (npairs) receives each word's
- * p(w). Reads the frozen model only: safe on worker threads. */
-float slda_births_doc_score(const slda_frozen_t *fz, const float *ntheta_sum,
+/* Mean per-token log sum_k theta_k phi_wk of a document right after its local
+ * step in loc (theta from loc's summed document counts, phi from loc's word
+ * factors, or from the model for SVB); pw (npairs) receives each word's p(w).
+ * Reads the frozen model only: safe on worker threads. */
+float slda_births_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
                             const uint32_t *words, const uint32_t *counts, uint32_t npairs,
                             float *pw);
 /* After the global update of a minibatch (model thread, document order):

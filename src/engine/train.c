@@ -46,7 +46,7 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
     if (job->ntheta)
         memcpy(job->ntheta + i * K, loc->ntheta_sum, K * sizeof(float));
     if (job->scores) /* births.c */
-        job->scores[i] = slda_births_doc_score(&job->fz, loc->ntheta_sum, doc->word, doc->count,
+        job->scores[i] = slda_births_doc_score(&job->fz, loc, doc->word, doc->count,
                                                doc->npairs, job->pw[i]);
     if (job->slices)
         memcpy(job->slices[i], loc->stats, (size_t)doc->npairs * Kp * sizeof(float));
