@@ -243,7 +243,8 @@ size_t slda_model_events(const slda_model_t *model, uint64_t since, slda_event_t
                          size_t max);
 typedef struct slda_topic_counts_s {
     uint64_t births, deaths, merges;
-    uint64_t proposals, rejected; /* birth proposals made / turned down */
+    uint64_t proposals, rejected; /* birth proposals made / turned down, of which: */
+    uint64_t no_cluster, no_gain, no_slot; /* no cluster of 8, gain < births.gain, no slot */
     uint64_t flagged;             /* documents flagged as poorly explained */
 } slda_topic_counts_t;
 void slda_model_topic_counts(const slda_model_t *model, slda_topic_counts_t *counts);

@@ -14,8 +14,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 FOUND=0.25
-python3 "$HERE/gen.py" "$T/own"
-python3 "$HERE/gen.py" --shared "$T/shared"
+SEED=${SEED:-1} # the generator's seed: SEED=2 bench/shift/run.sh for another draw
+python3 "$HERE/gen.py" --seed "$SEED" "$T/own"
+python3 "$HERE/gen.py" --seed "$SEED" --shared "$T/shared"
 printf "%-7s %-3s %-7s %-34s %-9s %s\n" stream K births "docs after shift to find new 0..4" old_max new_final
 for data in own shared; do
     for k in 10 15; do

@@ -637,9 +637,12 @@ int slda_cli_train(int argc, char **argv)
         slda_topic_counts_t tc;
         slda_model_topic_counts(tr.model, &tc);
         fprintf(stderr, "topics births=%llu deaths=%llu merges=%llu proposals=%llu rejected=%llu "
-                "flagged=%llu\n", (unsigned long long)tc.births, (unsigned long long)tc.deaths,
+                "(no_cluster=%llu no_gain=%llu no_slot=%llu) flagged=%llu\n",
+                (unsigned long long)tc.births, (unsigned long long)tc.deaths,
                 (unsigned long long)tc.merges, (unsigned long long)tc.proposals,
-                (unsigned long long)tc.rejected, (unsigned long long)tc.flagged);
+                (unsigned long long)tc.rejected, (unsigned long long)tc.no_cluster,
+                (unsigned long long)tc.no_gain, (unsigned long long)tc.no_slot,
+                (unsigned long long)tc.flagged);
     }
     if (coherence && tr.heldout.n) {
         double mean;

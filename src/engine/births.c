@@ -530,6 +530,7 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
         buf_drop(b, drop);
         free(drop);
         b->counts.rejected++;
+        b->counts.no_cluster++;
         free(member);
         free(use);
         return 0;
@@ -554,6 +555,10 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
     int fs = gain >= model->p.births_gain ? find_slot(model, b, &slot) : -1;
     if (fs <= 0) {
         b->counts.rejected++;
+        if (fs < 0)
+            b->counts.no_gain++;
+        else
+            b->counts.no_slot++;
         buf_drop(b, member); /* these documents are not helped (or nothing can hold them) */
         free(member);
         free(use);
