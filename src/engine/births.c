@@ -172,7 +172,8 @@ float slda_births_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
     const slda_model_t *model = fz->model;
     uint32_t K = model->K, Kp = model->Kp;
     double tot = 0, L = 0, ll = 0, norm = 0;
-    float theta[SLDA_MAX_TOPICS + 16] __attribute__((aligned(32))) = {0};
+    float theta[SLDA_MAX_TOPICS + 16] __attribute__((aligned(32)));
+    memset(theta, 0, Kp * sizeof *theta); /* K..Kp-1: padding, 0 like the factors' */
     for (uint32_t u = 0; u < npairs; u++)
         L += counts[u];
     for (uint32_t k = 0; k < K; k++)
@@ -640,7 +641,7 @@ void slda_births_update(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
         uint32_t tries = 0;
         while (propose(model, b, rho) && ++tries < model->K && b->nbuf >= MIN_CLUSTER)
             ;
-        buf_clear(b); /* their scores predate the new topics */
+        buf_clear(b); /* afresh: scores predate any newborn; the rejected are not retried */
     }
 }
 
