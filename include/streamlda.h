@@ -220,6 +220,37 @@ slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_o
 /** Topic totals NZ[k] (K doubles). */
 void slda_model_topic_totals(const slda_model_t *model, double *out);
 
+/** Topic events (births=true; docs/engine.md "Streams that change"): a birth
+ *  re-seeds a slot from documents the model explained poorly, a death retires
+ *  a topic whose share of the tokens stayed below births.floor / K, a merge
+ *  folds topic `topic` into `other` (Jensen-Shannon divergence below
+ *  births.merge) to free `topic` for a birth. Decisions of the global update:
+ *  the same seed and input give the same events. */
+typedef enum { SLDA_EVENT_BIRTH = 1, SLDA_EVENT_DEATH = 2, SLDA_EVENT_MERGE = 3 } slda_event_kind_t;
+typedef struct slda_event_s {
+    uint64_t seq;           /* 1, 2, ... in the order they were made */
+    uint64_t update;        /* the global update (slda_model_updates) that made it */
+    uint64_t doc;           /* documents trained on before that update's minibatch */
+    slda_event_kind_t kind;
+    uint32_t topic;         /* the slot born, retired, or freed by a merge */
+    uint32_t other;         /* merge: the topic that absorbed it; else = topic */
+    uint32_t docs;          /* birth: documents it was seeded from */
+    double value;           /* birth: held-out gain (nats/token); death: share; merge: JS */
+} slda_event_t;
+/** Copy up to max events with seq > since into out, oldest first; returns how
+ *  many. The model keeps its last 1024 events; none when births=false. */
+size_t slda_model_events(const slda_model_t *model, uint64_t since, slda_event_t *out,
+                         size_t max);
+typedef struct slda_topic_counts_s {
+    uint64_t births, deaths, merges;
+    uint64_t proposals, rejected; /* birth proposals made / turned down, of which: */
+    uint64_t no_cluster, no_gain, no_slot; /* no cluster of 8, gain < births.gain, no slot */
+    uint64_t flagged;             /* documents flagged as poorly explained */
+} slda_topic_counts_t;
+void slda_model_topic_counts(const slda_model_t *model, slda_topic_counts_t *counts);
+/** "birth", "death", "merge" (static string). */
+const char *slda_event_kind_name(slda_event_kind_t kind);
+
 /** Consumer positions that the model's state includes: for each
  *  (topic, partition) the next offset to read. Stored in snapshots. */
 typedef struct slda_offset_s {

@@ -674,6 +674,26 @@ int slda_cli_train(int argc, char **argv)
                 "vocabulary (vocab.capacity=%u) was full of words the current minibatch uses; "
                 "raise vocab.capacity\n",
                 (unsigned long long)refused, slda_vocab_capacity(tr.model->vocab));
+    if (tr.conf->p.births) { /* births.c: the topic events, then their counts (stderr) */
+        slda_event_t ev[64];
+        size_t nev;
+        for (uint64_t seen = 0; (nev = slda_model_events(tr.model, seen, ev, 64)) > 0;
+             seen = ev[nev - 1].seq)
+            for (size_t i = 0; i < nev; i++)
+                fprintf(stderr, "topic %s topic=%u other=%u update=%llu doc=%llu docs=%u "
+                        "value=%.4f\n", slda_event_kind_name(ev[i].kind), ev[i].topic,
+                        ev[i].other, (unsigned long long)ev[i].update,
+                        (unsigned long long)ev[i].doc, ev[i].docs, ev[i].value);
+        slda_topic_counts_t tc;
+        slda_model_topic_counts(tr.model, &tc);
+        fprintf(stderr, "topics births=%llu deaths=%llu merges=%llu proposals=%llu rejected=%llu "
+                "(no_cluster=%llu no_gain=%llu no_slot=%llu) flagged=%llu\n",
+                (unsigned long long)tc.births, (unsigned long long)tc.deaths,
+                (unsigned long long)tc.merges, (unsigned long long)tc.proposals,
+                (unsigned long long)tc.rejected, (unsigned long long)tc.no_cluster,
+                (unsigned long long)tc.no_gain, (unsigned long long)tc.no_slot,
+                (unsigned long long)tc.flagged);
+    }
     if (coherence && tr.heldout.n) {
         double mean;
         if (slda_heldout_umass(tr.model, tr.hout, 10, &mean, NULL) == SLDA_OK)

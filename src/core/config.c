@@ -109,6 +109,23 @@ static const slda_prop_t props[] = {
     DBL("corpus.tokens", p.corpus_tokens, "0", 0, INFINITY, 0,
         "Tokens C the model stands for (each minibatch's statistics are scaled to C); 0 = the "
         "training set's size when known, else 1000000."),
+    /* births, retirement and merges of topics (src/engine/births.c, docs/engine.md) */
+    {"births", SLDA_PT_BOOL, OFF(p.births), "true", 0, 0, NULL, 0,
+     "Give documents the topics explain poorly a topic of their own: re-seed a free, dead or "
+     "merged slot from them when it predicts them better (births.gain); retire dead topics."},
+    UINT("births.docs", p.births_docs, "64", 8, 100000,
+         "Poorly explained documents buffered before a birth is proposed."),
+    DBL("births.z", p.births_z, "1.5", 0, 100, 0,
+        "A document is poorly explained when its per-token log-likelihood is this many "
+        "standard deviations below the running baseline."),
+    DBL("births.gain", p.births_gain, "0.08", 0, 100, 0,
+        "Held-out nats per token a proposed topic must gain on the documents it was not built "
+        "from for the birth to be kept."),
+    DBL("births.floor", p.births_floor, "0.05", 0, 1, 0,
+        "A topic whose decayed share of the tokens stays below births.floor / K is retired."),
+    DBL("births.merge", p.births_merge, "0.3", 0, 1, 0,
+        "Two topics closer than this Jensen-Shannon divergence (nats) are merged to free a slot "
+        "for a birth."),
     DBL("init.scale", p.init_scale, "1", 0, INFINITY, 0,
         "Mean of the random initial topic-word counts that break the symmetry between topics; "
         "0 starts from zero counts."),

@@ -108,6 +108,13 @@ typedef struct slda_params_s {
     uint32_t min_length;        /* text.min.length: minimum token length in characters */
     uint32_t max_doc_bytes;     /* text.max.bytes: larger documents are rejected */
     slda_text_rules_t text;     /* text.urls, .html, .mentions, .hashtags, .apostrophes, .digits */
+    /* births, retirement and merges of topics (src/engine/births.c) */
+    int births;                 /* births: on/off */
+    uint32_t births_docs;       /* births.docs: flagged documents per proposal */
+    double births_z;            /* births.z: flag a document this many deviations below */
+    double births_gain;         /* births.gain: held-out nats per token a birth must gain */
+    double births_floor;        /* births.floor: dead below floor / K of the tokens */
+    double births_merge;        /* births.merge: merge two topics closer than this (JS, nats) */
 } slda_params_t;
 
 #define SLDA_CONF_MAX_PROPS 256
@@ -252,7 +259,9 @@ struct slda_model_s {
     struct slda_accum_s *accum; /* minibatch statistics buffer (global_step.c) */
     struct slda_local_s **locals; /* per worker local-step scratch (train.c) */
     uint32_t nlocals;
+    struct slda_births_s *births; /* births.c state, NULL unless births=true */
 };
+typedef struct slda_births_s slda_births_t;
 
 /* Build a model from params without a vocabulary file (snapshot loader). */
 slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,

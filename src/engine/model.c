@@ -12,6 +12,7 @@
  * thread that owns the model mutates it; worker threads read it while it is
  * frozen.
  */
+#include "births.h"
 #include "model.h"
 
 #include <errno.h>
@@ -222,6 +223,7 @@ void slda_model_destroy(slda_model_t *model)
     free(model->name);
     slda_accum_free(model->accum);
     slda_model_free_locals(model);
+    slda_births_free(model->births); /* births.c */
     free(model);
 }
 

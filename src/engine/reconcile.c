@@ -61,6 +61,14 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
                  key, *theirs ? theirs : "(empty)", *mine ? mine : "(empty)");
         log(opaque, line);
     }
+    /* births.* are not in the snapshot (nor is the births state, births.c):
+     * they always come from this run's configuration, silently. */
+    model->p.births = conf->p.births;
+    model->p.births_docs = conf->p.births_docs;
+    model->p.births_z = conf->p.births_z;
+    model->p.births_gain = conf->p.births_gain;
+    model->p.births_floor = conf->p.births_floor;
+    model->p.births_merge = conf->p.births_merge;
     uint32_t threads_before = model->p.threads;
     int alpha_changed = 0;
     for (size_t i = 0; i < sizeof tunables / sizeof tunables[0]; i++) {

@@ -6,6 +6,7 @@
  * into per-document slices and the caller adds the slices in document order,
  * so the sums - and the model - are bit-identical to one thread.
  */
+#include "births.h"
 #include "model.h"
 
 #include <stdlib.h>
@@ -20,6 +21,8 @@ typedef struct train_job_s {
     float *ntheta;         /* ndocs x K mean document counts (alpha learning), or NULL */
     float *thetas;         /* ndocs x K, or NULL */
     float **slices;        /* per document statistics (threads > 1), or NULL */
+    float *scores;         /* births: ndocs per-token log-likelihoods, or NULL */
+    float **pw;            /* births: per document p(w) of each pair, or NULL */
     uint64_t t;
 } train_job_t;
 
@@ -42,6 +45,9 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
                    job->thetas ? job->thetas + i * K : NULL);
     if (job->ntheta)
         memcpy(job->ntheta + i * K, loc->ntheta_sum, K * sizeof(float));
+    if (job->scores) /* births.c */
+        job->scores[i] = slda_births_doc_score(&job->fz, loc, doc->word, doc->count,
+                                               doc->npairs, job->pw[i]);
     if (job->slices)
         memcpy(job->slices[i], loc->stats, (size_t)doc->npairs * Kp * sizeof(float));
     else
@@ -118,7 +124,15 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
         else
             empty++;
     }
-    if (model->p.alpha_learn != SLDA_ALPHA_FIXED)
+    if (model->p.births) { /* births.c: per-document scores for the global step */
+        if (!model->births)
+            model->births = slda_births_new(model);
+        job.scores = slda_xcalloc(ndocs + 1, sizeof *job.scores);
+        job.pw = slda_xcalloc(ndocs + 1, sizeof *job.pw);
+        for (size_t i = 0; i < ndocs; i++)
+            job.pw[i] = slda_xmalloc((size_t)docs[i].npairs * sizeof(float) + 1);
+    }
+    if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job.scores)
         job.ntheta = slda_xcalloc(ndocs * model->K + 1, sizeof(float));
     if (nthreads > 1) {
         job.slices = slda_xcalloc(ndocs + 1, sizeof *job.slices);
@@ -136,12 +150,18 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
     double rho = slda_global_update(model, model->accum, ntokens);
     if (job.ntheta)
         slda_alpha_update(model, job.ntheta, lengths, ndocs, rho);
+    if (job.scores) /* births.c: births, retirement and merges (part of the global update) */
+        slda_births_update(model, docs, ndocs, job.scores, job.pw, job.ntheta, ntokens, rho);
     model->docs += ntrained;
     model->tokens += ntokens;
     model->updated_ms = slda_now_ms();
     slda_vocab_new_epoch(model->vocab);
 
     free(job.slices);
+    for (size_t i = 0; job.pw && i < ndocs; i++)
+        free(job.pw[i]);
+    free(job.pw);
+    free(job.scores);
     free(job.ntheta);
     free(lengths);
     slda_frozen_clear(&job.fz);

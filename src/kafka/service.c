@@ -63,6 +63,7 @@ struct slda_service_s {
     slda_model_t *model;
     slda_ksource_t *src;
     slda_ksink_t *sink;
+    uint64_t events_seen; /* topic events (births.c) logged so far */
     /* open minibatch */
     slda_doc_t *docs;
     doc_meta_t *meta;
@@ -455,6 +456,21 @@ static void produce_output(slda_service_t *svc, size_t i, uint32_t K, int warmup
 static void event_gauges(slda_service_t *svc);
 static void page_publish(slda_service_t *svc);
 
+/* An engine topic event (births.c) into the tracker, with the topic's top words. */
+static void engine_event(slda_service_t *svc, const slda_event_t *ev)
+{
+    uint32_t ids[10];
+    char words[400] = "";
+    size_t n = slda_model_top_words(svc->model, ev->topic, 10, ids, NULL), len = 0;
+    for (size_t j = 0; j < n && len < sizeof words - 1; j++) {
+        const char *w = slda_model_word(svc->model, ids[j]);
+        int r = snprintf(words + len, sizeof words - len, "%s%s", j ? " " : "", w ? w : "?");
+        len += r > 0 ? (size_t)r : 0;
+    }
+    slda_track_engine_event(svc->track, slda_event_kind_name(ev->kind), ev->topic, words,
+                            ev->update);
+}
+
 static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
 {
     if (!svc->ndocs)
@@ -480,6 +496,20 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
     for (size_t i = 0; svc->conf->track && i < svc->ndocs; i++)
         if (svc->docs[i].ntokens) /* an empty document was not trained */
             slda_track_add(svc->track, svc->meta[i].event_ms, svc->thetas + i * K);
+    slda_event_t ev[16]; /* births.c: topic births, deaths and merges, one line each */
+    size_t nev;
+    while ((nev = slda_model_events(svc->model, svc->events_seen, ev, 16)) > 0) {
+        for (size_t i = 0; i < nev; i++) {
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                     "topic %s topic=%u other=%u update=%llu doc=%llu docs=%u value=%.4f",
+                     slda_event_kind_name(ev[i].kind), ev[i].topic, ev[i].other,
+                     (unsigned long long)ev[i].update, (unsigned long long)ev[i].doc,
+                     ev[i].docs, ev[i].value);
+            if (svc->conf->track && svc->track) /* the tracker publishes them as events */
+                engine_event(svc, &ev[i]);
+        }
+        svc->events_seen = ev[nev - 1].seq;
+    }
     for (size_t i = 0; output && i < svc->ndocs; i++)
         produce_output(svc, i, K, warmup);
     slda_docs_clear(svc->docs, svc->ndocs);
