@@ -155,19 +155,19 @@ def main():
         check("is more than a day ahead of the clock" in log, "far-future warning logged")
         check(re.search(r"status: .* event time 2020-03-01T\d\d:\d\d:\d\dZ \(lag \d+ s\)", log),
               "status line: event time and lag")
-        prev = api(svc, "prevalence")
-        topics = api(svc, "topics")
+        prev = api(svc, "prevalence") or {"windows": []}
+        topics = api(svc, "topics") or {"K": 0, "topics": []}
         starts = [w["start"] for w in prev["windows"]]
         print("windows:", len(starts), "first", starts[:2], "docs", [w["docs"] for w in prev["windows"]])
-        check(starts[0] == T0 * 1000 and starts[-1] == (T0 + 19 * 3600) * 1000 and len(starts) == 20,
+        check(len(starts) == 20 and starts[0] == T0 * 1000 and starts[-1] == (T0 + 19 * 3600) * 1000,
               "prevalence windows are the stream's 20 hours (not the wall clock)", len(starts))
         c, score = theme_topic(topics, "C")
         check(score >= 5, "a topic learned theme C", c, score)
-        share = [w["share"][c] for w in prev["windows"]]
-        print("share of topic %d (theme C) per hour:" % c, " ".join("%.2f" % s for s in share))
+        share = [w["share"][c] for w in prev["windows"]] if c is not None else []
+        print("share of topic %s (theme C) per hour:" % c, " ".join("%.2f" % s for s in share))
         # the mixtures are the model's at training time, so the first hours (a young
         # model) are noisy: the change is where the share crosses the midpoint
-        before, after = sum(share[:8]) / 8, sum(share[12:]) / len(share[12:])
+        before, after = sum(share[:8]) / 8, sum(share[12:]) / max(1, len(share[12:]))
         jump = next((i for i, s in enumerate(share) if s > (before + after) / 2), None)
         check(jump in (10, 11), "theme C jumps within one window of the change (window 10)", jump)
         check(after > 2 * before and after > 0.5, "theme C: share before vs after the change",
@@ -188,11 +188,15 @@ def main():
               "a late record: its event time, no warmup flag", r1999)
         check(svc.stop() == 0, "run 1: SIGTERM -> exit 0")
         snaps = e2e.snapshots(snapdir, "streamlda")
+        if not check(bool(snaps), "run 1 wrote snapshots"):
+            return e2e.done("0060-track_e2e", tmp)
         side = snaps[-1] + ".track.json"
         check(os.path.exists(side), "tracking state beside the newest snapshot", side)
-        with open(side) as f:
-            state = json.load(f)
-        check(state["K"] == 3 and len(state["prevalence"]) == 20 and
+        state = {}
+        if os.path.exists(side):
+            with open(side) as f:
+                state = json.load(f)
+        check(state.get("K") == 3 and len(state.get("prevalence", [])) == 20 and
               state["newest_ms"] == newest * 1000, "sidecar: K, 20 windows, newest event time")
         stale = [n for n in os.listdir(snapdir) if n.endswith(".track.json") and
                  not os.path.exists(os.path.join(snapdir, n[:-len(".track.json")]))]
@@ -210,8 +214,8 @@ def main():
         e2e.wait_for(lambda: caught_up(svc, 400), 60, "run 2 trained")
         e2e.wait_for(lambda: len((api(svc, "prevalence") or {"windows": []})["windows"]) >= 24, 10,
                      "page windows")
-        prev3 = api(svc, "prevalence")
-        topics3 = api(svc, "topics")
+        prev3 = api(svc, "prevalence") or {"windows": [{"start": 0, "share": [0, 0, 0]}]}
+        topics3 = api(svc, "topics") or {"K": 0, "topics": []}
         c3, _ = theme_topic(topics3, "C")
         check(c3 == c, "theme C keeps its topic id across the restart", c, c3)
         check(len(prev3["windows"]) == 24 and prev3["windows"][0]["start"] == T0 * 1000,
@@ -229,7 +233,7 @@ def main():
         check(re.search(r"tracking state \".*\.track\.json\": JSON: .* start afresh", log),
               "run 3: corrupt tracking state named, with the reason", log[-600:])
         st = e2e.wait_for(lambda: api(svc, "status"), 20, "status")
-        check(st is not None and api(svc, "prevalence")["windows"] == [],
+        check(st is not None and (api(svc, "prevalence") or {}).get("windows") == [],
               "run 3: serving, with empty windows (no wrong chart)")
         check(svc.stop() == 0, "run 3: SIGTERM -> exit 0")
         # a gap: the newest snapshot without its state
