@@ -460,8 +460,9 @@ static void page_publish(slda_service_t *svc);
 static void engine_event(slda_service_t *svc, const slda_event_t *ev)
 {
     uint32_t ids[10];
+    float probs[10]; /* slda_model_top_words writes them: NULL is not accepted */
     char words[400] = "";
-    size_t n = slda_model_top_words(svc->model, ev->topic, 10, ids, NULL), len = 0;
+    size_t n = slda_model_top_words(svc->model, ev->topic, 10, ids, probs), len = 0;
     for (size_t j = 0; j < n && len < sizeof words - 1; j++) {
         const char *w = slda_model_word(svc->model, ids[j]);
         int r = snprintf(words + len, sizeof words - len, "%s%s", j ? " " : "", w ? w : "?");

@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""0062-track_engine_events - the engine's topic births reach the tracker and the live page.
+
+A shifting stream (bench/shift/gen.py: 5 topics, then 70% of the documents from 5 new
+ones) through the service with births=true and tracking on: the engine gives new topics
+slots (births.c) and reports them (slda_track_engine_event); the service must keep
+running (it used to look up the newborn's words with a NULL probability buffer and
+crash), log the births, and serve them on /api/events with the topic's words.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("e2e", os.path.join(HERE, "0010-kafka_e2e.py"))
+e2e = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(e2e)
+check = e2e.check
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="slda-0062-")
+    prefix = os.path.join(tmp, "shift")
+    res = subprocess.run(["/usr/bin/python3", os.path.join(e2e.SRC, "bench", "shift", "gen.py"),
+                          "--docs", "8000", "--shift", "4000", prefix],
+                         capture_output=True, text=True, timeout=120)
+    check(res.returncode == 0, "gen.py", res.stderr[-300:])
+    broker = e2e.Broker(tmp, "documents", partitions=1, brokers=1)
+    props = ["topics=15", "births=true", "http.port=0", "status.ms=1000", "minibatch.docs=64",
+             "snapshot.every.ms=1000", "snapshot.topic=", "track.warmup.docs=500",
+             "snapshot.dir=" + os.path.join(tmp, "snaps")]
+    try:
+        svc = e2e.Service(tmp, broker.addr, props)
+        res = subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
+                              "--partition", "0", prefix + ".txt"],
+                             capture_output=True, text=True, timeout=300)
+        check(res.returncode == 0, "produce the stream", res.stderr[-300:])
+        e2e.wait_for(lambda: svc.proc.poll() is not None or
+                     svc.metric("streamlda_documents_total") >= 7900, 180, "stream trained")
+        check(svc.proc.poll() is None, "the service is still running", svc.proc.poll(),
+              svc.text()[-1500:])
+        log = svc.text()
+        births = [line for line in log.splitlines() if "topic birth topic=" in line]
+        print("engine births logged:", len(births))
+        check(births, "the engine gave new topics slots (births logged)")
+        status, body = svc.get("/api/events")
+        events = json.loads(body)["events"] if status == 200 else []
+        engine = [e for e in events if e["kind"] == "birth" and "js" not in e]
+        print("engine births on /api/events:", engine[:3])
+        check(len(engine) >= 1 and all(len(e["words"]) >= 5 for e in engine),
+              "engine births on /api/events, with the topic's words", len(engine))
+        check("topic event: birth of topic" in log and "(engine)" in log,
+              "the tracker logged them as engine events")
+        if svc.proc.poll() is None:
+            check(svc.stop() == 0, "SIGTERM -> exit 0")
+    finally:
+        broker.stop()
+    return e2e.done("0062-track_engine_events", tmp)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
