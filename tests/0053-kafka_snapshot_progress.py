@@ -27,14 +27,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="slda-0053-")
     with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
         lines = [line.strip() for line in f if len(line.strip()) > 200]  # never all stop words
-    lines = (lines * 7)[:4800]
+    lines = (lines * 17)[:12000]
     broker = e2e.Broker(tmp, "documents,mixtures,streamlda.deadletter", control=True)
     svc = None
     try:
         total = e2e.produce_lines(broker.addr, tmp, lines, "backlog")
         broker.control("rtt -1 300")
         snapdir = os.path.join(tmp, "snaps")
-        svc = e2e.Service(tmp, broker.addr, ["topics=100", "http.port=0", "status.ms=1000",
+        svc = e2e.Service(tmp, broker.addr, ["topics=200", "threads=1", "http.port=0", "status.ms=1000",
                                              "minibatch.docs=20", "minibatch.ms=1000",
                                              "snapshot.every.ms=1000", "snapshot.every.batches=0",
                                              "snapshot.topic=", "output.topic=mixtures",
