@@ -403,10 +403,8 @@ static double em_gain(const bdoc_t *x, const float *q, double *resp)
  * and real topics were turned down (gain 0.02-0.15 nats on clusters of a new
  * topic). The test stays held out: q is built from other documents. */
 #define BACKOFF 50.0
-static void build_topic(slda_births_t *b, const uint8_t *use, double eta, double Ws)
+static void build_topic(slda_births_t *b, const uint8_t *use)
 {
-    (void)eta;
-    (void)Ws;
     double n = 0;
     for (uint32_t j = 0; j < b->nbuf; j++)
         if (use[j]) {
@@ -532,7 +530,6 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
 {
     uint32_t n = b->nbuf;
     uint8_t *member = slda_xcalloc(2 * n + 1, 1), *use = slda_xcalloc(2 * n + 1, 1);
-    double eta = model->p.eta, Ws = slda_model_smoothing_words(model);
     uint32_t size = cluster(b, member);
     b->counts.proposals++;
     if (size < MIN_CLUSTER) { /* no cluster: let the buffer turn over */
@@ -554,7 +551,7 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
         if (member[j])
             use[j] = (pos++ % 2) == 0;
     }
-    build_topic(b, use, eta, Ws);
+    build_topic(b, use);
     double gain = 0, toks = 0;
     for (uint32_t j = 0; j < n; j++)
         if (member[j] && !use[j]) {
@@ -579,7 +576,7 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
     /* seed: every member's counts times the new topic's responsibility */
     for (uint32_t j = 0; j < n; j++)
         use[j] = member[j];
-    build_topic(b, use, eta, Ws);
+    build_topic(b, use);
     uint64_t mark = b->tokens;
     double seedsum = 0;
     for (uint32_t j = 0; j < n; j++)
