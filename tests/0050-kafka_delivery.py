@@ -119,7 +119,7 @@ def main():
         prod.flush(60)
         check(all(f.succeeded() for f in futures), "phase 2 produced (incl. a 1.2 MB message)")
         ok = e2e.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead(m))(svc.metrics())
-                          >= 201 + 3, 60, "phase 1 accounted for")
+                          >= 300 + 4, 60, "phase 2 accounted for")
         check(ok, "phase 2: 100 more documents trained and the large message dead-lettered", svc.metrics())
         recs = e2e.reader.fetch_records(broker.addr, DL)
         huge = [r for r in recs if r[0] == b"huge"]
