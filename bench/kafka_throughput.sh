@@ -3,7 +3,7 @@
 #
 #   bench/kafka_throughput.sh [FILE...]      (default: examples/janeausten/*.txt)
 #   env: STREAMLDA (binary, default build/streamlda), K (topics, 20), MB (minibatch.docs, 256),
-#        THREADS (1)
+#        THREADS (1), RUN_X (more arguments for `streamlda run`, e.g. "-X track=false")
 #
 # 1. engine alone: `streamlda train` on the files (text, one document a line): its wall time
 #    to read, tokenise and train (wall_seconds: the same work the service does per message),
@@ -50,7 +50,7 @@ addr=$(cat "$tmp/addr")
 (cd "$tmp" && exec "$bin" run -X kafka.bootstrap.servers="$addr" -X topics="$K" -X minibatch.docs="$MB" \
     -X minibatch.ms=200 -X threads="$THREADS" -X http.port=0 -X status.ms=0 -X snapshot.every.ms=2000 \
     -X snapshot.every.batches=0 -X kafka.session.timeout.ms=6000 -X kafka.heartbeat.interval.ms=500 \
-    2> "$tmp/run.log") &
+    ${RUN_X:-} 2> "$tmp/run.log") &
 svc=$!
 for _ in $(seq 100); do grep -q "http: 127.0.0.1:" "$tmp/run.log" && break; sleep 0.1; done
 port=$(sed -n 's/.*http: 127.0.0.1://p' "$tmp/run.log" | head -1)

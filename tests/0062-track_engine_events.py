@@ -5,7 +5,9 @@ A shifting stream (bench/shift/gen.py: 5 topics, then 70% of the documents from 
 ones) through the service with births=true and tracking on: the engine gives new topics
 slots (births.c) and reports them (slda_track_engine_event); the service must keep
 running (it used to look up the newborn's words with a NULL probability buffer and
-crash), log the births, and serve them on /api/events with the topic's words.
+crash), log the births, and serve them on /api/events with the topic's words. With
+track.events.topic set, every event (the engine's and the tracker's) is also a JSON record on
+that topic, keyed by model/topic, counted in streamlda_topic_events_total when delivered.
 """
 import importlib.util
 import json
@@ -27,10 +29,10 @@ def main():
                           "--docs", "8000", "--shift", "4000", prefix],
                          capture_output=True, text=True, timeout=120)
     check(res.returncode == 0, "gen.py", res.stderr[-300:])
-    broker = e2e.Broker(tmp, "documents", partitions=1, brokers=1)
+    broker = e2e.Broker(tmp, "documents,topic-events", partitions=1, brokers=1)
     props = ["topics=15", "births=true", "http.port=0", "status.ms=1000", "minibatch.docs=64",
              "snapshot.every.ms=1000", "snapshot.topic=", "track.warmup.docs=500",
-             "snapshot.dir=" + os.path.join(tmp, "snaps")]
+             "track.events.topic=topic-events", "snapshot.dir=" + os.path.join(tmp, "snaps")]
     try:
         svc = e2e.Service(tmp, broker.addr, props)
         res = subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
@@ -53,6 +55,21 @@ def main():
               "engine births on /api/events, with the topic's words", len(engine))
         check("topic event: birth of topic" in log and "(engine)" in log,
               "the tracker logged them as engine events")
+        e2e.wait_for(lambda: svc.metric("streamlda_undelivered_records") == 0, 30, "events delivered")
+        recs = e2e.reader.fetch_records(broker.addr, "topic-events")
+        published = [json.loads(v) for _, v, _ in recs]
+        print("events on the topic:", len(published), published[:2])
+        keys_ok = all(k.decode() == "streamlda/%d" % p["topic"] for (k, _, _), p in zip(recs, published))
+        on_topic = {(p["kind"], p["topic"], p["update"]) for p in published}
+        on_api = {(e["kind"], e["topic"], e["update"]) for e in events}
+        check(published and keys_ok and on_api <= on_topic,
+              "every event on /api/events is a record on track.events.topic, keyed model/topic",
+              len(on_api), len(on_topic), sorted(on_api - on_topic)[:3])
+        check(any(p["engine"] and p["kind"] == "birth" and len(p["words"].split()) >= 5
+                  for p in published), "engine births on the topic, with their words")
+        check(svc.metric("streamlda_topic_events_total") == len(published),
+              "streamlda_topic_events_total counts the delivered events",
+              svc.metric("streamlda_topic_events_total"), len(published))
         if svc.proc.poll() is None:
             check(svc.stop() == 0, "SIGTERM -> exit 0")
     finally:

@@ -255,6 +255,9 @@ static const slda_prop_t props[] = {
     DBL("track.trend.slope", track_trend_slope, "0.02", 0, 1, SLDA_PF_MIN_OPEN,
         "A slope of at least this share per window flags a topic emerging (at most minus it: "
         "fading)."),
+    STR("track.events.topic", track_events_topic, "", 0,
+        "Kafka topic receiving each topic event (birth, death, merge, change, and the engine's) "
+        "as a JSON record keyed by model/topic; empty = off."),
 };
 
 #define NPROPS (sizeof props / sizeof props[0])

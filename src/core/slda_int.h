@@ -155,6 +155,7 @@ struct slda_conf_s {
     uint64_t track_warmup_docs; /* track.warmup.docs */
     double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
     uint32_t track_birth_keep, track_death_windows, track_trend_windows;
+    char *track_events_topic;   /* track.events.topic: events as JSON records ("" = off) */
     /* properties given explicitly (slda_conf_set: file, environment, -X), by
      * index in the property table; see slda_conf_is_set */
     unsigned char set[SLDA_CONF_MAX_PROPS];

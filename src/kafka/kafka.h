@@ -83,6 +83,10 @@ slda_err_t slda_ksink_deadletter(slda_ksink_t *sink, const slda_kmsg_t *msg, sld
  * headers of msg. Never blocks; counted when delivered. */
 slda_err_t slda_ksink_output(slda_ksink_t *sink, const slda_kmsg_t *msg, const char *key,
                              size_t keylen, const char *json, size_t len);
+/* One topic event (key model/topic, value json) to topic, like an output record:
+ * never blocks, retried until delivered, counted when delivered. */
+slda_err_t slda_ksink_event(slda_ksink_t *sink, const char *topic, const char *key,
+                            const char *json, size_t len, int64_t ts);
 /* Serve delivery reports; hand waiting records to librdkafka. */
 void slda_ksink_poll(slda_ksink_t *sink);
 /* Up to timeout_ms: serve reports and the backlog until every data record is

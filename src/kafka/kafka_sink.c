@@ -45,7 +45,7 @@
 #define RECORD_SLACK 512  /* bytes a record needs beyond key, value and headers */
 
 /* What a data record is, for counting on delivery (msg_opaque). */
-enum { KIND_DEADLETTER = 1, KIND_OUTPUT = 2 };
+enum { KIND_DEADLETTER = 1, KIND_OUTPUT = 2, KIND_EVENT = 3 };
 typedef struct rec_meta_s {
     int kind;
     slda_err_t code;      /* dead-letter reason */
@@ -186,6 +186,8 @@ static void count_delivered(slda_ksink_t *sink, const rec_meta_t *meta)
 {
     if (meta->kind == KIND_DEADLETTER)
         slda_metrics_deadletter(sink->metrics, meta->code);
+    else if (meta->kind == KIND_EVENT)
+        slda_metrics_add(sink->metrics, SLDA_M_EVENTS, 1);
     else
         slda_metrics_add(sink->metrics, SLDA_M_OUTPUTS, 1);
 }
@@ -225,7 +227,8 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     if (delivery_permanent(m->err) &&
         !(oversize && meta->kind == KIND_DEADLETTER && !meta->value_omitted)) {
         set_fatal(sink, "kafka: a %s record to %s can never be delivered: %s",
-                  meta->kind == KIND_DEADLETTER ? "dead-letter" : "output", topic,
+                  meta->kind == KIND_DEADLETTER ? "dead-letter"
+                  : meta->kind == KIND_EVENT ? "topic event" : "output", topic,
                   rd_kafka_err2str(m->err));
         sink->data_inflight--;
         free(meta);
@@ -670,6 +673,15 @@ slda_err_t slda_ksink_output(slda_ksink_t *sink, const slda_kmsg_t *msg, const c
     meta->kind = KIND_OUTPUT;
     return data_produce(sink, sink->output_topic, key, keylen, json, len, hdrs,
                         msg->timestamp_ms, meta);
+}
+
+slda_err_t slda_ksink_event(slda_ksink_t *sink, const char *topic, const char *key,
+                            const char *json, size_t len, int64_t ts)
+{
+    rec_meta_t *meta = slda_xcalloc(1, sizeof *meta);
+    meta->kind = KIND_EVENT;
+    return data_produce(sink, topic, key, strlen(key), json, len, rd_kafka_headers_new(1), ts,
+                        meta);
 }
 
 void slda_ksink_poll(slda_ksink_t *sink)

@@ -196,6 +196,7 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_M_PUBLISHED, "streamlda_snapshots_published_total", "Snapshots published to snapshot.topic."},
         {SLDA_M_KAFKA_ERRORS, "streamlda_kafka_errors_total", "Kafka client errors."},
         {SLDA_M_OUTPUTS, "streamlda_outputs_total", "Records produced to output.topic."},
+        {SLDA_M_EVENTS, "streamlda_topic_events_total", "Topic events delivered to track.events.topic."},
         {SLDA_M_TIME_CLAMPED, "streamlda_event_time_clamped_total",
          "Event times more than a day ahead of the wall clock, clamped to the newest seen."},
         {SLDA_M_TIME_LATE, "streamlda_event_time_late_total",

@@ -17,6 +17,7 @@ typedef enum {
     SLDA_M_PUBLISHED,    /* snapshots published to snapshot.topic */
     SLDA_M_KAFKA_ERRORS, /* Kafka client errors (error events, failed deliveries, commits) */
     SLDA_M_OUTPUTS,      /* records produced to output.topic */
+    SLDA_M_EVENTS,       /* topic events delivered to track.events.topic */
     SLDA_M_TIME_CLAMPED, /* event times more than a day ahead of the clock, clamped */
     SLDA_M_TIME_LATE,    /* documents older than the newest event time seen (late data) */
     SLDA_M_TIME_MISSING, /* input.time.field missing or unreadable: newest event time used */

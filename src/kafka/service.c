@@ -660,6 +660,32 @@ static void track_event_log(const slda_track_event_t *ev, void *opaque)
     else
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "topic event: %s of topic %u at %s%s: %s",
                  ev->kind, ev->topic, iso, ev->js >= 0 ? "" : " (engine)", ev->words);
+    const char *topic = svc->conf->track_events_topic;
+    if (!topic || !*topic || !svc->sink)
+        return;
+    char *json = NULL, key[300];
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    fprintf(f, "{\"model\":");
+    slda_json_write_string(f, svc->conf->model_name);
+    fprintf(f, ",\"kind\":");
+    slda_json_write_string(f, ev->kind);
+    fprintf(f, ",\"topic\":%u", ev->topic);
+    if (ev->other != UINT32_MAX)
+        fprintf(f, ",\"other\":%u", ev->other);
+    fprintf(f, ",\"event_time\":");
+    slda_json_write_string(f, iso);
+    fprintf(f, ",\"event_ms\":%lld,\"update\":%llu,\"engine\":%s", (long long)ev->event_ms,
+            (unsigned long long)ev->update, ev->js >= 0 ? "false" : "true");
+    if (ev->js >= 0)
+        fprintf(f, ",\"js\":%.4f", ev->js);
+    fprintf(f, ",\"words\":");
+    slda_json_write_string(f, ev->words);
+    fprintf(f, "}");
+    fclose(f);
+    snprintf(key, sizeof key, "%s/%u", svc->conf->model_name, ev->topic);
+    slda_ksink_event(svc->sink, topic, key, json, len, ev->event_ms > 0 ? ev->event_ms : 0);
+    free(json);
 }
 
 /* The status document of the live page. */
@@ -965,8 +991,8 @@ static slda_err_t start_embedded(slda_service_t *svc, char *errstr, size_t errst
         return SLDA_ERR_KAFKA;
     const slda_conf_t *c = svc->conf;
     const char *topics[] = {c->input_topics, c->snapshot_topic, c->deadletter_topic,
-                            c->output_topic};
-    for (size_t i = 0; i < 4; i++)
+                            c->output_topic, c->track_events_topic};
+    for (size_t i = 0; i < 5; i++)
         if (topics[i] && *topics[i] &&
             slda_mock_topics_create(svc->mock, topics[i], EMBEDDED_PARTITIONS, errstr,
                                     errstr_size))
