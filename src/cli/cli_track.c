@@ -1019,17 +1019,8 @@ static int report_sidecar(report_t *r, size_t i, const slda_model_t *model, int6
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-    char chunk[65536];
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (len + n > cap) {
-            cap = (len + n) * 2;
-            buf = slda_xrealloc(buf, cap);
-        }
-        memcpy(buf + len, chunk, n);
-        len += n;
-    }
+    size_t len;
+    char *buf = slda_read_all(f, &len);
     fclose(f);
     slda_json_t js;
     slda_json_init(&js);

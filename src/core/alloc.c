@@ -71,3 +71,19 @@ void slda_big_free(void *p)
 {
     free(p);
 }
+
+char *slda_read_all(FILE *f, size_t *len)
+{
+    size_t cap = 65536, n;
+    char *buf = slda_xmalloc(cap + 1);
+    *len = 0;
+    while ((n = fread(buf + *len, 1, cap - *len, f)) > 0) {
+        *len += n;
+        if (*len == cap) {
+            cap *= 2;
+            buf = slda_xrealloc(buf, cap + 1);
+        }
+    }
+    buf[*len] = '\0';
+    return buf;
+}

@@ -15,6 +15,9 @@ void *slda_xcalloc(size_t n, size_t size);
 void *slda_xrealloc(void *p, size_t n);
 char *slda_xstrdup(const char *s);
 char *slda_xstrndup(const char *s, size_t n);
+/* The rest of f, malloc'ed (NUL-terminated, never NULL), its length in *len;
+ * check ferror(f) for a read error. */
+char *slda_read_all(FILE *f, size_t *len);
 /* 64-byte aligned, zeroed; NULL (and errstr "<what>: cannot allocate N bytes") on failure. */
 void *slda_big_alloc(size_t n, const char *what, char *errstr, size_t errstr_size);
 void slda_big_free(void *p);

@@ -1002,17 +1002,8 @@ slda_err_t slda_track_load(slda_track_t *track, const char *path, char *errstr,
     if (!f)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "tracking state \"%s\": %s", path,
                             strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-    char chunk[65536];
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (len + n > cap) {
-            cap = (len + n) * 2;
-            buf = slda_xrealloc(buf, cap);
-        }
-        memcpy(buf + len, chunk, n);
-        len += n;
-    }
+    size_t len;
+    char *buf = slda_read_all(f, &len);
     int rerr = ferror(f);
     fclose(f);
     if (rerr) {
