@@ -501,39 +501,38 @@ static void hdr_source(rd_kafka_headers_t *h, const slda_kmsg_t *msg)
     hdr_add(h, "source.offset", num);
 }
 
-/* Hand p to librdkafka: 1 taken (p's buffers are copied or moved), 0 queue
- * full (p unchanged), -1 refused (the sink turned fatal; p freed). */
-static int produce_now(slda_ksink_t *sink, pending_t *p)
+/* Hand p to librdkafka: 1 taken (its headers and meta are librdkafka's now:
+ * p->hdrs and p->meta are cleared; its buffers were copied), 0 not taken now
+ * (queue full, or an error that may pass: p->next_try set for the retry),
+ * -1 refused for good (the sink turned fatal). Frees nothing. */
+static int handoff(slda_ksink_t *sink, pending_t *p)
 {
     rd_kafka_resp_err_t err = rd_kafka_producev(
         sink->data, RD_KAFKA_V_TOPIC(p->topic), RD_KAFKA_V_KEY(p->key, p->keylen),
         RD_KAFKA_V_VALUE(p->val, p->len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_TIMESTAMP(p->ts), RD_KAFKA_V_HEADERS(p->hdrs), RD_KAFKA_V_OPAQUE(p->meta),
         RD_KAFKA_V_END);
+    if (!err) {
+        if (!sink->data_inflight && !sink->bl_n)
+            sink->progress_at = mono_s();
+        sink->data_inflight++;
+        p->hdrs = NULL;
+        p->meta = NULL;
+        return 1;
+    }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
         return 0;
-    if (err && !delivery_permanent(err)) { /* e.g. the topic is unknown for now */
-        slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
-        p->meta->attempts++;
-        p->next_try = mono_s() + retry_backoff(p->meta->attempts);
-        slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
-                 "kafka: cannot produce to %s now: %s; retrying, offsets wait for it", p->topic,
-                 rd_kafka_err2str(err));
-        return 0;
-    }
-    if (err) {
-        slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
+    slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
+    if (delivery_permanent(err)) {
         set_fatal(sink, "kafka: cannot produce to %s: %s", p->topic, rd_kafka_err2str(err));
-        pending_free(p);
         return -1;
     }
-    if (!sink->data_inflight && !sink->bl_n)
-        sink->progress_at = mono_s();
-    sink->data_inflight++;
-    p->hdrs = NULL; /* librdkafka owns them now */
-    p->meta = NULL;
-    pending_free(p);
-    return 1;
+    p->meta->attempts++; /* e.g. the topic is unknown for now */
+    p->next_try = mono_s() + retry_backoff(p->meta->attempts);
+    slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
+             "kafka: cannot produce to %s now: %s; retrying, offsets wait for it", p->topic,
+             rd_kafka_err2str(err));
+    return 0;
 }
 
 /* Produce what is due from the front of the backlog, in order, until
@@ -543,11 +542,9 @@ static void backlog_pump(slda_ksink_t *sink)
     double t = sink->bl_n ? mono_s() : 0;
     while (sink->bl_n && !sink->fatal[0]) {
         pending_t *p = &sink->backlog[sink->bl_head];
-        if (p->next_try > t)
+        if (p->next_try > t || handoff(sink, p) == 0)
             return;
-        int r = produce_now(sink, p);
-        if (r == 0)
-            return;
+        pending_free(p); /* its copies; or all of it, refused */
         sink->bl_head = (sink->bl_head + 1) % sink->bl_cap;
         sink->bl_n--;
     }
@@ -559,40 +556,15 @@ static slda_err_t data_produce(slda_ksink_t *sink, const char *topic, const void
                                size_t keylen, const void *val, size_t len,
                                rd_kafka_headers_t *hdrs, int64_t ts, rec_meta_t *meta)
 {
-    if (sink->fatal[0]) {
+    pending_t tmp = {.topic = (char *)topic, .key = (void *)key, .keylen = keylen,
+                     .val = (void *)val, .len = len, .hdrs = hdrs, .ts = ts, .meta = meta};
+    int r = sink->fatal[0] ? -1 : sink->bl_n ? 0 : handoff(sink, &tmp);
+    if (r == 1)
+        return SLDA_OK;
+    if (r < 0) { /* the buffers are the caller's */
         rd_kafka_headers_destroy(hdrs);
         free(meta);
         return SLDA_ERR_KAFKA;
-    }
-    pending_t tmp = {.topic = (char *)topic, .key = (void *)key, .keylen = keylen,
-                     .val = (void *)val, .len = len, .hdrs = hdrs, .ts = ts, .meta = meta};
-    if (!sink->bl_n) {
-        rd_kafka_resp_err_t err = rd_kafka_producev(
-            sink->data, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, keylen),
-            RD_KAFKA_V_VALUE((void *)val, len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(meta),
-            RD_KAFKA_V_END);
-        if (!err) {
-            if (!sink->data_inflight)
-                sink->progress_at = mono_s();
-            sink->data_inflight++;
-            return SLDA_OK;
-        }
-        if (delivery_permanent(err)) {
-            rd_kafka_headers_destroy(hdrs);
-            free(meta);
-            slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
-            set_fatal(sink, "kafka: cannot produce to %s: %s", topic, rd_kafka_err2str(err));
-            return SLDA_ERR_KAFKA;
-        }
-        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) { /* retried from the backlog */
-            slda_metrics_add(sink->metrics, SLDA_M_KAFKA_ERRORS, 1);
-            meta->attempts++;
-            tmp.next_try = mono_s() + retry_backoff(meta->attempts);
-            slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
-                     "kafka: cannot produce to %s now: %s; retrying, offsets wait for it", topic,
-                     rd_kafka_err2str(err));
-        }
     }
     pending_t *p = backlog_push(sink);
     *p = tmp;

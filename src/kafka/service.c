@@ -90,6 +90,7 @@ struct slda_service_s {
     /* flow */
     int paused;         /* consumption paused: the producer has a backlog */
     double paused_since, last_msg_t;
+    double health_t;    /* when flow() last judged the stall health */
     /* tracking (src/track): event time always; prevalence, drift, page when conf->track */
     slda_track_t *track;
     slda_page_t *page;
@@ -952,6 +953,9 @@ static void flow(slda_service_t *svc, double t)
             slda_log_reset(svc->metrics, "flow-pause");
         }
     }
+    if (t - svc->health_t < 0.1) /* the loop turns once a message: judge health 10x a second */
+        return;
+    svc->health_t = t;
     double stall = svc->conf->health_stall_ms / 1000.0, lag = slda_metrics_gauge(svc->metrics,
                                                                                 SLDA_G_LAG);
     double undelivered_s = slda_ksink_stalled_s(svc->sink);
