@@ -23,6 +23,7 @@
  *         slda_model_train(model, docs, n, NULL, NULL, err, sizeof err);
  *         slda_docs_clear(docs, n);
  *     }
+ *     slda_model_flush(model);
  *     slda_snapshot_write(model, "model.slda", err, sizeof err);
  *     slda_reader_close(rd); slda_model_destroy(model); slda_conf_destroy(conf);
  *
@@ -201,10 +202,17 @@ typedef struct slda_train_stats_s {
 
 /** One minibatch: local step on every document (global state frozen), then
  *  one global update. Documents are borrowed. thetas (may be NULL) receives
- *  each document's topic mixture, ndocs x K floats. stats may be NULL. */
+ *  each document's topic mixture, ndocs x K floats. stats may be NULL.
+ *  With global.stale=1 (the default) the update is left pending and applied
+ *  by the next call, while its local steps run (docs/engine.md, "Threads");
+ *  call slda_model_flush before reading, saving or evaluating the model. */
 slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
                             float *thetas, slda_train_stats_t *stats, char *errstr,
                             size_t errstr_size);
+/** Apply the pending global update, if any (returns its rho, else 0). Flushing
+ *  is part of the sequence of steps: the same calls at the same points give
+ *  the same model, whatever the thread count. */
+double slda_model_flush(slda_model_t *model);
 /** Topic mixture theta (K floats) of doc under the frozen model; seed makes
  *  the sampled part reproducible. */
 slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc,

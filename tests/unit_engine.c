@@ -586,6 +586,44 @@ static void test_determinism_and_threads(void)
     free_corpus(&c);
 }
 
+/* global.stale=1 (train.c's pipeline): the local steps of a minibatch run
+ * while the previous one's update is prepared, and the model is the same bit
+ * for bit with 1, 2 and 3 threads; the last update waits until
+ * slda_model_flush; and it is another model than global.stale=0 (the
+ * pipeline is in effect). */
+static void test_pipeline_threads(void)
+{
+    corpus_t c = make_corpus(5, 80, 400, 40, 6);
+    slda_model_t *m[4];
+    for (int i = 0; i < 4; i++) {
+        slda_params_t p = base_params(5);
+        p.threads = i < 3 ? (uint32_t)i + 1 : 1;
+        p.stale = i < 3;
+        p.alpha_learn = SLDA_ALPHA_FIXEDPOINT;
+        m[i] = make_model(&p, 80);
+        train_passes(m[i], &c, 0, 400, 1, 16);
+    }
+    /* 25 minibatches: the last update is still pending with global.stale=1 */
+    CHECK_INT(slda_model_updates(m[0]), 24);
+    CHECK_INT(slda_model_updates(m[3]), 25);
+    for (int i = 0; i < 3; i++) {
+        CHECK(slda_model_flush(m[i]) > 0);
+        CHECK(slda_model_flush(m[i]) == 0); /* nothing left */
+        CHECK_INT(slda_model_updates(m[i]), 25);
+    }
+    size_t bytes = (size_t)m[0]->W * m[0]->Kp * sizeof(float);
+    for (int i = 1; i < 3; i++) {
+        CHECK(memcmp(m[0]->A, m[i]->A, bytes) == 0);
+        CHECK(memcmp(m[0]->NZ, m[i]->NZ, 5 * sizeof(double)) == 0);
+        CHECK(memcmp(m[0]->alpha, m[i]->alpha, 5 * sizeof(double)) == 0);
+        CHECK(m[0]->sigma == m[i]->sigma);
+    }
+    CHECK(memcmp(m[0]->A, m[3]->A, bytes) != 0);
+    for (int i = 0; i < 4; i++)
+        slda_model_destroy(m[i]);
+    free_corpus(&c);
+}
+
 /* Empty documents are skipped and counted, not trained on. */
 static void test_empty_documents(void)
 {
@@ -773,6 +811,7 @@ int main(void)
     test_counts_rows_keep_rare_words();
     test_topic_recovery();
     test_determinism_and_threads();
+    test_pipeline_threads();
     test_empty_documents();
     test_small_eta();
     test_alpha_newton();

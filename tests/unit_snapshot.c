@@ -424,7 +424,7 @@ static void test_header_is_msgpack(void)
             nparams++;
         }
     }
-    CHECK_INT(nparams, 30); /* 23 + the six text.* cleanup rules + global.rows */
+    CHECK_INT(nparams, 31); /* 23 + the six text.* cleanup rules + global.rows, global.stale */
     msgpack_unpacked_destroy(&up);
     free(mem);
     slda_model_destroy(model);

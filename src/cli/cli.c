@@ -650,6 +650,7 @@ int slda_cli_train(int argc, char **argv)
         goto out;
     if (!streaming && train_passes(&tr, passes))
         goto out;
+    slda_model_flush(tr.model); /* the last minibatch's update (global.stale) */
     double wall = now_s() - wall0 - tr.eval_seconds;
     progress(&tr, 1);
     slda_cli_input_summary();
@@ -671,7 +672,8 @@ int slda_cli_train(int argc, char **argv)
     if (refused)
         fprintf(stderr,
                 "streamlda train: warning: %llu occurrences of new words were left out: the "
-                "vocabulary (vocab.capacity=%u) was full of words the current minibatch uses; "
+                "vocabulary (vocab.capacity=%u) was full of words the current or the previous "
+                "minibatch uses; "
                 "raise vocab.capacity\n",
                 (unsigned long long)refused, slda_vocab_capacity(tr.model->vocab));
     if (tr.conf->p.births) { /* births.c: the topic events, then their counts (stderr) */

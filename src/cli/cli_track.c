@@ -1891,6 +1891,7 @@ float *slda_cli_timeline_thetas(slda_cli_timeline_t *tl, size_t n)
 static int timeline_write(slda_cli_timeline_t *tl, slda_model_t *model)
 {
     char path[4200], err[1024];
+    slda_model_flush(model); /* a snapshot holds every update so far (global.stale) */
     uint64_t t = slda_model_updates(model);
     if (t == tl->written_t)
         return 0;

@@ -106,6 +106,11 @@ static const slda_prop_t props[] = {
          "Row totals of the global step: counts keeps each word's total at its running token "
          "count (scaled to C) and moves only its split over topics by rho_t; decay moves the "
          "whole row by rho_t and decays absent words (the plain SVI step)."),
+    UINT("global.stale", p.stale, "1", 0, 1,
+         "Updates the local steps may lag behind: 1 = a minibatch's global update is applied "
+         "while the next minibatch's local steps run (they see the model one update old, for "
+         "any thread count: results stay bit-identical across threads); 0 = each update before "
+         "the next minibatch starts."),
     DBL("corpus.tokens", p.corpus_tokens, "0", 0, INFINITY, 0,
         "Tokens C the model stands for (each minibatch's statistics are scaled to C); 0 = the "
         "training set's size when known, else 1000000."),

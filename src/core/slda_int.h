@@ -100,6 +100,7 @@ typedef struct slda_params_s {
     slda_stats_kind_t stats;    /* local.stats: rb | sample */
     double rho_s, rho_tau, rho_kappa, rho_min; /* rho.s, rho.tau, rho.kappa, rho.min */
     slda_rows_kind_t rows;      /* global.rows: counts | decay */
+    uint32_t stale;             /* global.stale: updates the local steps lag behind (0 or 1) */
     double corpus_tokens;       /* corpus.tokens: C; 0 = number of training tokens when known */
     double init_scale;          /* init.scale: mean of the random initial Nphi entries */
     uint32_t vocab_capacity;    /* vocab.capacity: W in open-vocabulary mode */
@@ -260,7 +261,8 @@ struct slda_model_s {
     uint64_t init_t;            /* init_weight is prod_{s < init_t} (1 - rho_s) (model.c) */
     double init_weight;
     struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
-    struct slda_accum_s *accum; /* minibatch statistics buffer (global_step.c) */
+    struct slda_pending_s *pend[2]; /* minibatch statistics, used in turn (train.c) */
+    struct slda_pending_s *pending; /* the one whose global update is not applied yet */
     struct slda_local_s **locals; /* per worker local-step scratch (train.c) */
     uint32_t nlocals;
     struct slda_births_s *births; /* births.c state, NULL unless births=true */

@@ -130,29 +130,30 @@ static inline __attribute__((always_inline)) double row_sum(const float *v, uint
     return slda_v8_sum(&s);
 }
 
-/* global.rows=counts (see the top of this file). sigma is already decayed: a
+/* global.rows=counts (see the top of this file). sigma is the decayed scale
+ * (already in the model, or the one slda_global_prepare will commit): a
  * touched word's row before this update is sigma a / lam (lam = 1 when the
  * model was just cleared), and the decayed row sigma a is what NZ holds after
  * its own decay. Its new row f ((1 - rho) sigma a / lam + rho cm x), x = its
- * minibatch statistics (summing to its count n_w), is written back as
- * a <- c1 a + c2 x, 8 floats at a time in a fixed order (compiled for AVX2
- * and the baseline with the same arithmetic, like the local step's loops).
+ * minibatch statistics (summing to its count n_w), is written as
+ * c1 a + c2 x, 8 floats at a time in a fixed order (compiled for AVX2 and the
+ * baseline with the same arithmetic, like the local step's loops): into A
+ * (in_place) or over x in the accumulator, for slda_global_commit to copy.
  * First every touched row's total is read (independent loads of scattered
  * rows, which the memory system overlaps; updating each row right after its
  * sum made every row wait for its load: +10% time on 20 Newsgroups), then the
  * rows are updated. */
 __attribute__((target_clones("avx2", "default"))) static void
-counts_rows(slda_model_t *model, slda_accum_t *acc, double lam, double r, double rho, double cm,
-            slda_v8f *da)
+counts_rows(slda_model_t *model, slda_accum_t *acc, double sigma, double lam, double r,
+            double rho, double cm, slda_v8f *da, int in_place)
 {
     uint32_t Kp = model->Kp;
-    double sigma = model->sigma;
     for (uint32_t s = 0; s < acc->nslots; s++) {
         const float *a = model->A + (size_t)acc->word[s] * Kp;
         if (s + 4 < acc->nslots) { /* rows are scattered: start loading a later one */
             const float *later = model->A + (size_t)acc->word[s + 4] * Kp;
             for (uint32_t k = 0; k < Kp; k += 16)
-                __builtin_prefetch(later + k, 1);
+                __builtin_prefetch(later + k);
         }
         double old = row_sum(a, Kp) * sigma / lam, n = row_sum(acc->sum + (size_t)s * Kp, Kp);
         double plain = (1.0 - rho) * old + rho * cm * n; /* the plain step's new row total */
@@ -162,32 +163,50 @@ counts_rows(slda_model_t *model, slda_accum_t *acc, double lam, double r, double
     }
     for (uint32_t s = 0; s < acc->nslots; s++) {
         slda_v8f *av = (slda_v8f *)(model->A + (size_t)acc->word[s] * Kp);
-        const slda_v8f *xv = (const slda_v8f *)(acc->sum + (size_t)s * Kp);
+        slda_v8f *xv = (slda_v8f *)(acc->sum + (size_t)s * Kp);
+        slda_v8f *out = in_place ? av : xv;
         slda_v8f c1 = {0}, c2 = {0};
         c1 += acc->c1[s];
         c2 += acc->c2[s];
         for (uint32_t b = 0; b < Kp / 8; b++) {
             slda_v8f na = c1 * av[b] + c2 * xv[b];
             da[b] += na - av[b];
-            av[b] = na;
+            out[b] = na;
         }
     }
 }
 
-static double counts_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens)
+/* The counts update's constants for a minibatch of ntokens tokens that comes
+ * after tokens_before tokens: rho, r, lam = 1 - r, cm = C / ntokens. */
+static void counts_constants(const slda_model_t *model, uint64_t ntokens, uint64_t tokens_before,
+                             slda_gprep_t *g)
 {
-    uint32_t K = model->K;
-    double rho = slda_rho(&model->p, model->t);
     double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;
-    double seen = (double)model->tokens + (double)ntokens;
+    double seen = (double)tokens_before + (double)ntokens;
     double r = seen > 0 ? (double)ntokens / seen : 0;
-    slda_v8f da[SLDA_MAX_TOPICS / 8];
-    memset(da, 0, sizeof da);
     if (r < model->p.rho_min)
         r = model->p.rho_min;
     if (r > 1.0)
         r = 1.0;
-    double lam = 1.0 - r, cm = ntokens ? C / (double)ntokens : 0;
+    g->rho = slda_rho(&model->p, model->t);
+    g->r = r;
+    g->lam = 1.0 - r;
+    g->cm = ntokens ? C / (double)ntokens : 0;
+}
+
+static void counts_nz(slda_model_t *model, const slda_gprep_t *g)
+{
+    const float *d = (const float *)g->da;
+    for (uint32_t k = 0; k < model->K; k++)
+        model->NZ[k] = (1.0 - g->r) * model->NZ[k] + model->sigma * d[k];
+}
+
+static double counts_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
+                            uint64_t tokens_before, slda_gprep_t *g)
+{
+    counts_constants(model, ntokens, tokens_before, g);
+    memset(g->da, 0, sizeof g->da);
+    double lam = g->lam;
     if (lam < 1e-12) { /* the first update: only this minibatch counts */
         forget_all(model);
         lam = 1.0;
@@ -196,19 +215,15 @@ static double counts_update(slda_model_t *model, slda_accum_t *acc, uint64_t nto
     }
     if (model->sigma < SLDA_SIGMA_FOLD)
         slda_model_fold_scale(model);
-    counts_rows(model, acc, lam, r, rho, cm, da);
-    const float *d = (const float *)da;
-    for (uint32_t k = 0; k < K; k++)
-        model->NZ[k] = (1.0 - r) * model->NZ[k] + model->sigma * d[k];
+    counts_rows(model, acc, model->sigma, lam, g->r, g->rho, g->cm, g->da, 1);
+    counts_nz(model, g);
     model->t++;
-    return rho;
+    return g->rho;
 }
 
-double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens)
+/* global.rows=decay: the plain SCVB0 step, in place. */
+static double decay_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens)
 {
-    if (model->p.rows == SLDA_ROWS_COUNTS)
-        return counts_update(model, acc, ntokens);
-
     uint32_t K = model->K, Kp = model->Kp;
     double rho = slda_rho(&model->p, model->t);
     double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;
@@ -234,6 +249,48 @@ double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntoke
         model->NZ[k] = (1.0 - rho) * model->NZ[k] + c * colsum[k];
     model->t++;
     return rho;
+}
+
+double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens)
+{
+    slda_gprep_t g;
+    if (model->p.rows == SLDA_ROWS_COUNTS)
+        return counts_update(model, acc, ntokens, model->tokens, &g);
+    return decay_update(model, acc, ntokens);
+}
+
+void slda_global_prepare(const slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
+                         uint64_t tokens_before, slda_gprep_t *g)
+{
+    g->ready = 0;
+    if (model->p.rows != SLDA_ROWS_COUNTS)
+        return;
+    counts_constants(model, ntokens, tokens_before, g);
+    g->sigma = model->sigma * g->lam;
+    if (g->lam < 1e-12 || g->sigma < SLDA_SIGMA_FOLD)
+        return; /* clearing or folding rewrites every row: done by the commit */
+    memset(g->da, 0, sizeof g->da);
+    /* model is only read: the new rows go over the statistics in acc */
+    counts_rows((slda_model_t *)model, acc, g->sigma, g->lam, g->r, g->rho, g->cm, g->da, 0);
+    g->ready = 1;
+}
+
+double slda_global_commit(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
+                          uint64_t tokens_before, slda_gprep_t *g)
+{
+    if (!g->ready) {
+        if (model->p.rows == SLDA_ROWS_COUNTS)
+            return counts_update(model, acc, ntokens, tokens_before, g);
+        return decay_update(model, acc, ntokens);
+    }
+    uint32_t Kp = model->Kp;
+    model->sigma = g->sigma;
+    for (uint32_t s = 0; s < acc->nslots; s++)
+        memcpy(model->A + (size_t)acc->word[s] * Kp, acc->sum + (size_t)s * Kp,
+               Kp * sizeof(float));
+    counts_nz(model, g);
+    model->t++;
+    return g->rho;
 }
 
 double slda_trigamma(double x)

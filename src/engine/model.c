@@ -221,7 +221,7 @@ void slda_model_destroy(slda_model_t *model)
     slda_params_clear(&model->p);
     free(model->offsets);
     free(model->name);
-    slda_accum_free(model->accum);
+    slda_model_free_pending(model);
     slda_model_free_locals(model);
     slda_births_free(model->births); /* births.c */
     free(model);

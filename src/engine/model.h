@@ -24,14 +24,32 @@ void slda_accum_reset(slda_accum_t *acc);
 /* acc[word[u]] += stats[u] for u < n. */
 void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n);
 
-/* train.c: free the per-worker scratch kept in the model. */
+/* train.c: free the per-worker scratch and the pending statistics kept in the model. */
 void slda_model_free_locals(slda_model_t *model);
+void slda_model_free_pending(slda_model_t *model);
 
 /* global_step.c */
 double slda_rho(const slda_params_t *p, uint64_t t);
 /* Apply the minibatch statistics in acc with ntokens training tokens
  * (ALGORITHM.md "Global step"); returns rho_t. */
 double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens);
+/* The same update in two halves, for the pipeline (train.c, global.stale=1):
+ * slda_global_prepare only reads the model and writes each touched row's new
+ * value over its statistics in acc (global.rows=counts; anything else, the
+ * first update and a fold of sigma leave g->ready = 0); slda_global_commit
+ * then copies the rows in and moves sigma, NZ and t (or, not ready, does the
+ * whole update). prepare + commit with nothing changing the touched rows or
+ * sigma between them is slda_global_update bit for bit. tokens_before: the
+ * tokens trained on before this minibatch. Returns rho. */
+typedef struct slda_gprep_s {
+    int ready;
+    double rho, r, lam, cm, sigma;
+    slda_v8f da[SLDA_MAX_TOPICS / 8]; /* the change of each topic's total / sigma */
+} slda_gprep_t;
+void slda_global_prepare(const slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
+                         uint64_t tokens_before, slda_gprep_t *g);
+double slda_global_commit(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
+                          uint64_t tokens_before, slda_gprep_t *g);
 /* Maximum-likelihood Dirichlet alpha (K values, improved in place from their
  * current values) for the document counts nt (nd x K) of lengths len:
  * Minka's fixed point (how = SLDA_ALPHA_FIXEDPOINT) or a safeguarded Newton
@@ -53,5 +71,9 @@ void slda_pool_stop(slda_model_t *model);
 void slda_pool_run(slda_model_t *model, size_t n,
                    void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
 uint32_t slda_pool_threads(const slda_model_t *model);
+/* The same, the calling thread running pre(opaque) first (with one thread:
+ * pre, then the items); pre must not touch what the items read or write. */
+void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
+                       void (*pre)(void *), void *opaque);
 
 #endif

@@ -2,7 +2,9 @@
  *
  * threads - 1 workers wait on a condition variable; slda_pool_run hands them
  * a job over [0, n), the calling thread works too, and items are claimed
- * through an atomic counter. Which thread runs an item does not change its
+ * through an atomic counter. slda_pool_run_pre has the calling thread run
+ * one other task first (the previous minibatch's global step, train.c)
+ * while the workers start on the items. Which thread runs an item does not change its
  * result: every document's randomness is seeded from the document's index,
  * and results are merged in document order by the caller.
  */
@@ -116,8 +118,16 @@ uint32_t slda_pool_threads(const slda_model_t *model)
 void slda_pool_run(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
                    void *opaque)
 {
+    slda_pool_run_pre(model, n, job, NULL, opaque);
+}
+
+void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
+                       void (*pre)(void *), void *opaque)
+{
     slda_pool_t *pool = model->pool;
     if (!pool || n < 2) {
+        if (pre)
+            pre(opaque);
         for (size_t i = 0; i < n; i++)
             job(i, 0, opaque);
         return;
@@ -131,6 +141,8 @@ void slda_pool_run(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, 
     pool->generation++;
     pthread_cond_broadcast(&pool->go);
     pthread_mutex_unlock(&pool->mu);
+    if (pre)
+        pre(opaque);
     drain(pool, 0);
     pthread_mutex_lock(&pool->mu);
     while (pool->busy > 0)

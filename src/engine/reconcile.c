@@ -26,7 +26,7 @@ static const char *const defining[] = {"topics", "eta", "vocab.capacity", "vocab
 static const char *const tunables[] = {
     "alpha",     "alpha.learn", "local",   "local.threshold", "local.burnin",
     "local.samples", "local.tolerance", "local.stats", "rho.s", "rho.tau",
-    "rho.kappa", "rho.min",     "corpus.tokens", "init.scale", "threads"};
+    "rho.kappa", "rho.min",     "corpus.tokens", "init.scale", "threads", "global.stale"};
 
 /* The model's value of key as configuration text (params sit first in a conf). */
 static void model_value(const slda_model_t *model, const char *key, char *out, size_t n)

@@ -102,6 +102,7 @@ static const struct snap_param {
     {"rho.kappa", PT_DBL, offsetof(slda_params_t, rho_kappa)},
     {"rho.min", PT_DBL, offsetof(slda_params_t, rho_min)},
     {"global.rows", PT_CHOICE, offsetof(slda_params_t, rows)},
+    {"global.stale", PT_U32, offsetof(slda_params_t, stale)},
     {"corpus.tokens", PT_DBL, offsetof(slda_params_t, corpus_tokens)},
     {"init.scale", PT_DBL, offsetof(slda_params_t, init_scale)},
     {"vocab.capacity", PT_U32, offsetof(slda_params_t, vocab_capacity)},
@@ -128,7 +129,7 @@ static const struct {
 } snap_optional[] = {
     {"text.urls", "keep"},     {"text.html", "keep"},        {"text.mentions", "keep"},
     {"text.hashtags", "keep"}, {"text.apostrophes", "split"}, {"text.digits", "split"},
-    {"global.rows", "decay"},
+    {"global.rows", "decay"},         {"global.stale", "0"},
 };
 
 static const char *const alpha_learn_names[] = {
@@ -1057,6 +1058,10 @@ static int snap_param_absent(const struct snap_param *sp, slda_params_t *p)
         const slda_prop_t *prop = slda_conf_prop_find(sp->key);
         if (strcmp(snap_optional[j].key, sp->key) != 0)
             continue;
+        if (sp->type == PT_U32) { /* a number */
+            *(uint32_t *)((char *)p + sp->off) = (uint32_t)strtoul(snap_optional[j].absent, NULL, 10);
+            return 0;
+        }
         for (int i = 0; prop->values[i]; i++)
             if (!strcmp(prop->values[i], snap_optional[j].absent))
                 *(int *)((char *)p + sp->off) = i;

@@ -865,6 +865,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
     }
     svc->deferred = svc->awaiting = 0;
     slda_log_reset(svc->metrics, "snapshot-deferred");
+    slda_model_flush(svc->model); /* the snapshot holds every update (global.stale) */
     size_t n;
     const slda_offset_t *offs = slda_ksource_positions(svc->src, &n);
     slda_model_set_offsets(svc->model, offs, n);

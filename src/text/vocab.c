@@ -18,9 +18,11 @@
  * ids, a quickselect finds the lowest-frequency 1% of them (at least one),
  * and they are released together onto the free list after the evict callback
  * ran for each. So a full vocabulary pays O(W) once per W/100 new words:
- * amortised O(1)-ish per insert. A word is pinned while stamp[id] == epoch,
- * i.e. it was returned by get_or_add since the last slda_vocab_new_epoch; its
- * id therefore stays valid for the documents of the current minibatch. When
+ * amortised O(1)-ish per insert. A word is pinned while stamp[id] >= epoch - 1,
+ * i.e. it was returned by get_or_add in this epoch or the one before (an
+ * epoch is a minibatch: the model calls slda_vocab_new_epoch after each); its
+ * id therefore stays valid for the documents of the current minibatch and for
+ * the previous one, whose global update may still be pending (train.c). When
  * every word is pinned (a full vocabulary within one epoch, e.g. a whole
  * corpus read before training), new words are refused and counted, and the
  * rest of that epoch refuses them at once instead of rescanning all W.
@@ -260,7 +262,7 @@ static int evict_batch(slda_vocab_t *vocab)
     if (!vocab->cand)
         vocab->cand = slda_xmalloc((size_t)vocab->capacity * sizeof *vocab->cand);
     for (uint32_t id = 0; id < vocab->max_id; id++) {
-        if (vocab->words[id] && vocab->stamp[id] != vocab->epoch) {
+        if (vocab->words[id] && vocab->stamp[id] + 1 < vocab->epoch) {
             vocab->cand[n].freq = vocab->freq[id];
             vocab->cand[n].id = id;
             n++;
