@@ -180,6 +180,11 @@ void slda_vocab_set_evict_cb(slda_vocab_t *vocab, slda_evict_cb cb, void *opaque
  * full). *added (may be NULL) is set when the word is new. UINT32_MAX when the
  * word is unknown in fixed mode or nothing could be evicted. */
 uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len, bool *added);
+/* The same for count occurrences of a word whose XXH3 hash with the
+ * vocabulary's seed is hash (bag.c): frequency += count, and a refusal
+ * counts count occurrences. */
+uint32_t slda_vocab_get_or_add_n(slda_vocab_t *vocab, const char *word, size_t len,
+                                 uint64_t hash, uint32_t count);
 uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len);
 /* Add with a given id (snapshot load / fixed vocabulary). */
 slda_err_t slda_vocab_put(slda_vocab_t *vocab, uint32_t id, const char *word, size_t len,
@@ -238,6 +243,31 @@ slda_err_t slda_doc_from_message(slda_model_t *model, slda_infmt_t fmt, const vo
  * Rows are Kp floats (K rounded up to 16) and 64-byte aligned, so the K loops
  * vectorise; padding entries stay 0. NZ[k] = sum_w Nphi[w][k] is kept dense.
  */
+/* bag.c: a text's distinct words in first-occurrence order, with counts and
+ * vocabulary hashes. slda_bag_tokenize runs on any thread (it only reads the
+ * model's tokenizer and vocabulary seed); slda_doc_from_bag looks the words
+ * up on the vocabulary's thread. */
+typedef struct slda_bag_s {
+    char *arena;            /* the words, each NUL-terminated, back to back */
+    size_t alen, acap;
+    size_t *off;            /* n: each word's offset in arena */
+    uint32_t *len, *count;  /* n */
+    uint64_t *hash;         /* n: XXH3-64 with seed */
+    uint32_t n, cap;
+    uint32_t ntokens;       /* tokens after tokenising (sum of count) */
+    uint32_t *table;        /* tcap slots: index of a word, or UINT32_MAX */
+    uint32_t tcap;
+    uint64_t seed;
+} slda_bag_t;
+slda_bag_t *slda_bag_new(void);
+void slda_bag_free(slda_bag_t *bag);
+void slda_bag_clear(slda_bag_t *bag, uint64_t seed);
+void slda_bag_add(slda_bag_t *bag, const char *word, size_t len);
+slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const char *text,
+                             size_t len, char *errstr, size_t errstr_size);
+slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
+                             char *errstr, size_t errstr_size);
+
 struct slda_model_s {
     slda_params_t p;            /* own copy (strings owned) */
     uint32_t K, Kp;
@@ -266,6 +296,7 @@ struct slda_model_s {
     struct slda_local_s **locals; /* per worker local-step scratch (train.c) */
     uint32_t nlocals;
     struct slda_births_s *births; /* births.c state, NULL unless births=true */
+    slda_bag_t *bag;            /* text.c's scratch for slda_doc_from_text */
 };
 typedef struct slda_births_s slda_births_t;
 

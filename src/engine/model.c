@@ -224,6 +224,7 @@ void slda_model_destroy(slda_model_t *model)
     slda_model_free_pending(model);
     slda_model_free_locals(model);
     slda_births_free(model->births); /* births.c */
+    slda_bag_free(model->bag);
     free(model);
 }
 

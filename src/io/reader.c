@@ -339,7 +339,7 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
 {
     slda_reader_t *rd;
     slda_err_t err;
-    (void)conf; /* everything the readers need is in the model */
+    /* everything else the readers need is in the model */
     if (!model || !path || (unsigned)format > SLDA_FORMAT_JSONL) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                      "reader \"%s\": invalid arguments", path ? path : "(null)");
@@ -351,6 +351,12 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
     slda_doc_init(&rd->uci_cur);
     err = open_input(rd, path, errstr, errstr_size);
     if (err == SLDA_OK) {
+        /* text lines tokenised ahead, in parallel (reader_text.c): many from a
+         * file, one minibatch from a pipe (a live stream is not held back) */
+        struct stat st;
+        int regular = strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+        uint32_t mb = conf && conf->minibatch_docs ? conf->minibatch_docs : 32;
+        rd->ahead_max = regular ? (mb > 256 ? mb : 256) : mb;
         rd->format = format != SLDA_FORMAT_AUTO ? format : format_by_name(rd, path);
         if (rd->format == SLDA_FORMAT_AUTO)
             rd->format = format_by_content(rd);
@@ -409,6 +415,7 @@ void slda_reader_close(slda_reader_t *rd)
     free(rd->line);
     slda_json_clear(&rd->js);
     slda_doc_clear(&rd->uci_cur);
+    slda_reader_text_close(rd);
     free(rd);
 }
 

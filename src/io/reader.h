@@ -43,6 +43,8 @@ struct slda_reader_s {
     uint64_t docs;
     uint64_t errors[SLDA_ERR__COUNT];
     slda_json_t js;
+    struct text_ahead_s *ahead; /* text: lines read ahead and tokenised in parallel */
+    uint32_t ahead_max;       /* lines per read-ahead (reader_text.c) */
     /* UCI state */
     uint64_t uci_ndocs, uci_nwords, uci_nnz; /* header D, W, NNZ */
     uint64_t uci_seen;        /* entry lines read */
@@ -51,6 +53,8 @@ struct slda_reader_s {
     int uci_done;             /* truncation was reported */
 };
 
+/* reader_text.c: free the read-ahead state. */
+void slda_reader_text_close(slda_reader_t *rd);
 /* Next line into rd->line: 1, 0 at the end, or -1 after a read error. */
 int slda_reader_getline(slda_reader_t *rd);
 /* Count an error for the current line and write "path:line: <msg>". */

@@ -15,48 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct text_ctx_s {
-    slda_vocab_t *vocab;
-    slda_doc_t *doc;
-    uint32_t ntokens;  /* tokens after tokenising */
-    uint32_t nunknown; /* of which the vocabulary gave no id */
-} text_ctx_t;
-
-static void add_word(const char *word, size_t len, void *opaque)
+/* The model's bag for the thread that owns it (bag.c). */
+static slda_bag_t *model_bag(slda_model_t *model)
 {
-    text_ctx_t *ctx = opaque;
-    uint32_t id = slda_vocab_get_or_add(ctx->vocab, word, len, NULL);
-    ctx->ntokens++;
-    if (id == UINT32_MAX) {
-        ctx->nunknown++;
-        return;
-    }
-    slda_doc_add(ctx->doc, id, 1);
-}
-
-/* Finish the document, or explain why it came out empty. */
-static slda_err_t finish(const slda_model_t *model, const text_ctx_t *ctx, char *errstr,
-                         size_t errstr_size)
-{
-    if (ctx->doc->npairs > 0) {
-        slda_doc_finish(ctx->doc);
-        return SLDA_OK;
-    }
-    slda_doc_clear(ctx->doc);
-    if (ctx->ntokens == 0)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
-                            "document: no tokens (after the text.* cleanup rules, stop words "
-                            "\"%s\" and text.min.length=%u)",
-                            model->p.stopwords ? model->p.stopwords : "none",
-                            model->p.min_length);
-    if (slda_vocab_is_fixed(model->vocab))
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
-                            "document: none of its %u tokens is in the vocabulary",
-                            ctx->ntokens);
-    return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
-                        "document: vocabulary full (%u words, all in use by the current "
-                        "minibatch): its %u tokens were dropped",
-                        slda_vocab_capacity(model->vocab), ctx->ntokens);
+    if (!model->bag)
+        model->bag = slda_bag_new();
+    return model->bag;
 }
 
 static slda_err_t check_size(const slda_model_t *model, size_t len, char *errstr,
@@ -72,17 +36,12 @@ static slda_err_t check_size(const slda_model_t *model, size_t len, char *errstr
 slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
                               slda_doc_t *doc, char *errstr, size_t errstr_size)
 {
-    text_ctx_t ctx = {model->vocab, doc, 0, 0};
-    slda_err_t err;
+    slda_bag_t *bag = model_bag(model);
     slda_doc_init(doc);
-    if ((err = check_size(model, len, errstr, errstr_size)) != SLDA_OK)
+    slda_err_t err = slda_bag_tokenize(model, bag, text, len, errstr, errstr_size);
+    if (err != SLDA_OK)
         return err;
-    err = slda_tokenize(model->tok, text, len, add_word, &ctx, errstr, errstr_size);
-    if (err != SLDA_OK) {
-        slda_doc_clear(doc);
-        return err;
-    }
-    return finish(model, &ctx, errstr, errstr_size);
+    return slda_doc_from_bag(model, bag, doc, errstr, errstr_size);
 }
 
 /* All tokens valid UTF-8 and within the size limit? */
@@ -109,7 +68,8 @@ slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
                                 const size_t *lens, size_t n, slda_doc_t *doc,
                                 char *errstr, size_t errstr_size)
 {
-    text_ctx_t ctx = {model->vocab, doc, 0, 0};
+    slda_bag_t *bag = model_bag(model);
+    uint64_t seed = slda_vocab_seed(model->vocab);
     size_t maxlen;
     char *buf;
     slda_err_t err;
@@ -117,13 +77,14 @@ slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
     err = check_tokens(model, tokens, lens, n, &maxlen, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
+    slda_bag_clear(bag, seed);
     buf = slda_xmalloc(4 * maxlen + 1); /* slda_token_normalise's contract */
     for (size_t i = 0; i < n; i++) {
         size_t len = lens ? lens[i] : strlen(tokens[i]);
         size_t out = slda_token_normalise(model->tok, tokens[i], len, buf);
         if (out > 0)
-            add_word(buf, out, &ctx);
+            slda_bag_add(bag, buf, out);
     }
     free(buf);
-    return finish(model, &ctx, errstr, errstr_size);
+    return slda_doc_from_bag(model, bag, doc, errstr, errstr_size);
 }

@@ -287,21 +287,35 @@ uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len
     return vocab->slots[find_slot(vocab, word, len, h)];
 }
 
-static void mark(slda_vocab_t *vocab, uint32_t id)
+static void mark(slda_vocab_t *vocab, uint32_t id, uint32_t count)
 {
-    vocab->freq[id] += 1.0;
+    vocab->freq[id] += count;
     vocab->stamp[id] = vocab->epoch;
 }
 
+static uint32_t get_or_add(slda_vocab_t *vocab, const char *word, size_t len, uint64_t h,
+                           uint32_t count, bool *added);
+
 uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len, bool *added)
 {
-    uint64_t h = slda_hash64(word, len, vocab->seed);
+    return get_or_add(vocab, word, len, slda_hash64(word, len, vocab->seed), 1, added);
+}
+
+uint32_t slda_vocab_get_or_add_n(slda_vocab_t *vocab, const char *word, size_t len,
+                                 uint64_t hash, uint32_t count)
+{
+    return get_or_add(vocab, word, len, hash, count, NULL);
+}
+
+static uint32_t get_or_add(slda_vocab_t *vocab, const char *word, size_t len, uint64_t h,
+                           uint32_t count, bool *added)
+{
     size_t slot = find_slot(vocab, word, len, h);
     uint32_t id = vocab->slots[slot];
     if (added)
         *added = false;
     if (id != EMPTY) {
-        mark(vocab, id);
+        mark(vocab, id, count);
         return id;
     }
     if (vocab->fixed || len > UINT32_MAX)
@@ -310,7 +324,7 @@ uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len
     if (id == EMPTY) {
         if (vocab->full_epoch == vocab->epoch || !evict_batch(vocab)) {
             vocab->full_epoch = vocab->epoch;
-            vocab->refused++;
+            vocab->refused += count;
             return UINT32_MAX;
         }
         id = pop_free(vocab);
@@ -318,7 +332,7 @@ uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len
         slot = find_slot(vocab, word, len, h);
     }
     install(vocab, id, slot, word, len, h, 0.0);
-    mark(vocab, id);
+    mark(vocab, id, count);
     if (added)
         *added = true;
     return id;

@@ -1,0 +1,155 @@
+/* bag.c - a text's tokens as a bag of distinct words, so tokenising can run on any thread.
+ *
+ * Why: turning text into a document has two halves. Tokenising (UTF-8
+ * checks, cleanup rules, lower-casing, stop words) depends only on the text
+ * and the tokenizer, which is read-only; looking words up in the vocabulary
+ * gives ids in first-come order, may evict and must run on the one thread
+ * that owns the vocabulary, in document order. slda_bag_tokenize does the
+ * first half on any thread: the distinct words in the order of their first
+ * occurrence, each with its count and its vocabulary hash (XXH3 with the
+ * vocabulary's seed). slda_doc_from_bag does the second: one lookup per
+ * distinct word, in that order, adding count occurrences. That is the
+ * document, the ids and the vocabulary state (frequencies, pins, evictions,
+ * refusals) a lookup per token gave: a later occurrence of a word is only
+ * ever a lookup of an id already pinned in this epoch, and eviction only
+ * looks at words not pinned. slda_doc_from_text goes through a bag too, so
+ * every text path (files, standard input, Kafka) makes the same documents.
+ */
+#include "slda_int.h"
+#include "tokenize.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EMPTY_SLOT UINT32_MAX
+
+slda_bag_t *slda_bag_new(void)
+{
+    return slda_xcalloc(1, sizeof(slda_bag_t));
+}
+
+void slda_bag_free(slda_bag_t *bag)
+{
+    if (!bag)
+        return;
+    free(bag->arena);
+    free(bag->off);
+    free(bag->len);
+    free(bag->count);
+    free(bag->hash);
+    free(bag->table);
+    free(bag);
+}
+
+void slda_bag_clear(slda_bag_t *bag, uint64_t seed)
+{
+    bag->alen = 0;
+    bag->n = 0;
+    bag->ntokens = 0;
+    bag->seed = seed;
+    if (bag->table)
+        memset(bag->table, 0xff, (size_t)bag->tcap * sizeof *bag->table);
+}
+
+/* Double the lookup table (a power of two, at least twice the distinct words). */
+static void table_grow(slda_bag_t *bag)
+{
+    uint32_t cap = bag->tcap ? bag->tcap * 2 : 64;
+    free(bag->table);
+    bag->table = slda_xmalloc((size_t)cap * sizeof *bag->table);
+    memset(bag->table, 0xff, (size_t)cap * sizeof *bag->table);
+    bag->tcap = cap;
+    for (uint32_t i = 0; i < bag->n; i++) {
+        uint32_t s = (uint32_t)bag->hash[i] & (cap - 1);
+        while (bag->table[s] != EMPTY_SLOT)
+            s = (s + 1) & (cap - 1);
+        bag->table[s] = i;
+    }
+}
+
+static void add_word(const char *word, size_t len, void *opaque);
+
+void slda_bag_add(slda_bag_t *bag, const char *word, size_t len)
+{
+    add_word(word, len, bag);
+}
+
+static void add_word(const char *word, size_t len, void *opaque)
+{
+    slda_bag_t *bag = opaque;
+    uint64_t h = slda_hash64(word, len, bag->seed);
+    bag->ntokens++;
+    if (2 * (bag->n + 1) > bag->tcap)
+        table_grow(bag);
+    uint32_t mask = bag->tcap - 1, s = (uint32_t)h & mask;
+    for (; bag->table[s] != EMPTY_SLOT; s = (s + 1) & mask) {
+        uint32_t i = bag->table[s];
+        if (bag->hash[i] == h && bag->len[i] == len &&
+            !memcmp(bag->arena + bag->off[i], word, len)) {
+            bag->count[i]++;
+            return;
+        }
+    }
+    if (bag->n == bag->cap) {
+        bag->cap = bag->cap ? bag->cap * 2 : 64;
+        bag->off = slda_xrealloc(bag->off, bag->cap * sizeof *bag->off);
+        bag->len = slda_xrealloc(bag->len, bag->cap * sizeof *bag->len);
+        bag->count = slda_xrealloc(bag->count, bag->cap * sizeof *bag->count);
+        bag->hash = slda_xrealloc(bag->hash, bag->cap * sizeof *bag->hash);
+    }
+    if (bag->alen + len + 1 > bag->acap) {
+        while (bag->alen + len + 1 > bag->acap)
+            bag->acap = bag->acap ? bag->acap * 2 : 1024;
+        bag->arena = slda_xrealloc(bag->arena, bag->acap);
+    }
+    memcpy(bag->arena + bag->alen, word, len);
+    bag->arena[bag->alen + len] = '\0';
+    bag->off[bag->n] = bag->alen;
+    bag->len[bag->n] = (uint32_t)len;
+    bag->count[bag->n] = 1;
+    bag->hash[bag->n] = h;
+    bag->table[s] = bag->n++;
+    bag->alen += len + 1;
+}
+
+slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const char *text,
+                             size_t len, char *errstr, size_t errstr_size)
+{
+    slda_bag_clear(bag, slda_vocab_seed(model->vocab));
+    if (model->p.max_doc_bytes > 0 && len > model->p.max_doc_bytes)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_TOO_LARGE,
+                            "document: %zu bytes is over text.max.bytes=%u", len,
+                            model->p.max_doc_bytes);
+    return slda_tokenize(model->tok, text, len, add_word, bag, errstr, errstr_size);
+}
+
+slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
+                             char *errstr, size_t errstr_size)
+{
+    slda_doc_init(doc);
+    for (uint32_t i = 0; i < bag->n; i++) {
+        uint32_t id = slda_vocab_get_or_add_n(model->vocab, bag->arena + bag->off[i], bag->len[i],
+                                              bag->hash[i], bag->count[i]);
+        if (id != UINT32_MAX) /* else: the vocabulary counted the refusal */
+            slda_doc_add(doc, id, bag->count[i]);
+    }
+    if (doc->npairs > 0) {
+        slda_doc_finish(doc);
+        return SLDA_OK;
+    }
+    slda_doc_clear(doc);
+    if (bag->ntokens == 0)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
+                            "document: no tokens (after the text.* cleanup rules, stop words "
+                            "\"%s\" and text.min.length=%u)",
+                            model->p.stopwords ? model->p.stopwords : "none",
+                            model->p.min_length);
+    if (slda_vocab_is_fixed(model->vocab))
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
+                            "document: none of its %u tokens is in the vocabulary",
+                            bag->ntokens);
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
+                        "document: vocabulary full (%u words, all in use by the current "
+                        "or the previous minibatch): its %u tokens were dropped",
+                        slda_vocab_capacity(model->vocab), bag->ntokens);
+}
