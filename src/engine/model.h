@@ -66,10 +66,7 @@ void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t 
 /* pool.c: worker threads for the local steps of a minibatch. */
 slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size);
 void slda_pool_stop(slda_model_t *model);
-/* Run job(i, worker, opaque) for i in [0, n) on the pool (or inline). worker
- * is the index of the calling thread (0..threads-1). */
-void slda_pool_run(slda_model_t *model, size_t n,
-                   void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
+/* slda_pool_run: slda_int.h */
 uint32_t slda_pool_threads(const slda_model_t *model);
 /* The same, the calling thread running pre(opaque) first (with one thread:
  * pre, then the items); pre must not touch what the items read or write. */
