@@ -209,6 +209,7 @@ static void event(slda_births_t *b, const slda_model_t *model, slda_event_kind_t
 /* Zero topic k's column and take it out of use (alpha_k at its floor). */
 static void free_slot(slda_model_t *model, slda_births_t *b, uint32_t k)
 {
+    slda_pending_column(model, k, UINT32_MAX); /* train.c: the update still pending, too */
     for (uint32_t w = 0; w < model->W; w++)
         model->A[(size_t)w * model->Kp + k] = 0;
     model->alpha_sum -= model->alpha[k] - SLDA_ALPHA_MIN;
@@ -571,6 +572,7 @@ static int find_slot(slda_model_t *model, slda_births_t *b, uint32_t *slot)
             float *a = model->A + (size_t)w * model->Kp;
             a[i] += a[j];
         }
+        slda_pending_column(model, j, i);
         model->NZ[i] += model->NZ[j];
         model->alpha[i] += model->alpha[j] - SLDA_ALPHA_MIN;
         model->alpha[j] = SLDA_ALPHA_MIN; /* alpha_sum unchanged */

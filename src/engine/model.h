@@ -27,6 +27,12 @@ void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats
 /* train.c: free the per-worker scratch and the pending statistics kept in the model. */
 void slda_model_free_locals(slda_model_t *model);
 void slda_model_free_pending(slda_model_t *model);
+/* births.c: topic column from of the pending update's statistics is added
+ * to column to (UINT32_MAX: dropped) and zeroed, as the model's column is
+ * when a topic is merged or freed: with global.stale=1 the minibatch before
+ * a birth, a death or a merge is not applied yet, and its statistics for the
+ * old topic must not land on the slot's new one. */
+void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to);
 
 /* global_step.c */
 double slda_rho(const slda_params_t *p, uint64_t t);

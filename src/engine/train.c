@@ -174,6 +174,21 @@ static void pending_merge(slda_pending_t *pd, uint32_t Kp)
     pd->sliced = 0;
 }
 
+void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to)
+{
+    slda_pending_t *pd = model->pending;
+    if (!pd || !pd->active)
+        return;
+    uint32_t Kp = model->Kp;
+    pending_merge(pd, Kp); /* on the sums, so one thread and many agree bit for bit */
+    float *x = pd->acc->sum;
+    for (uint32_t r = 0; r < pd->acc->nslots; r++, x += Kp) {
+        if (to != UINT32_MAX)
+            x[to] += x[from];
+        x[from] = 0;
+    }
+}
+
 /* The calling thread's task while the workers run the local steps. */
 static void prepare_prev(void *opaque)
 {
