@@ -10,9 +10,10 @@
  * topic-word counts, NZ, alpha, sigma, the births counters and every event. The same is
  * checked with births off (the plain round trip must already be exact), and a snapshot whose
  * births state is cut out (as written before it was stored) still loads and trains, from a
- * fresh baseline.
+ * fresh baseline, which slda_model_reconcile (a restarting service) logs.
  */
 #include "births.h"
+#include "config.h"
 #include "model.h"
 #include "testutil.h"
 
@@ -154,6 +155,27 @@ static int train_range(slda_model_t *model, stream_t *s, size_t from, size_t to)
     return folds;
 }
 
+/* slda_model_reconcile's log: counts the lines about a missing births state. */
+static void count_no_state(void *opaque, const char *line)
+{
+    if (strstr(line, "no births state")) {
+        ++*(int *)opaque;
+        printf("reconcile: %s\n", line);
+    }
+}
+
+/* What a restarting service does with a decoded model: reconcile it with its
+ * configuration (all defaults); returns the lines saying it has no births state. */
+static int reconcile_lines(slda_model_t *model)
+{
+    slda_conf_t *conf = slda_conf_new();
+    int n = 0;
+    CHECK_INT(slda_model_reconcile(model, conf, count_no_state, &n, errbuf, sizeof errbuf),
+              SLDA_OK);
+    slda_conf_destroy(conf);
+    return n;
+}
+
 static slda_topic_counts_t counts_of(const slda_model_t *model)
 {
     slda_topic_counts_t c;
@@ -272,6 +294,15 @@ static void test_births_restart(stream_t *s)
         CHECK_INT(counts_of(c).flagged, 0); /* the new baseline is not warm yet */
         slda_model_destroy(c);
     }
+    /* a service says so when it restores such a snapshot, and only then */
+    c = slda_snapshot_decode(old, oldlen, &err, errbuf, sizeof errbuf);
+    if (c)
+        CHECK_INT(reconcile_lines(c), 1);
+    slda_model_destroy(c);
+    c = slda_snapshot_decode(snap, len, &err, errbuf, sizeof errbuf);
+    if (c)
+        CHECK_INT(reconcile_lines(c), 0);
+    slda_model_destroy(c);
     free(old);
     train_range(b, s, at, NDOCS);
     slda_topic_counts_t ca = counts_of(a);

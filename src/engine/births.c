@@ -37,8 +37,14 @@
  *    while the others keep their rho_t.
  * Dead topics are retired eagerly (column zeroed, alpha_k at its floor so no
  * document uses the slot until a birth). Events and counters are read with
- * slda_model_events / slda_model_topic_counts. The state is not in the
- * snapshot: a restored model starts a new baseline (docs/engine.md).
+ * slda_model_events / slda_model_topic_counts.
+ *
+ * The whole state (baseline, shares, since, free slots, the buffer with each
+ * document's p(w), tokens seen, counters, the last EVENTS_KEPT events) goes
+ * into snapshots through slda_births_export / slda_births_import (snapshot.c,
+ * docs/snapshot-format.md "The births state"), so a restored model or a
+ * replica replaying the same minibatches decides exactly as the model that
+ * never stopped (test 0081). A snapshot without it starts a new baseline.
  */
 #include "births.h"
 

@@ -4,7 +4,9 @@
  * version, a MessagePack header map, body blocks of at most
  * SLDA_SNAP_BLOCK_ROWS vocabulary rows, an end-marker map, and a big-endian
  * XXH3-64 (seed 0) of every byte before it. Rows hold the raw lazy-scaled A
- * (Nphi = sigma * A), so a restored model continues training bit for bit.
+ * (Nphi = sigma * A), and the optional header key "births" the births state
+ * (births.c), so a restored model continues training bit for bit, births
+ * decisions included.
  *
  * Writing packs through a msgpack_packer into a snap_sink_t that either grows
  * one memory buffer (encode) or is flushed to the temp file after every block
