@@ -133,10 +133,10 @@ static const struct snap_param {
 
 /* Keys added within version 1, and what a snapshot without them means: the
  * cleanup rules off, so an older model tokenises as it was trained, and the
- * plain global step (global.rows=decay, global.stale=0) it was trained with. births.* (NULL:
- * the configuration table's default) were not stored before the births state
- * was; a restoring service takes them from its configuration anyway
- * (reconcile.c). */
+ * plain global step (global.rows=decay, global.stale=0) it was trained with.
+ * births.* (NULL: the configuration table's default) were not stored before
+ * the births state was; a restoring service takes them from its
+ * configuration anyway (reconcile.c). */
 static const struct {
     const char *key, *absent;
 } snap_optional[] = {
