@@ -82,6 +82,8 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
     uint32_t K = job->model->K, Kp = job->model->Kp;
     if (doc->npairs == 0 || doc->ntokens == 0)
         return;
+    if (job->next->sliced) /* the statistics go straight into the document's slice */
+        loc->stats_out = job->next->stats + job->next->off[i] * Kp;
     slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1,
                    job->thetas ? job->thetas + i * K : NULL);
     if (job->ntheta)
@@ -89,10 +91,7 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
     if (job->scores) /* births.c */
         job->scores[i] = slda_births_doc_score(&job->fz, loc, doc->word, doc->count,
                                                doc->npairs, job->pw[i]);
-    if (job->next->sliced)
-        memcpy(job->next->stats + job->next->off[i] * Kp, loc->stats,
-               (size_t)doc->npairs * Kp * sizeof(float));
-    else
+    if (!job->next->sliced)
         slda_accum_add(job->next->acc, doc->word, loc->stats, doc->npairs);
 }
 
