@@ -660,25 +660,33 @@ static double js_pair(const slda_model_t *model, const double *inv, uint32_t i, 
  * pairs whose bound is below `below` get the exact JS (usually none), so
  * the pair returned, and whether it is below `below`, are what the full scan
  * gave. */
-static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *pi,
-                             uint32_t *pj, double *pd, const uint8_t *is_free,
-                             const uint64_t *since)
+typedef struct gram_job_s {
+    const slda_model_t *model;
+    const uint32_t *live;
+    const double *inv;
+    uint32_t n, nchunks;
+    double *gram, *sum; /* nchunks x n x n, nchunks x n */
+} gram_job_t;
+
+/* The Gram matrix of square roots and the topic sums over one fixed range
+ * of rows (the ranges depend on W and the number of live topics only, and
+ * are added in order, so the bound is the same for any thread count). */
+static void gram_chunk(size_t c, uint32_t worker, void *opaque)
 {
-    uint32_t K = model->K, Kp = model->Kp, n = 0;
-    double inv[SLDA_MAX_TOPICS];
-    uint32_t *live = slda_xmalloc(K * sizeof *live);
-    topic_inv(model, inv);
-    for (uint32_t k = 0; k < K; k++)
-        if (eligible(model, k, is_free, since))
-            live[n++] = k;
-    double *gram = slda_xcalloc((size_t)n * n + 1, sizeof *gram);
-    double *sum = slda_xcalloc(n + 1, sizeof *sum), *r = slda_xmalloc((n + 1) * sizeof *r);
-    for (uint32_t w = 0; w < model->W && n >= 2; w++) {
+    gram_job_t *job = opaque;
+    const slda_model_t *model = job->model;
+    uint32_t n = job->n, W = model->W, Kp = model->Kp;
+    uint32_t per = (W + job->nchunks - 1) / job->nchunks;
+    uint32_t w0 = (uint32_t)c * per, w1 = w0 + per < W ? w0 + per : W;
+    double *gram = job->gram + c * (size_t)n * n, *sum = job->sum + c * (size_t)n;
+    double *r = slda_xmalloc((n + 1) * sizeof *r);
+    (void)worker;
+    for (uint32_t w = w0; w < w1; w++) {
         if (!model->row_ready[w])
             continue;
         const float *a = model->A + (size_t)w * Kp;
         for (uint32_t x = 0; x < n; x++) {
-            double p = a[live[x]] * inv[live[x]];
+            double p = a[job->live[x]] * job->inv[job->live[x]];
             sum[x] += p;
             r[x] = p > 0 ? sqrt(p) : 0.0;
         }
@@ -689,6 +697,38 @@ static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *
             for (uint32_t y = x + 1; y < n; y++)
                 g[y] += rx * r[y];
         }
+    }
+    free(r);
+}
+
+static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *pi,
+                             uint32_t *pj, double *pd, const uint8_t *is_free,
+                             const uint64_t *since)
+{
+    uint32_t K = model->K, n = 0;
+    double inv[SLDA_MAX_TOPICS];
+    uint32_t *live = slda_xmalloc(K * sizeof *live);
+    topic_inv(model, inv);
+    for (uint32_t k = 0; k < K; k++)
+        if (eligible(model, k, is_free, since))
+            live[n++] = k;
+    /* up to 32 ranges of rows, at most 4M doubles of partial matrices */
+    size_t cells = (size_t)n * n + 1;
+    uint32_t nchunks = (uint32_t)(((size_t)1 << 22) / cells);
+    nchunks = nchunks < 1 ? 1 : nchunks > 32 ? 32 : nchunks;
+    if (nchunks > model->W / 256 + 1)
+        nchunks = model->W / 256 + 1;
+    gram_job_t job = {model, live, inv, n, nchunks,
+                      slda_xcalloc(nchunks * cells, sizeof(double)),
+                      slda_xcalloc((size_t)nchunks * (n + 1), sizeof(double))};
+    if (n >= 2)
+        slda_pool_run((slda_model_t *)model, nchunks, gram_chunk, &job); /* reads the model */
+    double *gram = job.gram, *sum = job.sum;
+    for (uint32_t c = 1; c < nchunks; c++) {
+        for (size_t i = 0; i < (size_t)n * n; i++)
+            gram[i] += job.gram[c * (size_t)n * n + i];
+        for (uint32_t x = 0; x < n; x++)
+            sum[x] += job.sum[c * (size_t)n + x];
     }
     double best = INFINITY;
     uint32_t found = 0;
@@ -707,9 +747,8 @@ static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *
             }
         }
     free(live);
-    free(gram);
-    free(sum);
-    free(r);
+    free(job.gram);
+    free(job.sum);
     *pd = best;
     return found;
 }
