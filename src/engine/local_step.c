@@ -46,17 +46,17 @@ void slda_local_destroy(slda_local_t *loc)
     free(loc->v_n);
     free(loc->g_u);
     free(loc->z);
-    free(loc->f);
-    free(loc->lf);
-    free(loc->gamma);
-    free(loc->stats);
-    free(loc->ntheta);
-    free(loc->ntheta_sum);
-    free(loc->var);
-    free(loc->expdig);
-    free(loc->logdig);
-    free(loc->p);
-    free(loc->alpha);
+    slda_big_free(loc->f);
+    slda_big_free(loc->lf);
+    slda_big_free(loc->gamma);
+    slda_big_free(loc->stats);
+    slda_big_free(loc->ntheta);
+    slda_big_free(loc->ntheta_sum);
+    slda_big_free(loc->var);
+    slda_big_free(loc->expdig);
+    slda_big_free(loc->logdig);
+    slda_big_free(loc->p);
+    slda_big_free(loc->alpha);
     free(loc);
 }
 
@@ -64,10 +64,10 @@ static void reserve(slda_local_t *loc, uint32_t nu, uint32_t ng)
 {
     if (nu > loc->cap_u) {
         uint32_t cap = nu < 64 ? 64 : nu + nu / 2;
-        free(loc->f);
-        free(loc->lf);
-        free(loc->gamma);
-        free(loc->stats);
+        slda_big_free(loc->f);
+        slda_big_free(loc->lf);
+        slda_big_free(loc->gamma);
+        slda_big_free(loc->stats);
         loc->f = vec_alloc((size_t)cap * loc->Kp);
         loc->lf = vec_alloc((size_t)cap * loc->Kp);
         loc->gamma = vec_alloc((size_t)cap * loc->Kp);
