@@ -357,6 +357,7 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
         int regular = strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
         uint32_t mb = conf && conf->minibatch_docs ? conf->minibatch_docs : 32;
         rd->ahead_max = regular ? (mb > 256 ? mb : 256) : mb;
+        rd->ahead_pipeline = regular;
         rd->format = format != SLDA_FORMAT_AUTO ? format : format_by_name(rd, path);
         if (rd->format == SLDA_FORMAT_AUTO)
             rd->format = format_by_content(rd);

@@ -45,6 +45,7 @@ struct slda_reader_s {
     slda_json_t js;
     struct text_ahead_s *ahead; /* text: lines read ahead and tokenised in parallel */
     uint32_t ahead_max;       /* lines per read-ahead (reader_text.c) */
+    int ahead_pipeline;       /* a regular file: reading, tokenising, lookups overlap */
     /* UCI state */
     uint64_t uci_ndocs, uci_nwords, uci_nnz; /* header D, W, NNZ */
     uint64_t uci_seen;        /* entry lines read */

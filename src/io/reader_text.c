@@ -10,14 +10,16 @@
  * is its "id" field, else its line number. Errors from the decoders get the
  * "path:line: " prefix and are counted.
  *
- * Text is read ahead: up to ahead_max non-blank lines (256 from a file, one
- * minibatch from a pipe) are read, then tokenised into bags on the model's
- * worker threads (bag.c: tokenising only reads the tokenizer), and each call
- * then looks one bag's words up in the vocabulary, on the caller's thread,
- * in line order - the documents and the vocabulary are those of reading one
- * line at a time. A read error or the end of input met while reading ahead
- * is returned after the lines read before it. JSON lines are decoded one at
- * a time.
+ * Text is read ahead and tokenised into bags on the model's worker threads
+ * (bag.c: tokenising only reads the tokenizer); the bags' words are looked
+ * up in the vocabulary on the caller's thread, in line order, so the
+ * documents and the vocabulary are those of reading one line at a time.
+ * From a pipe: one minibatch of lines at a time (a live stream is not held
+ * back), each looked up when served. From a file: a pipeline of batches of
+ * 256 lines - while the workers tokenise batch k+1, the caller looks up
+ * batch k and reads batch k+2 (lookup_and_read) - so reading and lookups
+ * overlap tokenising. A read error or the end of input is returned after the
+ * lines read before it. JSON lines are decoded one at a time.
  */
 #include "model.h"
 #include "reader.h"
@@ -28,20 +30,29 @@
 typedef struct ahead_item_s {
     uint64_t lineno;
     size_t off, len;        /* the line in buf */
-    slda_err_t err;         /* of tokenising */
-    char msg[256];
+    slda_err_t err;         /* of tokenising, then (files) of the lookup */
+    char msg[512];
 } ahead_item_t;
 
-struct text_ahead_s {
+/* Lines read together: their text, their bags and (files) their documents. */
+typedef struct text_batch_s {
     char *buf;
     size_t blen, bcap;
     ahead_item_t *items;
     slda_bag_t **bags;      /* one per item slot, kept */
-    uint32_t n, pos, cap;
-    slda_err_t end;         /* SLDA_OK, or what ended the read-ahead (EOF, I/O error) */
+    slda_doc_t *docs;       /* files: the documents, looked up ahead */
+    uint32_t n, cap;
+    slda_err_t end;         /* SLDA_OK, or what ended the reading (EOF, I/O error) */
     char enderr[512];
-    uint64_t lineno;        /* the reader's line number after the read-ahead */
-    const slda_model_t *model;
+} text_batch_t;
+
+struct text_ahead_s {
+    text_batch_t b[3];
+    int serve, tokd, raw;   /* files: batch served, tokenised, read (indices into b) */
+    uint32_t pos;           /* next item of the batch served */
+    int started, done;
+    uint64_t lineno;        /* the reader's line number after what was read */
+    slda_reader_t *rd;
 };
 
 void slda_reader_text_close(slda_reader_t *rd)
@@ -49,11 +60,18 @@ void slda_reader_text_close(slda_reader_t *rd)
     struct text_ahead_s *a = rd->ahead;
     if (!a)
         return;
-    for (uint32_t i = 0; i < a->cap; i++)
-        slda_bag_free(a->bags[i]);
-    free(a->bags);
-    free(a->items);
-    free(a->buf);
+    for (int k = 0; k < 3; k++) {
+        text_batch_t *b = &a->b[k];
+        for (uint32_t i = 0; i < b->cap; i++) {
+            slda_bag_free(b->bags[i]);
+            if (b->docs)
+                slda_doc_clear(&b->docs[i]);
+        }
+        free(b->bags);
+        free(b->docs);
+        free(b->items);
+        free(b->buf);
+    }
     free(a);
     rd->ahead = NULL;
 }
@@ -89,47 +107,125 @@ static slda_err_t next_nonblank(slda_reader_t *rd, char *errstr, size_t errstr_s
     }
 }
 
-static void tokenize_item(size_t i, uint32_t worker, void *opaque)
+/* Read up to ahead_max non-blank lines into b. */
+static void read_batch(slda_reader_t *rd, struct text_ahead_s *a, text_batch_t *b)
 {
-    struct text_ahead_s *a = opaque;
-    ahead_item_t *it = &a->items[i];
-    (void)worker;
-    it->err = slda_bag_tokenize(a->model, a->bags[i], a->buf + it->off, it->len, it->msg,
-                                sizeof it->msg);
-}
-
-/* Read up to ahead_max non-blank lines and tokenise them (worker threads). */
-static void fill(slda_reader_t *rd, struct text_ahead_s *a)
-{
-    a->n = a->pos = 0;
-    a->blen = 0;
+    b->n = 0;
+    b->blen = 0;
+    b->end = SLDA_OK;
     rd->lineno = a->lineno;
-    while (a->n < rd->ahead_max) {
-        slda_err_t err = next_nonblank(rd, a->enderr, sizeof a->enderr);
+    while (b->n < rd->ahead_max) {
+        slda_err_t err = next_nonblank(rd, b->enderr, sizeof b->enderr);
         if (err != SLDA_OK) {
-            a->end = err;
+            b->end = err;
             break;
         }
-        if (a->n == a->cap) {
-            uint32_t cap = a->cap ? a->cap * 2 : 64;
-            a->items = slda_xrealloc(a->items, cap * sizeof *a->items);
-            a->bags = slda_xrealloc(a->bags, cap * sizeof *a->bags);
-            for (uint32_t i = a->cap; i < cap; i++)
-                a->bags[i] = slda_bag_new();
-            a->cap = cap;
+        if (b->n == b->cap) {
+            uint32_t cap = b->cap ? b->cap * 2 : 64;
+            b->items = slda_xrealloc(b->items, cap * sizeof *b->items);
+            b->bags = slda_xrealloc(b->bags, cap * sizeof *b->bags);
+            b->docs = slda_xrealloc(b->docs, cap * sizeof *b->docs);
+            for (uint32_t i = b->cap; i < cap; i++) {
+                b->bags[i] = slda_bag_new();
+                slda_doc_init(&b->docs[i]);
+            }
+            b->cap = cap;
         }
-        if (a->blen + rd->linelen + 1 > a->bcap) {
-            while (a->blen + rd->linelen + 1 > a->bcap)
-                a->bcap = a->bcap ? a->bcap * 2 : 65536;
-            a->buf = slda_xrealloc(a->buf, a->bcap);
+        if (b->blen + rd->linelen + 1 > b->bcap) {
+            while (b->blen + rd->linelen + 1 > b->bcap)
+                b->bcap = b->bcap ? b->bcap * 2 : 65536;
+            b->buf = slda_xrealloc(b->buf, b->bcap);
         }
-        memcpy(a->buf + a->blen, rd->line, rd->linelen + 1);
-        a->items[a->n] = (ahead_item_t){.lineno = rd->lineno, .off = a->blen, .len = rd->linelen};
-        a->blen += rd->linelen + 1;
-        a->n++;
+        memcpy(b->buf + b->blen, rd->line, rd->linelen + 1);
+        b->items[b->n] = (ahead_item_t){.lineno = rd->lineno, .off = b->blen, .len = rd->linelen};
+        b->blen += rd->linelen + 1;
+        b->n++;
     }
     a->lineno = rd->lineno;
-    slda_pool_run(rd->model, a->n, tokenize_item, a);
+}
+
+typedef struct tok_job_s {
+    const slda_model_t *model;
+    text_batch_t *b;        /* to tokenise (worker threads) */
+    struct text_ahead_s *a; /* files: the batch to look up and the one to read (caller) */
+} tok_job_t;
+
+static void tokenize_item(size_t i, uint32_t worker, void *opaque)
+{
+    tok_job_t *job = opaque;
+    ahead_item_t *it = &job->b->items[i];
+    (void)worker;
+    it->err = slda_bag_tokenize(job->model, job->b->bags[i], job->b->buf + it->off, it->len,
+                                it->msg, sizeof it->msg);
+}
+
+/* Files, on the calling thread while the workers tokenise the next batch:
+ * look up the tokenised batch's words, in line order, then read the batch
+ * after. The documents and the vocabulary are those of one line at a time:
+ * all of a file is read before training starts (train holds files in memory),
+ * so looking ahead changes no vocabulary epoch. */
+static void lookup_and_read(void *opaque)
+{
+    tok_job_t *job = opaque;
+    struct text_ahead_s *a = job->a;
+    text_batch_t *t = &a->b[a->tokd];
+    for (uint32_t i = 0; i < t->n; i++) {
+        ahead_item_t *it = &t->items[i];
+        slda_doc_init(&t->docs[i]);
+        if (it->err == SLDA_OK)
+            it->err = slda_doc_from_bag(a->rd->model, t->bags[i], &t->docs[i], it->msg,
+                                        sizeof it->msg);
+    }
+    read_batch(a->rd, a, &a->b[a->serve]); /* served already: its slot is free */
+}
+
+/* Files: the batch looked up becomes the one served; the one tokenised now,
+ * the next to look up; the one just read, the next to tokenise. */
+static void advance(slda_reader_t *rd, struct text_ahead_s *a)
+{
+    tok_job_t job = {rd->model, &a->b[a->raw], a};
+    slda_pool_run_pre(rd->model, a->b[a->raw].n, tokenize_item, lookup_and_read, &job);
+    int served = a->serve;
+    a->serve = a->tokd;
+    a->tokd = a->raw;
+    a->raw = served;
+    a->pos = 0;
+}
+
+/* The next item of batch b as a document (its words looked up now, unless
+ * looked up ahead), or its error with path:line. */
+static slda_err_t serve_item(slda_reader_t *rd, struct text_ahead_s *a, text_batch_t *b,
+                             int looked_up, slda_doc_t *doc, char *errstr, size_t errstr_size)
+{
+    uint32_t i = a->pos++;
+    ahead_item_t *it = &b->items[i];
+    slda_err_t err = it->err;
+    if (err == SLDA_OK && looked_up) {
+        slda_doc_clear(doc);
+        *doc = b->docs[i]; /* moved out */
+        slda_doc_init(&b->docs[i]);
+    } else if (err == SLDA_OK) {
+        err = slda_doc_from_bag(rd->model, b->bags[i], doc, it->msg, sizeof it->msg);
+    }
+    if (err != SLDA_OK) {
+        rd->lineno = it->lineno; /* for the error's path:line */
+        err = reject(rd, err, it->msg, errstr, errstr_size);
+        rd->lineno = a->lineno;
+        return err;
+    }
+    slda_reader_set_id(doc, it->lineno);
+    return SLDA_OK;
+}
+
+/* What ended batch b's reading, once its lines are served; then the end. */
+static slda_err_t batch_end(struct text_ahead_s *a, text_batch_t *b, char *errstr,
+                            size_t errstr_size)
+{
+    slda_err_t end = b->end;
+    if (end != SLDA_ERR_EOF)
+        snprintf(errstr, errstr_size, "%s", b->enderr);
+    a->done = 1;
+    return end;
 }
 
 slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
@@ -138,38 +234,41 @@ slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
     struct text_ahead_s *a = rd->ahead;
     if (!a) {
         a = rd->ahead = slda_xcalloc(1, sizeof *a);
-        a->model = rd->model;
+        a->rd = rd;
         a->lineno = rd->lineno;
+        a->serve = 0, a->tokd = 1, a->raw = 2;
     }
-    if (a->pos == a->n) {
-        if (a->end != SLDA_OK) { /* what ended the last read-ahead, then the end */
-            slda_err_t end = a->end;
-            if (end != SLDA_ERR_EOF)
-                snprintf(errstr, errstr_size, "%s", a->enderr);
-            a->end = SLDA_ERR_EOF;
-            return end;
-        }
-        fill(rd, a);
-        if (a->n == 0)
+    if (a->done)
+        return SLDA_ERR_EOF;
+    if (!rd->ahead_pipeline) { /* a pipe: one batch at a time, looked up as served */
+        text_batch_t *b = &a->b[0];
+        if (a->pos == b->n) {
+            if (a->started && b->end != SLDA_OK)
+                return batch_end(a, b, errstr, errstr_size);
+            a->started = 1;
+            read_batch(rd, a, b);
+            tok_job_t job = {rd->model, b, a};
+            slda_pool_run(rd->model, b->n, tokenize_item, &job);
+            a->pos = 0;
             return slda_reader_text_next(rd, doc, errstr, errstr_size);
+        }
+        return serve_item(rd, a, b, 0, doc, errstr, errstr_size);
     }
-    ahead_item_t *it = &a->items[a->pos];
-    slda_bag_t *bag = a->bags[a->pos++];
-    char msg[512] = "";
-    slda_err_t err = it->err;
-    if (err == SLDA_OK)
-        err = slda_doc_from_bag(rd->model, bag, doc, msg, sizeof msg);
-    else
-        snprintf(msg, sizeof msg, "%s", it->msg);
-    rd->lineno = it->lineno; /* for the error's path:line */
-    if (err != SLDA_OK) {
-        err = reject(rd, err, msg, errstr, errstr_size);
-        rd->lineno = a->lineno;
-        return err;
+    if (!a->started) { /* fill the pipeline: read, then tokenise while reading the next */
+        a->started = 1;
+        a->b[a->tokd].end = SLDA_OK; /* nothing to look up yet */
+        read_batch(rd, a, &a->b[a->raw]);
+        advance(rd, a);
+        a->b[a->serve].n = 0;
     }
-    rd->lineno = a->lineno;
-    slda_reader_set_id(doc, it->lineno);
-    return SLDA_OK;
+    for (;;) {
+        text_batch_t *b = &a->b[a->serve];
+        if (a->pos < b->n)
+            return serve_item(rd, a, b, 1, doc, errstr, errstr_size);
+        if (b->end != SLDA_OK)
+            return batch_end(a, b, errstr, errstr_size);
+        advance(rd, a);
+    }
 }
 
 slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
