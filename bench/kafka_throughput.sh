@@ -54,12 +54,20 @@ addr=$(cat "$tmp/addr")
 svc=$!
 for _ in $(seq 100); do grep -q "http: 127.0.0.1:" "$tmp/run.log" && break; sleep 0.1; done
 port=$(sed -n 's/.*http: 127.0.0.1://p' "$tmp/run.log" | head -1)
-metrics() { /usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$port/metrics"; }
-value() { metrics | awk -v n="$1" '$1 ~ "^"n"[{]" {s += $2} END {printf "%.0f\n", s}'; }
+# /metrics over bash's /dev/tcp: the loop below polls every 50 ms, and a Python process per
+# poll (as this script did) took most of a core of this 2-core machine from the service
+metrics() {
+    exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+    printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+    cat <&3
+    exec 3<&-
+}
+value() { awk -v n="$1" '$1 ~ "^"n"[{]" {s += $2} END {printf "%.0f\n", s}' <<<"$m"; }
 now() { date +%s.%N; }
 t0=""
 last=-1; still=0
 while :; do
+    m=$(metrics)
     d=$(value streamlda_documents_total); dl=$(value streamlda_deadletters_total)
     [ -z "$t0" ] && [ "$d" -gt 0 ] && t0=$(now)
     [ $((d + dl)) -ge "$ndocs" ] && break
@@ -72,6 +80,7 @@ while :; do
     sleep 0.05
 done
 t1=$(now)
+m=$(metrics)
 k_docs=$(value streamlda_documents_total); k_tokens=$(value streamlda_tokens_total)
 sleep 2.5 # one more time-driven snapshot, published
 m=$(metrics)
