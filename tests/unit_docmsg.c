@@ -29,6 +29,7 @@ static void free_model(slda_model_t *m)
 {
     slda_tokenizer_destroy(m->tok);
     slda_vocab_destroy(m->vocab);
+    slda_bag_free(m->bag);
     free(m);
 }
 

@@ -35,6 +35,7 @@ static void free_model(slda_model_t *model)
 {
     slda_tokenizer_destroy(model->tok);
     slda_vocab_destroy(model->vocab);
+    slda_bag_free(model->bag);
     free(model);
 }
 

@@ -3,6 +3,7 @@
  * `t_unit_snapshot --write-fixture PATH` writes the tiny K=3 fixture model
  * (scripts/gen_fixtures.sh uses it); without arguments the checks run.
  */
+#include "births.h"
 #include "config.h"
 #include "snapshot.h"
 #include "testutil.h"
@@ -217,6 +218,44 @@ static void check_params_equal(const slda_params_t *a, const slda_params_t *b)
     CHECK_INT(a->max_doc_bytes, b->max_doc_bytes);
 }
 
+/* The births states of a and b (births.c), field by field, bit for bit. */
+static void check_births_equal(const slda_model_t *a, const slda_model_t *b)
+{
+    slda_births_state_t x, y;
+    CHECK_INT(a->births != NULL, b->births != NULL);
+    if (!a->births || !b->births)
+        return;
+    slda_births_export(a->births, &x);
+    slda_births_export(b->births, &y);
+    CHECK_INT(x.K, y.K);
+    CHECK(same_bits(&x.mu, &y.mu, sizeof x.mu) && same_bits(&x.var, &y.var, sizeof x.var));
+    CHECK_INT(x.nbase, y.nbase);
+    CHECK_INT(x.tokens, y.tokens);
+    CHECK(x.K == y.K && same_bits(x.share, y.share, x.K * sizeof *x.share) &&
+          same_bits(x.since, y.since, x.K * sizeof *x.since) &&
+          same_bits(x.is_free, y.is_free, x.K));
+    CHECK_INT(x.cap, y.cap);
+    CHECK_INT(x.nbuf, y.nbuf);
+    for (uint32_t i = 0; i < x.nbuf && i < y.nbuf; i++) {
+        const slda_births_doc_t *d = &x.buf[i], *e = &y.buf[i];
+        CHECK(d->n == e->n && d->t == e->t && d->mark == e->mark &&
+              same_bits(d->word, e->word, d->n * sizeof *d->word) &&
+              same_bits(d->count, e->count, d->n * sizeof *d->count) &&
+              same_bits(d->pw, e->pw, d->n * sizeof *d->pw));
+    }
+    CHECK(same_bits(&x.counts, &y.counts, sizeof x.counts));
+    CHECK_INT(x.nev, y.nev);
+    CHECK_INT(x.nkept, y.nkept);
+    for (uint32_t i = 0; i < x.nkept && i < y.nkept; i++) {
+        const slda_event_t *e = &x.ev[i], *f = &y.ev[i];
+        CHECK(e->seq == f->seq && e->update == f->update && e->doc == f->doc &&
+              e->kind == f->kind && e->topic == f->topic && e->other == f->other &&
+              e->docs == f->docs && same_bits(&e->value, &f->value, sizeof e->value));
+    }
+    slda_births_export_clear(&x);
+    slda_births_export_clear(&y);
+}
+
 /* Every persisted field, bit for bit; every row of A (padding included). */
 static void check_models_equal(const slda_model_t *a, const slda_model_t *b)
 {
@@ -248,6 +287,7 @@ static void check_models_equal(const slda_model_t *a, const slda_model_t *b)
     CHECK_INT(slda_vocab_capacity(a->vocab), slda_vocab_capacity(b->vocab));
     CHECK_INT(slda_vocab_is_fixed(a->vocab), slda_vocab_is_fixed(b->vocab));
     CHECK_INT(slda_vocab_seed(a->vocab), slda_vocab_seed(b->vocab));
+    check_births_equal(a, b);
     if (a->W != b->W || a->Kp != b->Kp)
         return;
     for (uint32_t w = 0; w < a->W; w++) {
@@ -424,7 +464,9 @@ static void test_header_is_msgpack(void)
             nparams++;
         }
     }
-    CHECK_INT(nparams, 31); /* 23 + the six text.* cleanup rules + global.rows, global.stale */
+    /* 23 + the six text.* cleanup rules + global.rows, global.stale + births (births.* only
+     * with births on) */
+    CHECK_INT(nparams, 32);
     msgpack_unpacked_destroy(&up);
     free(mem);
     slda_model_destroy(model);
@@ -684,6 +726,150 @@ static void test_inconsistent(void)
     buf[len - 8] = 0xc0;
     fix_checksum(buf, len + 1);
     check_refused(buf, len + 1, SLDA_ERR_CORRUPT, "1 bytes after the end marker", "trailing");
+    free(buf);
+    free(mem);
+    slda_model_destroy(model);
+}
+
+/* ---- the births state (births.c; optional header key "births") ---- */
+
+/* A births state for make_model(5, 64, 40, 0) with every field away from its
+ * default: 3 buffered documents, 1030 events made of which the ring keeps
+ * the last 1024 (so it has wrapped), a retired slot. */
+static void attach_births(slda_model_t *model)
+{
+    static uint32_t w0[] = {1, 2, 4}, c0[] = {3, 1, 2}, w1[] = {0, 5, 6, 7}, c1[] = {1, 1, 1, 9},
+                    w2[] = {12}, c2[] = {4};
+    static float p0[] = {0.01f, 0.002f, 1e-7f}, p1[] = {0.5f, 0.25f, 0.125f, 3e-5f},
+                 p2[] = {0.0625f};
+    double share[5] = {0.31, 0.0, 0.2, 0.25, 0.24000000000000002};
+    uint64_t since[5] = {0, 12000, 0, 300, 12345};
+    uint8_t is_free[5] = {0, 1, 0, 0, 0};
+    slda_births_doc_t buf[3] = {
+        {3, w0, c0, p0, 12300, 1000}, {4, w1, c1, p1, 12340, 5000}, {1, w2, c2, p2, 12345, 9000}};
+    slda_event_t *ev = calloc(1024, sizeof *ev);
+    for (uint32_t i = 0; i < 1024; i++)
+        ev[i] = (slda_event_t){.seq = 7 + i, .update = 100 + i, .doc = 2000 + 20 * i,
+                               .kind = (slda_event_kind_t)(1 + i % 3), .topic = i % 5,
+                               .other = (i + 1) % 5, .docs = i % 3 == 0 ? 17 : 0,
+                               .value = 0.1 + i / 3.0};
+    slda_births_state_t st = {.K = 5, .mu = -4.625, .var = 0.3, .nbase = 777, .tokens = 10000,
+                              .share = share, .since = since, .is_free = is_free, .cap = 128,
+                              .nbuf = 3, .buf = buf,
+                              .counts = {11, 2, 3, 40, 29, 5, 6, 7, 4321},
+                              .nev = 1030, .nkept = 1024, .ev = ev};
+    model->p.births = 1;
+    model->p.births_docs = 64;
+    model->p.births_z = 1.25;
+    model->p.births_gain = 0.07;
+    model->p.births_floor = 0.04;
+    model->p.births_merge = 0.2;
+    model->births = slda_births_import(model, &st, errbuf, sizeof errbuf);
+    if (!model->births)
+        fprintf(stderr, "  slda_births_import: %s\n", errbuf);
+    CHECK(model->births != NULL);
+    free(ev);
+}
+
+static void test_births_state(const char *dir)
+{
+    slda_model_t *model = make_model(5, 64, 40, 0), *back;
+    slda_event_t ev[4];
+    void *mem;
+    size_t len, nev;
+    slda_err_t err = SLDA_ERR__COUNT;
+    unsigned char *buf, *at, *end;
+    attach_births(model);
+    if (!model->births) {
+        slda_model_destroy(model);
+        return;
+    }
+    nev = slda_model_events(model, 1025, ev, 4); /* the ring wrapped: seq 1026..1029 */
+    CHECK_INT(nev, 4);
+    CHECK_INT(ev[0].seq, 1026);
+    CHECK_INT(ev[3].seq, 1029);
+    check_round_trip(model, dir, "births.slda"); /* the state too (check_births_equal) */
+    CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
+    back = slda_snapshot_decode(mem, len, &err, errbuf, sizeof errbuf);
+    CHECK(back != NULL);
+    if (back) { /* the settings travel with it, and the events read back the same */
+        CHECK_INT(back->p.births, 1);
+        CHECK_INT(back->p.births_docs, 64);
+        CHECK(back->p.births_z == 1.25 && back->p.births_gain == 0.07 &&
+              back->p.births_floor == 0.04 && back->p.births_merge == 0.2);
+        CHECK_INT(slda_model_events(back, 1025, ev, 4), 4);
+        CHECK_INT(ev[3].seq, 1029);
+        CHECK_INT(ev[3].kind, SLDA_EVENT_BIRTH + 1022 % 3);
+        slda_model_destroy(back);
+    }
+    /* refusals, each naming the field; values are checked against the model */
+    check_patch(mem, len, "\xa5words\x93\x01\x02\x04", 10, 9, 0x7f,
+                "header \"births\": buffered document 0, word 2: id 127 (W=64)");
+    check_patch(mem, len, "\xa8""capacity\xcc\x80", 11, 10, 0x02,
+                "3 documents buffered of 2");
+    check_patch(mem, len, "\xa5""birth", 6, 2, 'X', "births event kind: unknown value \"bXrth\"");
+    check_patch(mem, len, "\xa4mark", 5, 3, 'X', "keys t, mark, words, counts and pw are required");
+    check_patch(mem, len, "\xa4""free\xc4\x05\x00\x01", 9, 8, 2, "free flag 2");
+    check_patch(mem, len, "\xa5share\x95", 7, 4, 'X', "births: missing key \"share\"");
+    check_patch(mem, len, "\xa6""events\xcd\x04\x06", 10, 9, 0x07,
+                "event 0: seq 7 (expected 8)");
+    check_patch(mem, len, "\xa6""events\xcd\x04\x06", 10, 8, 0x03,
+                "1024 events kept of 774 made, expected 774");
+    check_patch(mem, len, "\xa7""flagged", 8, 1, 'X', "births \"counts\": missing key \"flagged\"");
+    /* an older reader skips the key it does not know: rename it, the model loads without it */
+    buf = malloc(len);
+    memcpy(buf, mem, len);
+    at = find(buf, len, "\xa6""births\x8c", 8);
+    CHECK(at != NULL);
+    if (at) {
+        at[6] = 'X';
+        fix_checksum(buf, len);
+        back = slda_snapshot_decode(buf, len, &err, errbuf, sizeof errbuf);
+        CHECK_INT(err, SLDA_OK);
+        CHECK(back != NULL && back->births == NULL);
+        slda_model_destroy(back);
+        at[6] = 's';
+    }
+    /* every cut and mutation inside the births map, re-checksummed: refused or loaded,
+     * never a crash or a leak (the sanitizer build checks) */
+    end = at ? find(at, len - (size_t)(at - buf), "\xa3ids", 4) : NULL;
+    CHECK(end != NULL);
+    if (at && end) {
+        size_t from = (size_t)(at - buf), to = (size_t)(end - buf), loaded = 0, refused = 0;
+        slda_rng_t rng;
+        for (size_t cut = from; cut < to; cut++) {
+            unsigned char *c = malloc(cut + 8);
+            memcpy(c, buf, cut);
+            fix_checksum(c, cut + 8);
+            check_refused(c, cut + 8, SLDA_ERR_CORRUPT, NULL, "re-checksummed cut in births");
+            free(c);
+        }
+        slda_rng_seed(&rng, 2024);
+        for (int iter = 0; iter < 3000; iter++) {
+            unsigned char *m = malloc(len);
+            memcpy(m, buf, len);
+            for (uint32_t j = 0, nflip = 1 + slda_rng_below(&rng, 3); j < nflip; j++) {
+                size_t pos = from + slda_rng_below(&rng, (uint32_t)(to - from));
+                m[pos] = slda_rng_below(&rng, 2) ? (unsigned char)slda_rng_next(&rng)
+                                                 : (unsigned char)(m[pos] ^ 1);
+            }
+            fix_checksum(m, len);
+            err = SLDA_OK;
+            back = slda_snapshot_decode(m, len, &err, errbuf, sizeof errbuf);
+            if (back) {
+                loaded++;
+                CHECK_INT(err, SLDA_OK);
+            } else {
+                refused++;
+                CHECK(err == SLDA_ERR_CORRUPT || err == SLDA_ERR_INVALID);
+                CHECK(strncmp(errbuf, "snapshot \"", 10) == 0);
+            }
+            slda_model_destroy(back);
+            free(m);
+        }
+        printf("births state: %zu bytes; mutations: %zu loaded, %zu refused\n", to - from, loaded,
+               refused);
+    }
     free(buf);
     free(mem);
     slda_model_destroy(model);
@@ -984,6 +1170,7 @@ int main(int argc, char **argv)
     test_inconsistent();
     test_atomic(dir);
     test_fixture();
+    test_births_state(dir);
     test_npy(dir);
     remove_dir(dir);
     free(dir);

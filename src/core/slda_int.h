@@ -265,6 +265,7 @@ typedef struct slda_bag_s {
     uint32_t *table;        /* tcap slots: index of a word, or UINT32_MAX */
     uint32_t tcap;
     uint64_t seed;
+    int deferred;           /* slda_text_defer: the lookup is still to be done */
 } slda_bag_t;
 slda_bag_t *slda_bag_new(void);
 void slda_bag_free(slda_bag_t *bag);
@@ -272,8 +273,19 @@ void slda_bag_clear(slda_bag_t *bag, uint64_t seed);
 void slda_bag_add(slda_bag_t *bag, const char *word, size_t len);
 slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const char *text,
                              size_t len, char *errstr, size_t errstr_size);
+/* Adds the words to doc, which holds no pairs yet (its id and time stay);
+ * on an error doc is cleared. */
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
                              char *errstr, size_t errstr_size);
+/* text.c: on this thread, until called with NULL, slda_doc_from_text and
+ * slda_doc_from_tokens only tokenise into bag and set bag->deferred (the
+ * document is left without words); the vocabulary's thread then calls
+ * slda_doc_from_bag. Lets message decoding run on worker threads. */
+void slda_text_defer(slda_bag_t *bag);
+/* pool.c: job(i, worker, opaque) for i in [0, n) on the model's worker
+ * threads (inline with threads=1). */
+void slda_pool_run(slda_model_t *model, size_t n,
+                   void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
 
 struct slda_model_s {
     slda_params_t p;            /* own copy (strings owned) */

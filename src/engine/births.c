@@ -37,11 +37,18 @@
  *    while the others keep their rho_t.
  * Dead topics are retired eagerly (column zeroed, alpha_k at its floor so no
  * document uses the slot until a birth). Events and counters are read with
- * slda_model_events / slda_model_topic_counts. The state is not in the
- * snapshot: a restored model starts a new baseline (docs/engine.md).
+ * slda_model_events / slda_model_topic_counts.
+ *
+ * The whole state (baseline, shares, since, free slots, the buffer with each
+ * document's p(w), tokens seen, counters, the last EVENTS_KEPT events) goes
+ * into snapshots through slda_births_export / slda_births_import (snapshot.c,
+ * docs/snapshot-format.md "The births state"), so a restored model or a
+ * replica replaying the same minibatches decides exactly as the model that
+ * never stopped (test 0081). A snapshot without it starts a new baseline.
  */
 #include "births.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +62,7 @@
 #define MIN_CLUSTER 8     /* members needed for a proposal (4 to build, 4 to test) */
 #define EM_ITERS 30
 #define EVENTS_KEPT 1024
+#define MAX_CAP 200000    /* buffer capacity: 2 x births.docs, at most 100000 */
 
 typedef struct bdoc_s {
     uint32_t n, len;
@@ -142,6 +150,163 @@ void slda_births_free(slda_births_t *b)
     free(b);
 }
 
+uint32_t slda_births_buffered(const slda_births_t *b)
+{
+    return b ? b->nbuf : 0;
+}
+
+uint32_t slda_births_events_kept(void)
+{
+    return EVENTS_KEPT;
+}
+
+void slda_births_export(const slda_births_t *b, slda_births_state_t *st)
+{
+    memset(st, 0, sizeof *st);
+    st->K = b->K;
+    st->mu = b->mu;
+    st->var = b->var;
+    st->nbase = b->nbase;
+    st->tokens = b->tokens;
+    st->share = b->share;
+    st->since = b->since;
+    st->is_free = b->is_free;
+    st->cap = b->cap;
+    st->nbuf = b->nbuf;
+    st->buf = slda_xcalloc(b->nbuf + 1, sizeof *st->buf);
+    for (uint32_t i = 0; i < b->nbuf; i++)
+        st->buf[i] = (slda_births_doc_t){.n = b->buf[i].n, .word = b->buf[i].word,
+                                          .count = b->buf[i].count, .pw = b->buf[i].pw,
+                                          .t = b->buf[i].t, .mark = b->buf[i].mark};
+    st->counts = b->counts;
+    st->nev = b->nev;
+    st->nkept = b->nev < EVENTS_KEPT ? (uint32_t)b->nev : EVENTS_KEPT;
+    st->ev = slda_xcalloc(st->nkept + 1, sizeof *st->ev);
+    for (uint32_t i = 0; i < st->nkept; i++)
+        st->ev[i] = b->ev[(b->nev - st->nkept + i) % EVENTS_KEPT];
+}
+
+void slda_births_export_clear(slda_births_state_t *st)
+{
+    free(st->buf);
+    free(st->ev);
+    memset(st, 0, sizeof *st);
+}
+
+/* One buffered document of st against the model; its copy into x (x->norm as
+ * flag_docs computes it, so a restored buffer clusters to the same bits). */
+static int import_doc(const slda_model_t *model, const slda_births_state_t *st, uint32_t i,
+                      bdoc_t *x, char *errstr, size_t errstr_size)
+{
+    const slda_births_doc_t *d = &st->buf[i];
+    uint64_t len = 0;
+    if (d->n == 0 || d->n > model->W)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                            "buffered document %u: %u words (1..W=%u)", i, d->n, model->W);
+    if (d->t > model->t || d->mark > st->tokens)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                            "buffered document %u: update %" PRIu64 " / token mark %" PRIu64
+                            " after the model's %" PRIu64 " / %" PRIu64,
+                            i, d->t, d->mark, model->t, st->tokens);
+    for (uint32_t u = 0; u < d->n; u++) {
+        if (d->word[u] >= model->W || d->count[u] == 0 || !isfinite(d->pw[u]) || d->pw[u] < 0)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                                "buffered document %u, word %u: id %u (W=%u), count %u, "
+                                "p(w) %g",
+                                i, u, d->word[u], model->W, d->count[u], (double)d->pw[u]);
+        len += d->count[u];
+    }
+    if (len > UINT32_MAX)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                            "buffered document %u: %" PRIu64 " tokens", i, len);
+    x->n = d->n;
+    x->len = (uint32_t)len;
+    x->word = slda_xmalloc(d->n * sizeof *x->word);
+    x->count = slda_xmalloc(d->n * sizeof *x->count);
+    x->pw = slda_xmalloc(d->n * sizeof *x->pw);
+    memcpy(x->word, d->word, d->n * sizeof *x->word);
+    memcpy(x->count, d->count, d->n * sizeof *x->count);
+    memcpy(x->pw, d->pw, d->n * sizeof *x->pw);
+    x->t = d->t;
+    x->mark = d->mark;
+    x->norm = 0;
+    for (uint32_t u = 0; u < d->n; u++)
+        x->norm += (double)d->count[u] * d->count[u];
+    x->norm = sqrt(x->norm);
+    return SLDA_OK;
+}
+
+static int import_events(const slda_model_t *model, const slda_births_state_t *st,
+                         slda_births_t *b, char *errstr, size_t errstr_size)
+{
+    uint32_t want = st->nev < EVENTS_KEPT ? (uint32_t)st->nev : EVENTS_KEPT;
+    if (st->nkept != want)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                            "%u events kept of %" PRIu64 " made, expected %u", st->nkept,
+                            st->nev, want);
+    for (uint32_t i = 0; i < st->nkept; i++) {
+        const slda_event_t *e = &st->ev[i];
+        if (e->seq != st->nev - st->nkept + 1 + i || e->update > model->t ||
+            e->kind < SLDA_EVENT_BIRTH || e->kind > SLDA_EVENT_MERGE || e->topic >= model->K ||
+            e->other >= model->K || !isfinite(e->value))
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                                "event %u: seq %" PRIu64 " (expected %" PRIu64 "), update %"
+                                PRIu64 ", kind %d, topics %u/%u (K=%u), value %g",
+                                i, e->seq, st->nev - st->nkept + 1 + i, e->update, (int)e->kind,
+                                e->topic, e->other, model->K, e->value);
+        b->ev[(e->seq - 1) % EVENTS_KEPT] = *e;
+    }
+    b->nev = st->nev;
+    return SLDA_OK;
+}
+
+slda_births_t *slda_births_import(const slda_model_t *model, const slda_births_state_t *st,
+                                  char *errstr, size_t errstr_size)
+{
+    if (st->K != model->K || !isfinite(st->mu) || !isfinite(st->var) || st->var < 0 ||
+        st->nbuf > st->cap || st->cap > MAX_CAP) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                     "%u topics for K=%u, baseline mean %g variance %g, %u documents buffered "
+                     "of %u (at most %u)",
+                     st->K, model->K, st->mu, st->var, st->nbuf, st->cap, MAX_CAP);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < model->K; k++)
+        if (!isfinite(st->share[k]) || st->share[k] < 0 || st->since[k] > model->t ||
+            st->is_free[k] > 1) {
+            slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
+                         "topic %u: share %g, since update %" PRIu64 " (model at %" PRIu64
+                         "), free flag %u",
+                         k, st->share[k], st->since[k], model->t, st->is_free[k]);
+            return NULL;
+        }
+    slda_births_t *b = slda_births_new(model);
+    memcpy(b->share, st->share, model->K * sizeof *b->share);
+    memcpy(b->since, st->since, model->K * sizeof *b->since);
+    memcpy(b->is_free, st->is_free, model->K);
+    b->mu = st->mu;
+    b->var = st->var;
+    b->nbase = st->nbase;
+    b->tokens = st->tokens;
+    b->counts = st->counts;
+    if (st->cap > b->cap) {
+        b->buf = slda_xrealloc(b->buf, st->cap * sizeof *b->buf);
+        b->cap = st->cap;
+    }
+    for (uint32_t i = 0; i < st->nbuf; i++) {
+        if (import_doc(model, st, i, &b->buf[i], errstr, errstr_size) != SLDA_OK) {
+            slda_births_free(b);
+            return NULL;
+        }
+        b->nbuf++;
+    }
+    if (import_events(model, st, b, errstr, errstr_size) != SLDA_OK) {
+        slda_births_free(b);
+        return NULL;
+    }
+    return b;
+}
+
 /* theta (Kp floats, padding 0) against the word factors of the local step:
  * f[u][k] = (Nphi[w][k] + eta) / (NZ[k] + W eta) for CVB0, CVB and CGS, in
  * the 8-float vectors of the local step (the score costs one more sweep's
@@ -209,6 +374,7 @@ static void event(slda_births_t *b, const slda_model_t *model, slda_event_kind_t
 /* Zero topic k's column and take it out of use (alpha_k at its floor). */
 static void free_slot(slda_model_t *model, slda_births_t *b, uint32_t k)
 {
+    slda_pending_column(model, k, UINT32_MAX); /* train.c: the update still pending, too */
     for (uint32_t w = 0; w < model->W; w++)
         model->A[(size_t)w * model->Kp + k] = 0;
     model->alpha_sum -= model->alpha[k] - SLDA_ALPHA_MIN;
@@ -494,25 +660,33 @@ static double js_pair(const slda_model_t *model, const double *inv, uint32_t i, 
  * pairs whose bound is below `below` get the exact JS (usually none), so
  * the pair returned, and whether it is below `below`, are what the full scan
  * gave. */
-static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *pi,
-                             uint32_t *pj, double *pd, const uint8_t *is_free,
-                             const uint64_t *since)
+typedef struct gram_job_s {
+    const slda_model_t *model;
+    const uint32_t *live;
+    const double *inv;
+    uint32_t n, nchunks;
+    double *gram, *sum; /* nchunks x n x n, nchunks x n */
+} gram_job_t;
+
+/* The Gram matrix of square roots and the topic sums over one fixed range
+ * of rows (the ranges depend on W and the number of live topics only, and
+ * are added in order, so the bound is the same for any thread count). */
+static void gram_chunk(size_t c, uint32_t worker, void *opaque)
 {
-    uint32_t K = model->K, Kp = model->Kp, n = 0;
-    double inv[SLDA_MAX_TOPICS];
-    uint32_t *live = slda_xmalloc(K * sizeof *live);
-    topic_inv(model, inv);
-    for (uint32_t k = 0; k < K; k++)
-        if (eligible(model, k, is_free, since))
-            live[n++] = k;
-    double *gram = slda_xcalloc((size_t)n * n + 1, sizeof *gram);
-    double *sum = slda_xcalloc(n + 1, sizeof *sum), *r = slda_xmalloc((n + 1) * sizeof *r);
-    for (uint32_t w = 0; w < model->W && n >= 2; w++) {
+    gram_job_t *job = opaque;
+    const slda_model_t *model = job->model;
+    uint32_t n = job->n, W = model->W, Kp = model->Kp;
+    uint32_t per = (W + job->nchunks - 1) / job->nchunks;
+    uint32_t w0 = (uint32_t)c * per, w1 = w0 + per < W ? w0 + per : W;
+    double *gram = job->gram + c * (size_t)n * n, *sum = job->sum + c * (size_t)n;
+    double *r = slda_xmalloc((n + 1) * sizeof *r);
+    (void)worker;
+    for (uint32_t w = w0; w < w1; w++) {
         if (!model->row_ready[w])
             continue;
         const float *a = model->A + (size_t)w * Kp;
         for (uint32_t x = 0; x < n; x++) {
-            double p = a[live[x]] * inv[live[x]];
+            double p = a[job->live[x]] * job->inv[job->live[x]];
             sum[x] += p;
             r[x] = p > 0 ? sqrt(p) : 0.0;
         }
@@ -523,6 +697,38 @@ static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *
             for (uint32_t y = x + 1; y < n; y++)
                 g[y] += rx * r[y];
         }
+    }
+    free(r);
+}
+
+static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *pi,
+                             uint32_t *pj, double *pd, const uint8_t *is_free,
+                             const uint64_t *since)
+{
+    uint32_t K = model->K, n = 0;
+    double inv[SLDA_MAX_TOPICS];
+    uint32_t *live = slda_xmalloc(K * sizeof *live);
+    topic_inv(model, inv);
+    for (uint32_t k = 0; k < K; k++)
+        if (eligible(model, k, is_free, since))
+            live[n++] = k;
+    /* up to 32 ranges of rows, at most 4M doubles of partial matrices */
+    size_t cells = (size_t)n * n + 1;
+    uint32_t nchunks = (uint32_t)(((size_t)1 << 22) / cells);
+    nchunks = nchunks < 1 ? 1 : nchunks > 32 ? 32 : nchunks;
+    if (nchunks > model->W / 256 + 1)
+        nchunks = model->W / 256 + 1;
+    gram_job_t job = {model, live, inv, n, nchunks,
+                      slda_xcalloc(nchunks * cells, sizeof(double)),
+                      slda_xcalloc((size_t)nchunks * (n + 1), sizeof(double))};
+    if (n >= 2)
+        slda_pool_run((slda_model_t *)model, nchunks, gram_chunk, &job); /* reads the model */
+    double *gram = job.gram, *sum = job.sum;
+    for (uint32_t c = 1; c < nchunks; c++) {
+        for (size_t i = 0; i < (size_t)n * n; i++)
+            gram[i] += job.gram[c * (size_t)n * n + i];
+        for (uint32_t x = 0; x < n; x++)
+            sum[x] += job.sum[c * (size_t)n + x];
     }
     double best = INFINITY;
     uint32_t found = 0;
@@ -541,9 +747,8 @@ static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *
             }
         }
     free(live);
-    free(gram);
-    free(sum);
-    free(r);
+    free(job.gram);
+    free(job.sum);
     *pd = best;
     return found;
 }
@@ -571,6 +776,7 @@ static int find_slot(slda_model_t *model, slda_births_t *b, uint32_t *slot)
             float *a = model->A + (size_t)w * model->Kp;
             a[i] += a[j];
         }
+        slda_pending_column(model, j, i);
         model->NZ[i] += model->NZ[j];
         model->alpha[i] += model->alpha[j] - SLDA_ALPHA_MIN;
         model->alpha[j] = SLDA_ALPHA_MIN; /* alpha_sum unchanged */
@@ -691,6 +897,11 @@ void slda_births_update(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
                         uint64_t ntokens, double rho)
 {
     slda_births_t *b = model->births;
+    uint32_t cap = 2 * (model->p.births_docs ? model->p.births_docs : 1);
+    if (b->cap < cap) { /* births.docs raised since (a restored model's configuration) */
+        b->buf = slda_xrealloc(b->buf, cap * sizeof *b->buf);
+        b->cap = cap;
+    }
     update_shares(model, b, ntheta, ndocs);
     flag_docs(model, b, docs, ndocs, scores, pw);
     b->tokens += ntokens;

@@ -11,6 +11,47 @@
 
 slda_births_t *slda_births_new(const slda_model_t *model);
 void slda_births_free(slda_births_t *b);
+/* Flagged documents waiting in the buffer for a proposal (0 for NULL). */
+uint32_t slda_births_buffered(const slda_births_t *b);
+
+/* The whole births state as plain data, for snapshots (snapshot.c,
+ * docs/snapshot-format.md "births"): everything slda_births_update reads
+ * besides the model and the minibatch. */
+typedef struct slda_births_doc_s {
+    uint32_t n;          /* distinct words */
+    uint32_t *word;      /* n ids, each < W */
+    uint32_t *count;     /* n counts, each >= 1 */
+    float *pw;           /* n: p(w) under the model when the document was scored */
+    uint64_t t;          /* update of its minibatch */
+    uint64_t mark;       /* tokens seen before its minibatch */
+} slda_births_doc_t;
+typedef struct slda_births_state_s {
+    uint32_t K;
+    double mu, var;      /* baseline of the document score */
+    uint64_t nbase;      /* documents in the baseline */
+    uint64_t tokens;     /* tokens seen */
+    double *share;       /* K: decayed share of the tokens */
+    uint64_t *since;     /* K: update at which the slot started (0 or its birth) */
+    uint8_t *is_free;    /* K: 1 for a retired or merged-away slot awaiting a birth */
+    uint32_t cap;        /* buffer capacity (the oldest is dropped when full) */
+    uint32_t nbuf;
+    slda_births_doc_t *buf; /* nbuf flagged documents, oldest first */
+    slda_topic_counts_t counts;
+    uint64_t nev;        /* events made */
+    uint32_t nkept;      /* the last nkept of them (min(nev, slda_births_events_kept())) */
+    slda_event_t *ev;    /* nkept, oldest first (seq nev - nkept + 1 .. nev) */
+} slda_births_state_t;
+/* Events a model keeps (the ring of slda_model_events). */
+uint32_t slda_births_events_kept(void);
+/* st receives b's state: its arrays are borrowed from b (valid until b's next
+ * update or free) except buf and ev, which slda_births_export_clear frees. */
+void slda_births_export(const slda_births_t *b, slda_births_state_t *st);
+void slda_births_export_clear(slda_births_state_t *st);
+/* A births state for model from st (decoded from outside bytes: every value
+ * is checked against the model's K, W and updates first); st is only read.
+ * NULL with the reason in errstr when it does not fit the model. */
+slda_births_t *slda_births_import(const slda_model_t *model, const slda_births_state_t *st,
+                                  char *errstr, size_t errstr_size);
 /* Mean per-token log sum_k theta_k phi_wk of a document right after its local
  * step in loc (theta from loc's summed document counts, phi from loc's word
  * factors, or from the model for SVB); pw (npairs) receives each word's p(w).

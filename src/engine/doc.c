@@ -44,17 +44,35 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Sorting (word, count) packed in one uint64: insertion sort for the short
+ * documents that are most of a stream (no call per comparison), qsort
+ * beyond. Equal keys are equal pairs, so any correct sort gives the same
+ * result. */
+#define INSERTION_MAX 64
+
 static void sort_pairs(uint32_t *w, uint32_t *c, uint32_t n)
 {
-    uint64_t *packed = slda_xmalloc((size_t)n * sizeof *packed);
+    uint64_t stack[INSERTION_MAX];
+    uint64_t *packed = n <= INSERTION_MAX ? stack : slda_xmalloc((size_t)n * sizeof *packed);
     for (uint32_t i = 0; i < n; i++)
         packed[i] = ((uint64_t)w[i] << 32) | c[i];
-    qsort(packed, n, sizeof *packed, cmp_u64);
+    if (n <= INSERTION_MAX) {
+        for (uint32_t i = 1; i < n; i++) {
+            uint64_t v = packed[i];
+            uint32_t j = i;
+            for (; j > 0 && packed[j - 1] > v; j--)
+                packed[j] = packed[j - 1];
+            packed[j] = v;
+        }
+    } else {
+        qsort(packed, n, sizeof *packed, cmp_u64);
+    }
     for (uint32_t i = 0; i < n; i++) {
         w[i] = (uint32_t)(packed[i] >> 32);
         c[i] = (uint32_t)packed[i];
     }
-    free(packed);
+    if (packed != stack)
+        free(packed);
 }
 
 void slda_doc_finish(slda_doc_t *doc)

@@ -50,6 +50,9 @@ typedef struct slda_local_s {
     float *lf;              /* nu*Kp: SVB only: E[log phi] minus its largest entry */
     float *gamma;           /* nv*Kp */
     float *stats;           /* nu*Kp: collected sufficient statistics S_j */
+    float *stats_out;       /* set by the caller for one slda_local_run: S_j goes there
+                               (nu*Kp, 32-byte aligned) instead of stats (train.c: the
+                               minibatch's slice, no copy) */
     float *ntheta;          /* Kp: document counts N_theta */
     float *ntheta_sum;      /* Kp: N_theta summed over collection sweeps */
     float *var;             /* Kp: CVB variance sum_v n_v gamma_v (1 - gamma_v) */

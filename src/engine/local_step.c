@@ -198,6 +198,9 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     for (uint32_t u = 0; u < npairs; u++)
         ntok += counts[u] <= fz->r ? counts[u] : 0;
     reserve(loc, npairs, ntok);
+    float *own_stats = loc->stats;
+    if (loc->stats_out) /* the caller's buffer, for this run only */
+        loc->stats = loc->stats_out;
     loc->nu = npairs;
     loc->want_stats = want_stats;
     loc->stats_kind = p->stats;
@@ -246,6 +249,8 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     }
     for (uint32_t k = 0; k < Kp; k++)
         loc->ntheta_sum[k] *= inv_s;
+    loc->stats = own_stats;
+    loc->stats_out = NULL;
     if (theta) {
         float denom = (float)(loc->L + fz->alpha_sum);
         for (uint32_t k = 0; k < loc->K; k++)

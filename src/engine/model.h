@@ -27,6 +27,12 @@ void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats
 /* train.c: free the per-worker scratch and the pending statistics kept in the model. */
 void slda_model_free_locals(slda_model_t *model);
 void slda_model_free_pending(slda_model_t *model);
+/* births.c: topic column from of the pending update's statistics is added
+ * to column to (UINT32_MAX: dropped) and zeroed, as the model's column is
+ * when a topic is merged or freed: with global.stale=1 the minibatch before
+ * a birth, a death or a merge is not applied yet, and its statistics for the
+ * old topic must not land on the slot's new one. */
+void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to);
 
 /* global_step.c */
 double slda_rho(const slda_params_t *p, uint64_t t);
@@ -66,10 +72,7 @@ void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t 
 /* pool.c: worker threads for the local steps of a minibatch. */
 slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size);
 void slda_pool_stop(slda_model_t *model);
-/* Run job(i, worker, opaque) for i in [0, n) on the pool (or inline). worker
- * is the index of the calling thread (0..threads-1). */
-void slda_pool_run(slda_model_t *model, size_t n,
-                   void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
+/* slda_pool_run: slda_int.h */
 uint32_t slda_pool_threads(const slda_model_t *model);
 /* The same, the calling thread running pre(opaque) first (with one thread:
  * pre, then the items); pre must not touch what the items read or write. */

@@ -61,8 +61,11 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
                  key, *theirs ? theirs : "(empty)", *mine ? mine : "(empty)");
         log(opaque, line);
     }
-    /* births.* are not in the snapshot (nor is the births state, births.c):
-     * they always come from this run's configuration, silently. */
+    /* births.* always come from this run's configuration, silently (the
+     * snapshot's copy serves readers without one). Its births state (births.c)
+     * is kept; a snapshot written before it held one starts a fresh baseline. */
+    if (conf->p.births && !model->births)
+        log(opaque, "births: the snapshot holds no births state; a fresh baseline starts");
     model->p.births = conf->p.births;
     model->p.births_docs = conf->p.births_docs;
     model->p.births_z = conf->p.births_z;

@@ -83,6 +83,8 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
     uint32_t K = job->model->K, Kp = job->model->Kp;
     if (doc->npairs == 0 || doc->ntokens == 0)
         return;
+    if (job->next->sliced) /* the statistics go straight into the document's slice */
+        loc->stats_out = job->next->stats + job->next->off[i] * Kp;
     slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1,
                    job->thetas ? job->thetas + i * K : NULL);
     if (job->ntheta)
@@ -90,10 +92,7 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
     if (job->scores) /* births.c */
         job->scores[i] = slda_births_doc_score(&job->fz, loc, doc->word, doc->count,
                                                doc->npairs, job->pw[i]);
-    if (job->next->sliced)
-        memcpy(job->next->stats + job->next->off[i] * Kp, loc->stats,
-               (size_t)doc->npairs * Kp * sizeof(float));
-    else
+    if (!job->next->sliced)
         slda_accum_add(job->next->acc, doc->word, loc->stats, doc->npairs);
 }
 
@@ -173,6 +172,21 @@ static void pending_merge(slda_pending_t *pd, uint32_t Kp)
                            (uint32_t)n);
     }
     pd->sliced = 0;
+}
+
+void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to)
+{
+    slda_pending_t *pd = model->pending;
+    if (!pd || !pd->active)
+        return;
+    uint32_t Kp = model->Kp;
+    pending_merge(pd, Kp); /* on the sums, so one thread and many agree bit for bit */
+    float *x = pd->acc->sum;
+    for (uint32_t r = 0; r < pd->acc->nslots; r++, x += Kp) {
+        if (to != UINT32_MAX)
+            x[to] += x[from];
+        x[from] = 0;
+    }
 }
 
 /* The calling thread's task while the workers run the local steps. */

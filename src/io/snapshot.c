@@ -4,7 +4,9 @@
  * version, a MessagePack header map, body blocks of at most
  * SLDA_SNAP_BLOCK_ROWS vocabulary rows, an end-marker map, and a big-endian
  * XXH3-64 (seed 0) of every byte before it. Rows hold the raw lazy-scaled A
- * (Nphi = sigma * A), so a restored model continues training bit for bit.
+ * (Nphi = sigma * A), and the optional header key "births" the births state
+ * (births.c), so a restored model continues training bit for bit, births
+ * decisions included.
  *
  * Writing packs through a msgpack_packer into a snap_sink_t that either grows
  * one memory buffer (encode) or is flushed to the temp file after every block
@@ -30,6 +32,7 @@
  */
 #include "snapshot.h"
 
+#include "births.h"
 #include "config.h"
 #include "model.h"
 #include "tokenize.h"
@@ -78,7 +81,8 @@ static const char *const hdr_keys[HDR__COUNT] = {
 
 typedef enum {
     PT_U32, PT_U64, PT_DBL, PT_STR, PT_LOCAL, PT_ALPHA_LEARN, PT_STATS,
-    PT_CHOICE /* an int: index into the config table row's values */
+    PT_CHOICE, /* an int: index into the config table row's values */
+    PT_BOOL    /* an int, 0 or 1 */
 } snap_ptype_t;
 
 /* Every engine parameter under its configuration key (config.c's table). */
@@ -118,18 +122,29 @@ static const struct snap_param {
     {"text.hashtags", PT_CHOICE, offsetof(slda_params_t, text.hashtags)},
     {"text.apostrophes", PT_CHOICE, offsetof(slda_params_t, text.apostrophes)},
     {"text.digits", PT_CHOICE, offsetof(slda_params_t, text.digits)},
+    {"births", PT_BOOL, offsetof(slda_params_t, births)},
+    {"births.docs", PT_U32, offsetof(slda_params_t, births_docs)},
+    {"births.z", PT_DBL, offsetof(slda_params_t, births_z)},
+    {"births.gain", PT_DBL, offsetof(slda_params_t, births_gain)},
+    {"births.floor", PT_DBL, offsetof(slda_params_t, births_floor)},
+    {"births.merge", PT_DBL, offsetof(slda_params_t, births_merge)},
 };
 #define SNAP_NPARAMS (sizeof snap_params / sizeof snap_params[0])
 
 /* Keys added within version 1, and what a snapshot without them means: the
  * cleanup rules off, so an older model tokenises as it was trained, and the
- * plain global step (global.rows=decay) it was trained with. */
+ * plain global step (global.rows=decay, global.stale=0) it was trained with.
+ * births.* (NULL: the configuration table's default) were not stored before
+ * the births state was; a restoring service takes them from its
+ * configuration anyway (reconcile.c). */
 static const struct {
     const char *key, *absent;
 } snap_optional[] = {
     {"text.urls", "keep"},     {"text.html", "keep"},        {"text.mentions", "keep"},
     {"text.hashtags", "keep"}, {"text.apostrophes", "split"}, {"text.digits", "split"},
-    {"global.rows", "decay"},         {"global.stale", "0"},
+    {"global.rows", "decay"},  {"global.stale", "0"},       {"births", NULL},
+    {"births.docs", NULL},     {"births.z", NULL},           {"births.gain", NULL},
+    {"births.floor", NULL},    {"births.merge", NULL},
 };
 
 static const char *const alpha_learn_names[] = {
@@ -262,6 +277,14 @@ static void pack_str_or_nil(msgpack_packer *pk, const char *s)
         msgpack_pack_nil(pk);
 }
 
+static void pack_bool(msgpack_packer *pk, int v)
+{
+    if (v)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+}
+
 static void pack_doubles(msgpack_packer *pk, const double *v, uint32_t n)
 {
     msgpack_pack_array(pk, n);
@@ -269,11 +292,25 @@ static void pack_doubles(msgpack_packer *pk, const double *v, uint32_t n)
         msgpack_pack_double(pk, v[i]);
 }
 
+/* births.docs, .z, .gain, .floor and .merge are written only with births on:
+ * a model built without the configuration (slda_model_alloc with births off)
+ * may hold zeros there that a reader would refuse as out of range, and with
+ * births off they mean nothing (absent, they read as the table's defaults). */
+static int snap_param_written(const struct snap_param *sp, const slda_params_t *p)
+{
+    return p->births || strncmp(sp->key, "births.", 7) != 0;
+}
+
 static void snap_write_params(msgpack_packer *pk, const slda_params_t *p)
 {
-    msgpack_pack_map(pk, SNAP_NPARAMS);
+    uint32_t n = 0;
+    for (size_t i = 0; i < SNAP_NPARAMS; i++)
+        n += snap_param_written(&snap_params[i], p);
+    msgpack_pack_map(pk, n);
     for (size_t i = 0; i < SNAP_NPARAMS; i++) {
         const char *field = (const char *)p + snap_params[i].off;
+        if (!snap_param_written(&snap_params[i], p))
+            continue;
         pack_key(pk, snap_params[i].key);
         switch (snap_params[i].type) {
         case PT_U32: msgpack_pack_uint32(pk, *(const uint32_t *)field); break;
@@ -286,6 +323,7 @@ static void snap_write_params(msgpack_packer *pk, const slda_params_t *p)
         case PT_CHOICE:
             pack_key(pk, slda_conf_prop_find(snap_params[i].key)->values[*(const int *)field]);
             break;
+        case PT_BOOL: pack_bool(pk, *(const int *)field); break;
         }
     }
 }
@@ -303,14 +341,111 @@ static void snap_write_offsets(msgpack_packer *pk, const slda_model_t *model)
 }
 
 /* Optional header keys (absent in older snapshots; readers skip what they do
- * not know): "event_ms", the service's newest event time (docs/tracking.md). */
+ * not know): "event_ms", the service's newest event time (docs/tracking.md),
+ * and "births", the births state (births.c) of a model that has one. */
 #define HDR_OPT_EVENT_MS "event_ms"
+#define HDR_OPT_BIRTHS "births"
+
+/* The topic counters of the births state, by name. */
+static const struct {
+    const char *key;
+    size_t off;
+} births_counts[] = {
+    {"births", offsetof(slda_topic_counts_t, births)},
+    {"deaths", offsetof(slda_topic_counts_t, deaths)},
+    {"merges", offsetof(slda_topic_counts_t, merges)},
+    {"proposals", offsetof(slda_topic_counts_t, proposals)},
+    {"rejected", offsetof(slda_topic_counts_t, rejected)},
+    {"no_cluster", offsetof(slda_topic_counts_t, no_cluster)},
+    {"no_gain", offsetof(slda_topic_counts_t, no_gain)},
+    {"no_slot", offsetof(slda_topic_counts_t, no_slot)},
+    {"flagged", offsetof(slda_topic_counts_t, flagged)},
+};
+#define BIRTHS_NCOUNTS (sizeof births_counts / sizeof births_counts[0])
+
+/* One buffered document: {"t", "mark", "words", "counts", "pw": bin of LE float32}. */
+static void snap_write_births_doc(msgpack_packer *pk, const slda_births_doc_t *d)
+{
+    unsigned char *le = slda_xmalloc((size_t)d->n * 4 + 1);
+    msgpack_pack_map(pk, 5);
+    pack_key(pk, "t");
+    msgpack_pack_uint64(pk, d->t);
+    pack_key(pk, "mark");
+    msgpack_pack_uint64(pk, d->mark);
+    pack_key(pk, "words");
+    msgpack_pack_array(pk, d->n);
+    for (uint32_t u = 0; u < d->n; u++)
+        msgpack_pack_uint32(pk, d->word[u]);
+    pack_key(pk, "counts");
+    msgpack_pack_array(pk, d->n);
+    for (uint32_t u = 0; u < d->n; u++)
+        msgpack_pack_uint32(pk, d->count[u]);
+    pack_key(pk, "pw");
+    slda_floats_to_le(d->pw, d->n, le);
+    msgpack_pack_bin_with_body(pk, le, (size_t)d->n * 4);
+    free(le);
+}
+
+/* The births state: everything births.c decides from besides the model, so a
+ * restored model (or a replica) makes the decisions of one that never stopped. */
+static void snap_write_births(msgpack_packer *pk, const slda_births_t *b)
+{
+    slda_births_state_t st;
+    slda_births_export(b, &st);
+    msgpack_pack_map(pk, 12);
+    pack_key(pk, "mu");
+    msgpack_pack_double(pk, st.mu);
+    pack_key(pk, "var");
+    msgpack_pack_double(pk, st.var);
+    pack_key(pk, "nbase");
+    msgpack_pack_uint64(pk, st.nbase);
+    pack_key(pk, "tokens");
+    msgpack_pack_uint64(pk, st.tokens);
+    pack_key(pk, "share");
+    pack_doubles(pk, st.share, st.K);
+    pack_key(pk, "since");
+    msgpack_pack_array(pk, st.K);
+    for (uint32_t k = 0; k < st.K; k++)
+        msgpack_pack_uint64(pk, st.since[k]);
+    pack_key(pk, "free");
+    msgpack_pack_bin_with_body(pk, st.is_free, st.K);
+    pack_key(pk, "capacity");
+    msgpack_pack_uint32(pk, st.cap);
+    pack_key(pk, "counts");
+    msgpack_pack_map(pk, BIRTHS_NCOUNTS);
+    for (size_t i = 0; i < BIRTHS_NCOUNTS; i++) {
+        pack_key(pk, births_counts[i].key);
+        msgpack_pack_uint64(pk, *(const uint64_t *)((const char *)&st.counts +
+                                                    births_counts[i].off));
+    }
+    pack_key(pk, "events");
+    msgpack_pack_uint64(pk, st.nev);
+    pack_key(pk, "kept");
+    msgpack_pack_array(pk, st.nkept);
+    for (uint32_t i = 0; i < st.nkept; i++) {
+        const slda_event_t *e = &st.ev[i];
+        msgpack_pack_array(pk, 8);
+        msgpack_pack_uint64(pk, e->seq);
+        msgpack_pack_uint64(pk, e->update);
+        msgpack_pack_uint64(pk, e->doc);
+        pack_key(pk, slda_event_kind_name(e->kind));
+        msgpack_pack_uint32(pk, e->topic);
+        msgpack_pack_uint32(pk, e->other);
+        msgpack_pack_uint32(pk, e->docs);
+        msgpack_pack_double(pk, e->value);
+    }
+    pack_key(pk, "buffer");
+    msgpack_pack_array(pk, st.nbuf);
+    for (uint32_t i = 0; i < st.nbuf; i++)
+        snap_write_births_doc(pk, &st.buf[i]);
+    slda_births_export_clear(&st);
+}
 
 static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uint32_t nrows,
                               const slda_snapshot_meta_t *meta)
 {
-    int event = meta && meta->event_ms > 0;
-    msgpack_pack_map(pk, HDR__COUNT + event);
+    int event = meta && meta->event_ms > 0, births = model->births != NULL;
+    msgpack_pack_map(pk, HDR__COUNT + event + births);
     if (event) {
         pack_key(pk, HDR_OPT_EVENT_MS);
         msgpack_pack_int64(pk, meta->event_ms);
@@ -328,10 +463,7 @@ static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uin
     pack_key(pk, hdr_keys[HDR_VOCAB_SIZE]);
     msgpack_pack_uint32(pk, nrows);
     pack_key(pk, hdr_keys[HDR_VOCAB_FIXED]);
-    if (slda_vocab_is_fixed(model->vocab))
-        msgpack_pack_true(pk);
-    else
-        msgpack_pack_false(pk);
+    pack_bool(pk, slda_vocab_is_fixed(model->vocab));
     pack_key(pk, hdr_keys[HDR_VOCAB_CAPACITY]);
     msgpack_pack_uint32(pk, slda_vocab_capacity(model->vocab));
     pack_key(pk, hdr_keys[HDR_HASH_SEED]);
@@ -364,6 +496,10 @@ static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uin
     snap_write_params(pk, &p);
     pack_key(pk, hdr_keys[HDR_OFFSETS]);
     snap_write_offsets(pk, model);
+    if (births) {
+        pack_key(pk, HDR_OPT_BIRTHS);
+        snap_write_births(pk, model->births);
+    }
 }
 
 /* One body block: ids, words, freqs, ready flags (one byte each) and rows as
@@ -891,7 +1027,7 @@ static int rd_skip(snap_rd_t *rd, const char *what, int depth)
     const unsigned char *s;
     size_t len;
     uint64_t x;
-    uint32_t n;
+    uint32_t n = 0; /* set by rd_container before any use; gcc cannot tell */
     if (depth > SNAP_MAX_DEPTH)
         return rd_fail(rd, "%s: values nested deeper than %d", what, SNAP_MAX_DEPTH);
     if (tag < 0)
@@ -950,6 +1086,30 @@ static int rd_strdup(snap_rd_t *rd, const char *what, int nullable, char **out)
 /* ------------------------------------------------------------------------ */
 /* Header                                                                    */
 
+/* The optional "births" header key as parsed: st's arrays are owned here.
+ * Its values are checked against the model (K, W, updates) once the header
+ * is complete (slda_births_import), from where the map starts. */
+typedef struct snap_births_s {
+    int present;
+    size_t at;                /* byte offset of the map, for messages */
+    slda_births_state_t st;
+} snap_births_t;
+
+static void snap_births_clear(snap_births_t *sb)
+{
+    for (uint32_t i = 0; sb->st.buf && i < sb->st.nbuf; i++) {
+        free(sb->st.buf[i].word);
+        free(sb->st.buf[i].count);
+        free(sb->st.buf[i].pw);
+    }
+    free(sb->st.buf);
+    free(sb->st.share);
+    free(sb->st.since);
+    free(sb->st.is_free);
+    free(sb->st.ev);
+    memset(sb, 0, sizeof *sb);
+}
+
 typedef struct snap_hdr_s {
     uint64_t format;
     char *name;
@@ -962,6 +1122,7 @@ typedef struct snap_hdr_s {
     uint64_t t, docs, tokens;
     int64_t created_ms, updated_ms;
     int64_t event_ms; /* optional "event_ms", 0 when absent */
+    snap_births_t births; /* optional "births" */
     slda_params_t p;
     slda_offset_t *offs;
     size_t noffs;
@@ -975,6 +1136,7 @@ static void snap_hdr_clear(snap_hdr_t *h)
     free(h->p.vocab_file);
     free(h->p.stopwords);
     free(h->offs);
+    snap_births_clear(&h->births);
     memset(h, 0, sizeof *h);
 }
 
@@ -1051,21 +1213,18 @@ static int rd_choice(snap_rd_t *rd, const char *what, const char *key, int *idx)
 }
 
 /* A key the snapshot lacks: 0 after setting the value its absence means, -1
- * when the key is required. */
+ * when the key is required. The value is set through the configuration
+ * table's parser: a params struct sits first in a conf, the layout its
+ * offsets are for. */
+_Static_assert(offsetof(struct slda_conf_s, p) == 0, "params first in a conf");
 static int snap_param_absent(const struct snap_param *sp, slda_params_t *p)
 {
     for (size_t j = 0; j < sizeof snap_optional / sizeof snap_optional[0]; j++) {
         const slda_prop_t *prop = slda_conf_prop_find(sp->key);
         if (strcmp(snap_optional[j].key, sp->key) != 0)
             continue;
-        if (sp->type == PT_U32) { /* a number */
-            *(uint32_t *)((char *)p + sp->off) = (uint32_t)strtoul(snap_optional[j].absent, NULL, 10);
-            return 0;
-        }
-        for (int i = 0; prop->values[i]; i++)
-            if (!strcmp(prop->values[i], snap_optional[j].absent))
-                *(int *)((char *)p + sp->off) = i;
-        return 0;
+        const char *v = snap_optional[j].absent ? snap_optional[j].absent : prop->def;
+        return slda_prop_set(prop, p, v, NULL, 0) == SLDA_OK ? 0 : -1;
     }
     return -1;
 }
@@ -1099,6 +1258,7 @@ static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_para
         p->stats = (slda_stats_kind_t)idx;
         return 0;
     case PT_CHOICE: return rd_choice(rd, what, sp->key, (int *)field);
+    case PT_BOOL: return rd_bool(rd, what, (int *)field);
     }
     return -1;
 }
@@ -1225,6 +1385,248 @@ static int check_doubles(snap_rd_t *rd, const char *what, const double *v, uint3
     return 0;
 }
 
+/* ---- the births state (optional header key "births") ---- */
+
+/* An array of uints of at most max entries into *out (malloc'ed). */
+static int rd_u64s(snap_rd_t *rd, const char *what, uint32_t max, uint64_t **out, uint32_t *n)
+{
+    if (rd_array(rd, what, n))
+        return -1;
+    if (*n > max)
+        return rd_fail(rd, "%s: %u values, at most %u", what, *n, max);
+    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
+    for (uint32_t i = 0; i < *n; i++)
+        if (rd_uint(rd, what, &(*out)[i]))
+            return -1;
+    return 0;
+}
+
+static int rd_u32s(snap_rd_t *rd, const char *what, uint32_t **out, uint32_t *n)
+{
+    if (rd_array(rd, what, n))
+        return -1;
+    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
+    for (uint32_t i = 0; i < *n; i++)
+        if (rd_u32(rd, what, &(*out)[i]))
+            return -1;
+    return 0;
+}
+
+static int snap_read_births_counts(snap_rd_t *rd, slda_topic_counts_t *c)
+{
+    uint32_t n;
+    unsigned seen = 0;
+    if (rd_map(rd, "births \"counts\"", &n))
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *key;
+        size_t len, j;
+        if (rd_str(rd, "births \"counts\" key", &key, &len))
+            return -1;
+        for (j = 0; j < BIRTHS_NCOUNTS && !key_is(key, len, births_counts[j].key); j++)
+            ;
+        if (j == BIRTHS_NCOUNTS) {
+            if (rd_skip(rd, "births \"counts\" value", 0))
+                return -1;
+            continue;
+        }
+        if (seen & (1u << j))
+            return rd_fail(rd, "births \"counts\": duplicate key \"%s\"", births_counts[j].key);
+        seen |= 1u << j;
+        if (rd_uint(rd, "births \"counts\" value", (uint64_t *)((char *)c + births_counts[j].off)))
+            return -1;
+    }
+    for (size_t j = 0; j < BIRTHS_NCOUNTS; j++)
+        if (!(seen & (1u << j)))
+            return rd_fail(rd, "births \"counts\": missing key \"%s\"", births_counts[j].key);
+    return 0;
+}
+
+static const char *const event_kind_names[] = {"birth", "death", "merge"};
+
+/* [seq, update, doc, kind, topic, other, docs, value] */
+static int snap_read_births_event(snap_rd_t *rd, slda_event_t *e)
+{
+    uint32_t n;
+    int kind;
+    if (rd_array(rd, "births event", &n))
+        return -1;
+    if (n != 8)
+        return rd_fail(rd, "births event: %u values, expected [seq, update, doc, kind, topic, "
+                           "other, docs, value]", n);
+    if (rd_uint(rd, "births event seq", &e->seq) ||
+        rd_uint(rd, "births event update", &e->update) ||
+        rd_uint(rd, "births event doc", &e->doc) ||
+        rd_enum(rd, "births event kind", event_kind_names, 3, &kind) ||
+        rd_u32(rd, "births event topic", &e->topic) ||
+        rd_u32(rd, "births event other", &e->other) ||
+        rd_u32(rd, "births event docs", &e->docs) ||
+        rd_double(rd, "births event value", &e->value))
+        return -1;
+    e->kind = (slda_event_kind_t)(kind + 1);
+    return 0;
+}
+
+static int snap_read_births_events(snap_rd_t *rd, slda_births_state_t *st)
+{
+    uint32_t n;
+    if (rd_array(rd, "births \"kept\"", &n))
+        return -1;
+    if (n > slda_births_events_kept())
+        return rd_fail(rd, "births \"kept\": %u events, a model keeps at most %u", n,
+                       slda_births_events_kept());
+    st->ev = slda_xcalloc((size_t)n + 1, sizeof *st->ev);
+    for (; st->nkept < n; st->nkept++)
+        if (snap_read_births_event(rd, &st->ev[st->nkept]))
+            return -1;
+    return 0;
+}
+
+/* {"t", "mark", "words", "counts", "pw"} into d (arrays owned by d). */
+static int snap_read_births_doc(snap_rd_t *rd, slda_births_doc_t *d)
+{
+    uint32_t n, nwords = 0, ncounts = 0;
+    unsigned seen = 0;
+    const unsigned char *pw = NULL;
+    size_t pwlen = 0;
+    if (rd_map(rd, "births buffered document", &n))
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *key;
+        size_t len;
+        unsigned bit;
+        int rc;
+        if (rd_str(rd, "births buffered document key", &key, &len))
+            return -1;
+        bit = key_is(key, len, "t") ? 1 : key_is(key, len, "mark") ? 2
+            : key_is(key, len, "words") ? 4 : key_is(key, len, "counts") ? 8
+            : key_is(key, len, "pw") ? 16 : 0;
+        if (!bit) {
+            if (rd_skip(rd, "births buffered document value", 0))
+                return -1;
+            continue;
+        }
+        if (seen & bit)
+            return rd_fail(rd, "births buffered document: duplicate key \"%.*s\"", (int)len,
+                           (const char *)key);
+        seen |= bit;
+        switch (bit) {
+        case 1: rc = rd_uint(rd, "births buffered document \"t\"", &d->t); break;
+        case 2: rc = rd_uint(rd, "births buffered document \"mark\"", &d->mark); break;
+        case 4: rc = rd_u32s(rd, "births buffered document \"words\"", &d->word, &nwords); break;
+        case 8:
+            rc = rd_u32s(rd, "births buffered document \"counts\"", &d->count, &ncounts);
+            break;
+        default: rc = rd_bin(rd, "births buffered document \"pw\"", &pw, &pwlen); break;
+        }
+        if (rc)
+            return -1;
+    }
+    if (seen != 31)
+        return rd_fail(rd, "births buffered document: keys t, mark, words, counts and pw are "
+                           "required");
+    if (ncounts != nwords || pwlen != (size_t)nwords * 4)
+        return rd_fail(rd, "births buffered document: %u words, %u counts, %zu bytes of pw",
+                       nwords, ncounts, pwlen);
+    d->n = nwords;
+    d->pw = slda_xmalloc((size_t)nwords * sizeof *d->pw + 1);
+    for (uint32_t u = 0; u < nwords; u++) {
+        const unsigned char *src = pw + 4 * (size_t)u;
+        uint32_t v = (uint32_t)src[0] | (uint32_t)src[1] << 8 | (uint32_t)src[2] << 16 |
+                     (uint32_t)src[3] << 24;
+        memcpy(&d->pw[u], &v, sizeof v);
+    }
+    return 0;
+}
+
+static int snap_read_births_buffer(snap_rd_t *rd, slda_births_state_t *st)
+{
+    uint32_t n;
+    if (rd_array(rd, "births \"buffer\"", &n))
+        return -1;
+    st->buf = slda_xcalloc((size_t)n + 1, sizeof *st->buf);
+    for (; st->nbuf < n;) {
+        /* counted before it is read: a document that fails half way is freed too */
+        if (snap_read_births_doc(rd, &st->buf[st->nbuf++]))
+            return -1;
+    }
+    return 0;
+}
+
+enum { BS_MU, BS_VAR, BS_NBASE, BS_TOKENS, BS_SHARE, BS_SINCE, BS_FREE, BS_CAPACITY, BS_COUNTS,
+       BS_EVENTS, BS_KEPT, BS_BUFFER, BS__COUNT };
+static const char *const births_keys[BS__COUNT] = {
+    [BS_MU] = "mu",         [BS_VAR] = "var",         [BS_NBASE] = "nbase",
+    [BS_TOKENS] = "tokens", [BS_SHARE] = "share",     [BS_SINCE] = "since",
+    [BS_FREE] = "free",     [BS_CAPACITY] = "capacity", [BS_COUNTS] = "counts",
+    [BS_EVENTS] = "events", [BS_KEPT] = "kept",       [BS_BUFFER] = "buffer",
+};
+
+static int snap_read_births_field(snap_rd_t *rd, slda_births_state_t *st, int f, uint32_t *nshare,
+                                  uint32_t *nsince, size_t *nfree)
+{
+    const unsigned char *bytes;
+    switch (f) {
+    case BS_MU: return rd_double(rd, "births \"mu\"", &st->mu);
+    case BS_VAR: return rd_double(rd, "births \"var\"", &st->var);
+    case BS_NBASE: return rd_uint(rd, "births \"nbase\"", &st->nbase);
+    case BS_TOKENS: return rd_uint(rd, "births \"tokens\"", &st->tokens);
+    case BS_SHARE: return rd_doubles(rd, "births \"share\"", &st->share, nshare);
+    case BS_SINCE: return rd_u64s(rd, "births \"since\"", SLDA_MAX_TOPICS, &st->since, nsince);
+    case BS_FREE:
+        if (rd_bin(rd, "births \"free\"", &bytes, nfree))
+            return -1;
+        st->is_free = slda_xmalloc(*nfree + 1);
+        memcpy(st->is_free, bytes, *nfree);
+        return 0;
+    case BS_CAPACITY: return rd_u32(rd, "births \"capacity\"", &st->cap);
+    case BS_COUNTS: return snap_read_births_counts(rd, &st->counts);
+    case BS_EVENTS: return rd_uint(rd, "births \"events\"", &st->nev);
+    case BS_KEPT: return snap_read_births_events(rd, st);
+    case BS_BUFFER: return snap_read_births_buffer(rd, st);
+    }
+    return -1;
+}
+
+static int snap_read_births(snap_rd_t *rd, snap_births_t *sb)
+{
+    uint32_t n, nshare = 0, nsince = 0;
+    size_t nfree = 0;
+    unsigned seen = 0;
+    if (sb->present)
+        return rd_fail(rd, "header: duplicate key \"" HDR_OPT_BIRTHS "\"");
+    sb->present = 1;
+    sb->at = (size_t)(rd->p - rd->base);
+    if (rd_map(rd, "header \"" HDR_OPT_BIRTHS "\"", &n))
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned char *key;
+        size_t len;
+        int f;
+        if (rd_str(rd, "births key", &key, &len))
+            return -1;
+        for (f = 0; f < BS__COUNT && !key_is(key, len, births_keys[f]); f++)
+            ;
+        if (f == BS__COUNT) {
+            if (rd_skip(rd, "births value", 0))
+                return -1;
+            continue;
+        }
+        if (seen & (1u << f))
+            return rd_fail(rd, "births: duplicate key \"%s\"", births_keys[f]);
+        seen |= 1u << f;
+        if (snap_read_births_field(rd, &sb->st, f, &nshare, &nsince, &nfree))
+            return -1;
+    }
+    for (int f = 0; f < BS__COUNT; f++)
+        if (!(seen & (1u << f)))
+            return rd_fail(rd, "births: missing key \"%s\"", births_keys[f]);
+    if (nsince != nshare || nfree != nshare)
+        return rd_fail(rd, "births: %u shares, %u since, %zu free flags", nshare, nsince, nfree);
+    sb->st.K = nshare;
+    return 0;
+}
+
 /* The header's values agree with each other and with the format. */
 static int snap_check_header(snap_rd_t *rd, const snap_hdr_t *h)
 {
@@ -1275,6 +1677,11 @@ static int snap_read_header(snap_rd_t *rd, snap_hdr_t *h)
             ;
         if (f == HDR__COUNT && key_is(key, len, HDR_OPT_EVENT_MS)) {
             if (rd_int(rd, "header \"" HDR_OPT_EVENT_MS "\"", &h->event_ms))
+                return -1;
+            continue;
+        }
+        if (f == HDR__COUNT && key_is(key, len, HDR_OPT_BIRTHS)) {
+            if (snap_read_births(rd, &h->births))
                 return -1;
             continue;
         }
@@ -1558,6 +1965,22 @@ out:
     return rc;
 }
 
+/* The births state of the header, checked against the model now that it is
+ * built; a snapshot without one leaves model->births NULL, and the first
+ * update with births=true starts a fresh baseline (births.c). */
+static int snap_attach_births(snap_rd_t *rd, slda_model_t *model, snap_hdr_t *h)
+{
+    char msg[300];
+    if (!h->births.present)
+        return 0;
+    model->births = slda_births_import(model, &h->births.st, msg, sizeof msg);
+    if (!model->births) {
+        rd->p = rd->base + h->births.at;
+        return rd_fail(rd, "header \"" HDR_OPT_BIRTHS "\": %s", msg);
+    }
+    return 0;
+}
+
 /* The worker threads slda_model_new would have started (threads=). */
 static int snap_start(snap_rd_t *rd, slda_model_t *model)
 {
@@ -1627,7 +2050,8 @@ static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
         rd.errstr = errstr;
         rd.errstr_size = errstr_size;
         if (snap_read_header(&rd, &h) == 0 && (model = snap_build_model(&rd, &h)) != NULL &&
-            (snap_read_body(&rd, model, h.nrows) != 0 || snap_start(&rd, model) != 0)) {
+            (snap_read_body(&rd, model, h.nrows) != 0 || snap_attach_births(&rd, model, &h) != 0 ||
+             snap_start(&rd, model) != 0)) {
             slda_model_destroy(model);
             model = NULL;
         }

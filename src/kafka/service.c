@@ -40,6 +40,7 @@
 #define HELDOUT_MAX 1000      /* documents kept for held-out perplexity */
 #define EMBEDDED_PARTITIONS 4 /* partitions of each topic of the embedded cluster */
 #define POLL_MAX_MS 100       /* longest consumer wait, so the stop flag is seen */
+#define DECODE_MAX 256        /* messages polled at once and decoded on the worker threads */
 #define RETRY_S 0.5           /* pause before a deferred snapshot is tried again */
 #define PAGE_S 1.0            /* shortest interval between two live-page publications */
 #define PAGE_WORDS_COST 20.0  /* the topics' top words (K passes over the model) are looked up
@@ -56,6 +57,8 @@ typedef struct doc_meta_s {
 } doc_meta_t;
 
 struct slda_service_s {
+    slda_bag_t *bags[DECODE_MAX]; /* the decoding of the messages polled together */
+    char decode_errs[DECODE_MAX][512];
     slda_conf_t *conf;
     slda_metrics_t *metrics;
     slda_http_t *http;
@@ -597,15 +600,39 @@ static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
     return t;
 }
 
-static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
+/* The messages polled together are decoded on the worker threads: each is
+ * tokenised into its own bag (slda_text_defer), and its words are looked up
+ * in the vocabulary afterwards, on this thread and in message order
+ * (handle_message): the documents and the vocabulary are those of decoding
+ * one message at a time, whatever the thread count. */
+typedef struct decode_job_s {
+    slda_service_t *svc;
+    slda_kmsg_t *msgs;
+    slda_doc_t *docs;
+    slda_err_t *codes;
+    char (*errs)[512];
+} decode_job_t;
+
+static void decode_one(size_t i, uint32_t worker, void *opaque)
 {
-    char err[512];
-    slda_doc_t doc;
-    slda_doc_init(&doc);
+    decode_job_t *job = opaque;
+    slda_service_t *svc = job->svc;
+    const slda_kmsg_t *msg = &job->msgs[i];
+    (void)worker;
+    slda_text_defer(svc->bags[i]);
+    job->codes[i] = slda_doc_from_message(svc->model, svc->conf->input_format, msg->value,
+                                          msg->value ? msg->len : 0, msg->key, msg->keylen,
+                                          svc->conf->input_max_bytes, &job->docs[i],
+                                          job->errs[i], sizeof job->errs[i]);
+    slda_text_defer(NULL);
+}
+
+static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t code,
+                           slda_doc_t doc, const slda_bag_t *bag, char *err)
+{
     svc->dirty = 1;
-    slda_err_t code = slda_doc_from_message(svc->model, svc->conf->input_format, msg->value,
-                                            msg->value ? msg->len : 0, msg->key, msg->keylen,
-                                            svc->conf->input_max_bytes, &doc, err, sizeof err);
+    if (!code && bag->deferred) /* its words, in message order */
+        code = slda_doc_from_bag(svc->model, bag, &doc, err, 512);
     if (code) {
         slda_doc_clear(&doc);
         deadletter(svc, msg, code, err);
@@ -637,6 +664,19 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg)
     meta->timestamp_ms = msg->timestamp_ms;
     meta->replayed = slda_ksource_replayed(svc->src, msg->topic, msg->partition, msg->offset);
     meta->event_ms = event_time(svc, msg);
+}
+
+static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
+{
+    slda_doc_t docs[DECODE_MAX];
+    slda_err_t codes[DECODE_MAX];
+    for (size_t i = 0; i < n; i++)
+        if (!svc->bags[i])
+            svc->bags[i] = slda_bag_new();
+    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
+    slda_pool_run(svc->model, n, decode_one, &job);
+    for (size_t i = 0; i < n; i++)
+        handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i], svc->decode_errs[i]);
 }
 
 /* ---- tracking: event-time gauges, the live page, drift at snapshots ---- */
@@ -1077,11 +1117,16 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             double left = svc->batch_start + c->minibatch_ms / 1000.0 - t;
             timeout = left <= 0 ? 0 : left * 1000 < timeout ? (int)(left * 1000) + 1 : timeout;
         }
-        slda_kmsg_t msg;
-        if (slda_ksource_poll(svc->src, timeout, &msg)) { /* polls even while paused */
+        slda_kmsg_t msgs[DECODE_MAX];
+        if (slda_ksource_poll(svc->src, timeout, &msgs[0])) { /* polls even while paused */
+            /* and what else is there, up to the rest of the minibatch */
+            size_t n = 1, room = svc->ndocs < batch_docs ? batch_docs - svc->ndocs : 1;
+            while (n < room && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
+                n++;
             svc->last_msg_t = now_s();
-            handle_message(svc, &msg);
-            slda_ksource_release(svc->src, &msg);
+            handle_messages(svc, msgs, n);
+            for (size_t i = 0; i < n; i++)
+                slda_ksource_release(svc->src, &msgs[i]);
         }
         t = now_s();
         if (!svc->awaiting &&
@@ -1138,6 +1183,8 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->docs);
     free(svc->meta);
     free(svc->thetas);
+    for (size_t i = 0; i < DECODE_MAX; i++)
+        slda_bag_free(svc->bags[i]);
     slda_heldout_destroy(svc->held);
     slda_model_destroy(svc->model);
     free(svc->good);

@@ -126,7 +126,6 @@ slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const c
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
                              char *errstr, size_t errstr_size)
 {
-    slda_doc_init(doc);
     for (uint32_t i = 0; i < bag->n; i++) {
         uint32_t id = slda_vocab_get_or_add_n(model->vocab, bag->arena + bag->off[i], bag->len[i],
                                               bag->hash[i], bag->count[i]);

@@ -7,7 +7,9 @@
  * fixed mode, or every word pinned in open mode) are dropped from the
  * document. The output doc is initialised first (whatever it held is not
  * freed) and is left empty on every error. Runs on the thread that owns the
- * model's vocabulary.
+ * model's vocabulary - except under slda_text_defer (the service's parallel
+ * decoding), where a worker thread only tokenises into its bag and the
+ * owner looks the words up afterwards with slda_doc_from_bag.
  */
 #include "slda_int.h"
 #include "tokenize.h"
@@ -23,6 +25,28 @@ static slda_bag_t *model_bag(slda_model_t *model)
     return model->bag;
 }
 
+/* Set by slda_text_defer on a worker thread: tokenise into it, look up nothing. */
+static _Thread_local slda_bag_t *deferred;
+
+void slda_text_defer(slda_bag_t *bag)
+{
+    deferred = bag;
+    if (bag)
+        bag->deferred = 0;
+}
+
+/* The words in bag become the document: now, or (deferred) later on the
+ * vocabulary's thread. */
+static slda_err_t bag_to_doc(slda_model_t *model, slda_bag_t *bag, slda_doc_t *doc,
+                             char *errstr, size_t errstr_size)
+{
+    if (bag == deferred) {
+        bag->deferred = 1;
+        return SLDA_OK;
+    }
+    return slda_doc_from_bag(model, bag, doc, errstr, errstr_size);
+}
+
 static slda_err_t check_size(const slda_model_t *model, size_t len, char *errstr,
                              size_t errstr_size)
 {
@@ -36,12 +60,12 @@ static slda_err_t check_size(const slda_model_t *model, size_t len, char *errstr
 slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
                               slda_doc_t *doc, char *errstr, size_t errstr_size)
 {
-    slda_bag_t *bag = model_bag(model);
+    slda_bag_t *bag = deferred ? deferred : model_bag(model);
     slda_doc_init(doc);
     slda_err_t err = slda_bag_tokenize(model, bag, text, len, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
-    return slda_doc_from_bag(model, bag, doc, errstr, errstr_size);
+    return bag_to_doc(model, bag, doc, errstr, errstr_size);
 }
 
 /* All tokens valid UTF-8 and within the size limit? */
@@ -68,7 +92,7 @@ slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
                                 const size_t *lens, size_t n, slda_doc_t *doc,
                                 char *errstr, size_t errstr_size)
 {
-    slda_bag_t *bag = model_bag(model);
+    slda_bag_t *bag = deferred ? deferred : model_bag(model);
     uint64_t seed = slda_vocab_seed(model->vocab);
     size_t maxlen;
     char *buf;
@@ -86,5 +110,5 @@ slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
             slda_bag_add(bag, buf, out);
     }
     free(buf);
-    return slda_doc_from_bag(model, bag, doc, errstr, errstr_size);
+    return bag_to_doc(model, bag, doc, errstr, errstr_size);
 }

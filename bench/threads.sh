@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# threads.sh - the whole `streamlda train` job with 1..N threads (docs/engine.md, "Threads").
+#
+#   bench/threads.sh            env: STREAMLDA (binary; default: a Release build in build/),
+#                               THREADS_MAX (default: nproc, at most 4), REPEAT (5), K (100),
+#                               SLDA_SHARED_DIR (default ../shared beside the repository)
+#
+# Corpora: Reuters-21578 as text (title + body of each article, in time order: read, tokenised,
+# trained) and KOS (UCI bag of words). For each thread count: the median over REPEAT runs of the
+# process's wall time (reading, tokenising, training, writing the model: the whole job) and of
+# the training steps alone (`seconds` of the summary line), their ratios to one thread, and
+# whether the model is bit-identical to one thread's (it must be). Runs alternate between
+# thread counts so a slow phase of a shared machine hits all of them. Speed figures need a quiet
+# machine: run it alone (uptime's load average well below 1).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+shared=${SLDA_SHARED_DIR:-$repo/../shared}
+REPEAT=${REPEAT:-5}
+K=${K:-100}
+nproc=$(nproc)
+THREADS_MAX=${THREADS_MAX:-$((nproc < 4 ? nproc : 4))}
+if [ -z "${STREAMLDA:-}" ]; then
+    cmake -S "$repo" -B "$repo/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$repo/build" -j2 --target streamlda >/dev/null
+    STREAMLDA=$repo/build/streamlda
+fi
+S=$STREAMLDA
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" <<'EOF'
+import gzip, sys
+with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w") as o:
+    next(f)
+    for line in f:
+        p = line.rstrip("\n").split("\t")
+        text = (p[4] + " " + p[5]).strip()
+        if text:
+            o.write(text + "\n")
+EOF
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); K=$K, one pass, defaults"
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+run_corpus() { # name args...
+    local name=$1
+    shift
+    for r in $(seq 1 "$REPEAT"); do
+        for t in $(seq 1 "$THREADS_MAX"); do
+            local t0 t1 out
+            t0=$(date +%s.%N)
+            out=$("$S" train -q -k "$K" -X threads="$t" -o "$T/$name.$t.slda" "$@" 2>/dev/null)
+            t1=$(date +%s.%N)
+            awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}' >>"$T/$name.$t.wall"
+            echo "$out" | sed -n 's/.* seconds=\([0-9.]*\) .*/\1/p' >>"$T/$name.$t.train"
+        done
+    done
+    "$S" export "$T/$name.1.slda" --npy "$T/$name.1.npy" 2>/dev/null
+    local w1 s1
+    w1=$(median <"$T/$name.1.wall")
+    s1=$(median <"$T/$name.1.train")
+    printf "%-8s %7s %10s %8s %10s %8s %s\n" corpus threads "wall (s)" ratio "train (s)" ratio "model"
+    for t in $(seq 1 "$THREADS_MAX"); do
+        local w s same=identical
+        w=$(median <"$T/$name.$t.wall")
+        s=$(median <"$T/$name.$t.train")
+        "$S" export "$T/$name.$t.slda" --npy "$T/$name.$t.npy" 2>/dev/null
+        cmp -s "$T/$name.1.npy" "$T/$name.$t.npy" || same=DIFFERENT
+        printf "%-8s %7d %10.3f %7.2fx %10.3f %7.2fx %s\n" "$name" "$t" "$w" \
+            "$(awk -v a="$w1" -v b="$w" 'BEGIN {print a / b}')" "$s" \
+            "$(awk -v a="$s1" -v b="$s" 'BEGIN {print a / b}')" "$same"
+    done
+}
+
+run_corpus reuters -f text "$T/reuters.txt"
+run_corpus kos "$shared/data/kos/docword.kos.txt"
+echo "(median of $REPEAT runs each; wall = the whole process; train = the training steps alone)"

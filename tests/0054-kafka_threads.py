@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""0054-kafka_threads - the service learns the same model with 1 and 2 threads.
+
+`streamlda run` decodes the messages it polls together on its worker threads
+(each tokenised into a bag, the words looked up in message order afterwards)
+and pipelines the global step (global.stale=1): neither may change what is
+learned. One partition (so the order of the messages is fixed), 3,000
+documents of which some are bad (invalid UTF-8, over input.max.bytes, JSON
+without text): a service with threads=1 and one with threads=2, each in its
+own consumer group, consume everything; after SIGTERM their final snapshots
+hold the same topic-word counts bit for bit, the same document count, and
+both sent the same dead letters.
+"""
+import importlib.util
+import os
+import sys
+import tempfile
+
+spec = importlib.util.spec_from_file_location(
+    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
+e2e = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(e2e)
+check = e2e.check
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="slda-0054-")
+    with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
+        lines = [line.strip() for line in f if len(line.strip()) > 80]
+    lines = (lines * 4)[:3000]
+    bad = {}
+    for i in range(0, 3000, 97):  # every 97th document is bad, in one of three ways
+        kind = (i // 97) % 3
+        bad[i] = kind
+        if kind == 1:
+            lines[i] = "x" * 5000  # over input.max.bytes=4000
+        elif kind == 2:
+            lines[i] = '{"id": "j%d", "title": "no text field"}' % i
+    values = []
+    for i, line in enumerate(lines):
+        v = line.encode()
+        if bad.get(i) == 0:
+            v = b"caf\xc3 " + v  # invalid UTF-8
+        values.append(v)
+    broker = e2e.Broker(tmp, "documents,streamlda.deadletter", partitions=1)
+    svcs = []
+    try:
+        e2e.produce_python(broker.addr, "documents", values)
+        models = {}
+        for threads in (1, 2):
+            snapdir = os.path.join(tmp, "snaps%d" % threads)
+            svc = e2e.Service(tmp, broker.addr, [
+                "topics=20", "threads=%d" % threads, "http.port=0", "input.format=auto",
+                "input.max.bytes=4000", "minibatch.docs=32", "minibatch.ms=3600000",
+                "snapshot.every.ms=600000", "snapshot.every.batches=0", "snapshot.topic=",
+                "model.name=m%d" % threads,
+                "snapshot.dir=" + snapdir], name="svc%d" % threads)
+            svcs.append(svc)
+            seen = lambda: (svc.metric("streamlda_documents_total") +
+                            svc.metric("streamlda_heldout_documents_total") +
+                            sum(v for k, v in svc.metrics().items()
+                                if k.startswith("streamlda_deadletters_total")))
+            # everything handled but the last, partial minibatch (trained at SIGTERM)
+            e2e.wait_for(lambda: seen() >= 3000 - 32, 120, "threads=%d: the topic consumed" % threads)
+            rc = svc.stop()
+            check(rc == 0, "threads=%d: SIGTERM -> exit 0" % threads, rc)
+            files = e2e.snapshots(snapdir, "m%d" % threads)
+            check(len(files) >= 1, "threads=%d: a final snapshot" % threads, files)
+            if not files:
+                continue
+            npy = os.path.join(tmp, "m%d.npy" % threads)
+            voc = os.path.join(tmp, "m%d.voc" % threads)
+            res = e2e.subprocess.run([e2e.BIN, "export", files[-1], "--npy", npy, "--vocab", voc],
+                                     capture_output=True, text=True)
+            check(res.returncode == 0, "threads=%d: export" % threads, res.stderr[-200:])
+            header = e2e.read_file(files[-1])[0]
+            with open(npy, "rb") as f, open(voc, "rb") as g:
+                models[threads] = (header["docs"], f.read(), g.read())
+            text = svc.text()
+            check("dead letter" in text, "threads=%d: dead letters logged" % threads)
+        if len(models) == 2:
+            check(models[1][0] == models[2][0] and models[1][0] > 2000,
+                  "the same number of documents trained", models[1][0], models[2][0])
+            check(models[1][2] == models[2][2], "the same vocabulary")
+            check(models[1][1] == models[2][1], "the same topic-word counts, bit for bit")
+        recs = e2e.reader.fetch_records(broker.addr, "streamlda.deadletter")
+        nbad = len(bad)
+        check(len(recs) == 2 * nbad, "each service sent every dead letter once", len(recs), 2 * nbad)
+    finally:
+        for svc in svcs:
+            if svc.proc.poll() is None:
+                svc.stop()
+        check(broker.stop() == 0, "broker exits 0 on SIGTERM")
+    return e2e.done("0054-kafka_threads", tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
