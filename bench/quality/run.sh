@@ -16,8 +16,9 @@
 #      check; batch mode scores its own 10% of withheld tokens, not this split);
 #   5. gensim_peer.py with 1 and 5 passes, scored by evaluate.py (OUT/peer_<corpus>_<passes>.txt);
 #   6. measure.py: streamlda one pass and five passes at its defaults, and the same with
-#      BEFORE_X (the previous defaults as -X settings; default global.rows=decay, the global
-#      step before global.rows existed, bit for bit) over SEEDS (default 1,2,3);
+#      BEFORE_X (the previous defaults as -X settings; default replay=off, one visit per
+#      document as before second visits existed, bit for bit; global.rows=decay gives the
+#      global step before global.rows existed) over SEEDS (default 1,2,3);
 #   7. the table (markdown) on standard output and in OUT/table.md.
 # Knobs: STREAMLDA (binary; default: a Release build in SLDA_BUILD_DIR, default build/),
 # CORPORA (kos,ap,reuters,20news), SEEDS, GIBBS_ITERS, OWN_GIBBS, OWN_ITERS, BEFORE_X, VENV.
@@ -30,7 +31,7 @@ out=${1:-$repo/build/quality}
 corpora=${CORPORA:-kos,ap,reuters,20news}
 seeds=${SEEDS:-1,2,3}
 gibbs_iters=${GIBBS_ITERS:-1000}
-before_x=${BEFORE_X-global.rows=decay}
+before_x=${BEFORE_X-replay=off}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 

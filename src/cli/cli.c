@@ -618,6 +618,8 @@ int slda_cli_train(int argc, char **argv)
         goto out;
     if (!tr.time_field && tr.conf->input_time_field && *tr.conf->input_time_field)
         tr.time_field = tr.conf->input_time_field; /* -X input.time.field=NAME, as in `run` */
+    if (tr.conf->p.replay == SLDA_REPLAY_AUTO) /* second visits: on for a finite input */
+        tr.conf->p.replay = SLDA_REPLAY_ON;
     static char *stdin_only[] = {"-"};
     tr.files = optind < argc ? argv + optind : stdin_only;
     tr.nfiles = optind < argc ? argc - optind : 1;
@@ -650,6 +652,15 @@ int slda_cli_train(int argc, char **argv)
         goto out;
     if (!streaming && train_passes(&tr, passes))
         goto out;
+    if (!slda_cli_stop) { /* replay: the documents still waiting for their second visit */
+        char derr[512];
+        double d0 = now_s();
+        if (slda_model_replay_drain(tr.model, derr, sizeof derr) != SLDA_OK) {
+            fprintf(stderr, "streamlda: train: %s\n", derr);
+            goto out;
+        }
+        tr.train_seconds += now_s() - d0;
+    }
     slda_model_flush(tr.model); /* the last minibatch's update (global.stale) */
     double wall = now_s() - wall0 - tr.eval_seconds;
     progress(&tr, 1);

@@ -40,6 +40,7 @@ static const char *const alpha_learn_values[] = {"off", "fixedpoint", "newton", 
 static const char *const local_values[] = {"cgs",      "cvb0",    "cvb",     "svb",
                                            "cvb0+cgs", "cvb+cgs", "svb+cgs", NULL};
 static const char *const stats_values[] = {"rb", "sample", NULL};
+static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
 static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
@@ -131,6 +132,20 @@ static const slda_prop_t props[] = {
     DBL("births.merge", p.births_merge, "0.3", 0, 1, 0,
         "Two topics closer than this Jensen-Shannon divergence (nats) are merged to free a slot "
         "for a birth."),
+    ENUM("replay", p.replay, "auto", replay_values,
+         "Second visits: train each document again once the model has seen about as many "
+         "documents again as before it (at most replay.docs later), its first visit with half "
+         "of local.burnin and local.samples, the second with replay.burnin + replay.samples. "
+         "auto = on in streamlda train (the documents still waiting are visited at the end of "
+         "the input), off in the service and the library (waiting documents are not in "
+         "snapshots, so a restart could not reproduce the run); off = one visit, all sweeps."),
+    UINT("replay.docs", p.replay_docs, "20000", 0, 100000000,
+         "Documents waiting for their second visit at most (kept in memory as word keys and "
+         "counts); 0 = off."),
+    UINT("replay.burnin", p.replay_burnin, "1", 0, 1000,
+         "Burn-in sweeps of a document's second visit (replay)."),
+    UINT("replay.samples", p.replay_samples, "1", 1, 1000,
+         "Collection sweeps of a document's second visit (replay)."),
     DBL("init.scale", p.init_scale, "1", 0, INFINITY, 0,
         "Mean of the random initial topic-word counts that break the symmetry between topics; "
         "0 starts from zero counts."),

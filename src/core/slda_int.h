@@ -60,6 +60,9 @@ typedef enum {
 } slda_vb_kind_t;
 
 typedef enum { SLDA_ALPHA_FIXED = 0, SLDA_ALPHA_FIXEDPOINT, SLDA_ALPHA_NEWTON } slda_alpha_learn_t;
+/* replay (second visits, src/engine/replay.c): the engine treats auto as off */
+typedef enum { SLDA_REPLAY_AUTO = 0, SLDA_REPLAY_ON, SLDA_REPLAY_OFF } slda_replay_mode_t;
+#define SLDA_REPLAY_ACTIVE(p) ((p)->replay == SLDA_REPLAY_ON && (p)->replay_docs > 0)
 typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
 /* global.rows: how the global step sets each word's row total (global_step.c) */
 typedef enum { SLDA_ROWS_COUNTS = 0, SLDA_ROWS_DECAY } slda_rows_kind_t;
@@ -119,6 +122,10 @@ typedef struct slda_params_s {
     double births_gain;         /* births.gain: held-out nats per token a birth must gain */
     double births_floor;        /* births.floor: dead below floor / K of the tokens */
     double births_merge;        /* births.merge: merge two topics closer than this (JS, nats) */
+    slda_replay_mode_t replay;  /* replay: auto (on in `streamlda train`, else off) | on | off */
+    uint32_t replay_docs;       /* replay.docs: at most this many documents wait for a visit */
+    uint32_t replay_burnin;     /* replay.burnin: burn-in sweeps of the second visit */
+    uint32_t replay_samples;    /* replay.samples: collection sweeps of the second visit */
 } slda_params_t;
 
 #define SLDA_CONF_MAX_PROPS 256
@@ -308,6 +315,8 @@ struct slda_model_s {
     struct slda_local_s **locals; /* per worker local-step scratch (train.c) */
     uint32_t nlocals;
     struct slda_births_s *births; /* births.c state, NULL unless births=true */
+    struct slda_replay_s *replay; /* replay.c: documents waiting for their second visit */
+    uint64_t replay_tokens;     /* tokens of second visits trained on (not in tokens) */
     slda_bag_t *bag;            /* text.c's scratch for slda_doc_from_text */
 };
 typedef struct slda_births_s slda_births_t;

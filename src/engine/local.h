@@ -98,6 +98,7 @@ typedef struct slda_frozen_s {
     float *inv_nz;              /* Kp: 1 / (NZ[k] + W eta), padding 0 */
     float *alpha;               /* Kp */
     double alpha_sum;
+    int revisit;                /* training documents' second visit (replay.c) */
 } slda_frozen_t;
 
 slda_err_t slda_frozen_init(slda_frozen_t *fz, const slda_model_t *model, char *errstr,

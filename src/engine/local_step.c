@@ -221,8 +221,16 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     init_gamma(loc);
     slda_cgs_init(loc);
 
+    /* replay on: a trained document is visited twice (replay.c), the
+     * first time with half the sweeps (burn-in rounded down, collection up),
+     * the second with replay.burnin + replay.samples */
+    uint32_t burnin = p->burnin, samples = p->samples;
+    if (want_stats && SLDA_REPLAY_ACTIVE(p)) {
+        burnin = fz->revisit ? p->replay_burnin : p->burnin / 2;
+        samples = fz->revisit ? p->replay_samples : p->samples - p->samples / 2;
+    }
     float before[SLDA_MAX_TOPICS];
-    for (uint32_t s = 0; s < p->burnin; s++) {
+    for (uint32_t s = 0; s < burnin; s++) {
         if (p->tolerance > 0)
             memcpy(before, loc->ntheta, loc->K * sizeof(float));
         sweep(loc, fz);
@@ -231,10 +239,10 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
             break;
     }
     loc->collect = 1;
-    for (uint32_t s = 0; s < p->samples; s++)
+    for (uint32_t s = 0; s < samples; s++)
         sweep(loc, fz);
 
-    float inv_s = 1.0f / (float)p->samples;
+    float inv_s = 1.0f / (float)samples;
     if (want_stats) {
         for (size_t i = 0; i < (size_t)npairs * Kp; i++)
             loc->stats[i] *= inv_s;

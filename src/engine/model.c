@@ -13,6 +13,7 @@
  * frozen.
  */
 #include "births.h"
+#include "replay.h"
 #include "model.h"
 
 #include <errno.h>
@@ -224,6 +225,7 @@ void slda_model_destroy(slda_model_t *model)
     slda_model_free_pending(model);
     slda_model_free_locals(model);
     slda_births_free(model->births); /* births.c */
+    slda_replay_free(model->replay); /* replay.c */
     slda_bag_free(model->bag);
     free(model);
 }

@@ -72,6 +72,10 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
     model->p.births_gain = conf->p.births_gain;
     model->p.births_floor = conf->p.births_floor;
     model->p.births_merge = conf->p.births_merge;
+    model->p.replay = conf->p.replay; /* replay.* are not in the snapshot either */
+    model->p.replay_docs = conf->p.replay_docs;
+    model->p.replay_burnin = conf->p.replay_burnin;
+    model->p.replay_samples = conf->p.replay_samples;
     uint32_t threads_before = model->p.threads;
     int alpha_changed = 0;
     for (size_t i = 0; i < sizeof tunables / sizeof tunables[0]; i++) {

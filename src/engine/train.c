@@ -27,6 +27,7 @@
  */
 #include "births.h"
 #include "model.h"
+#include "replay.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -258,9 +259,11 @@ static slda_err_t prepare_rows(slda_model_t *model, const slda_doc_t *docs, size
     return SLDA_OK;
 }
 
-slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
-                            float *thetas, slda_train_stats_t *stats, char *errstr,
-                            size_t errstr_size)
+/* One minibatch. revisit: the documents' second visit (replay.c): they
+ * feed no births and count in replay_tokens, not in docs and tokens. */
+static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                             float *thetas, slda_train_stats_t *stats, int revisit,
+                             char *errstr, size_t errstr_size)
 {
     double t0 = mono_seconds();
     uint32_t nthreads = slda_pool_threads(model);
@@ -277,6 +280,7 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
     err = slda_frozen_init(&job.fz, model, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
+    job.fz.revisit = revisit;
     uint32_t *lengths = slda_xcalloc(ndocs ? ndocs : 1, sizeof *lengths);
     for (size_t i = 0; i < ndocs; i++) {
         lengths[i] = docs[i].ntokens;
@@ -286,7 +290,7 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
         else
             empty++;
     }
-    if (model->p.births) { /* births.c: per-document scores for the global step */
+    if (model->p.births && !revisit) { /* births.c: per-document scores for the global step */
         if (!model->births)
             model->births = slda_births_new(model);
         job.scores = slda_xcalloc(ndocs + 1, sizeof *job.scores);
@@ -309,7 +313,7 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
         commit(model, job.prev);
     next->active = 1;
     next->ntokens = ntokens;
-    next->tokens_before = model->tokens;
+    next->tokens_before = model->tokens + model->replay_tokens; /* tokens trained on so far */
     model->pending = next;
     /* this minibatch's step size: its update is the next one applied */
     double rho = slda_rho(&model->p, model->t);
@@ -321,8 +325,12 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
         slda_alpha_update(model, job.ntheta, lengths, ndocs, rho);
     if (job.scores) /* births.c: births, retirement and merges (part of the global update) */
         slda_births_update(model, docs, ndocs, job.scores, job.pw, job.ntheta, ntokens, rho);
-    model->docs += ntrained;
-    model->tokens += ntokens;
+    if (revisit) {
+        model->replay_tokens += ntokens;
+    } else {
+        model->docs += ntrained;
+        model->tokens += ntokens;
+    }
     model->updated_ms = slda_now_ms();
     slda_vocab_new_epoch(model->vocab);
 
@@ -341,6 +349,44 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
         stats->seconds = mono_seconds() - t0;
     }
     return SLDA_OK;
+}
+
+/* Train the stored minibatches that are due (all of them with drain). */
+static slda_err_t revisit_due(slda_model_t *model, int drain, char *errstr, size_t errstr_size)
+{
+    size_t n;
+    slda_doc_t *docs;
+    while ((docs = slda_replay_pop(model, drain, &n))) {
+        slda_err_t err = n ? train_call(model, docs, n, NULL, NULL, 1, errstr, errstr_size)
+                           : SLDA_OK;
+        slda_docs_clear(docs, n);
+        free(docs);
+        if (err != SLDA_OK)
+            return err;
+    }
+    return SLDA_OK;
+}
+
+slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                            float *thetas, slda_train_stats_t *stats, char *errstr,
+                            size_t errstr_size)
+{
+    double t0 = mono_seconds();
+    slda_err_t err = train_call(model, docs, ndocs, thetas, stats, 0, errstr, errstr_size);
+    if (err != SLDA_OK || !SLDA_REPLAY_ACTIVE(&model->p))
+        return err;
+    slda_replay_push(model, docs, ndocs);
+    err = revisit_due(model, 0, errstr, errstr_size);
+    if (stats)
+        stats->seconds = mono_seconds() - t0; /* second visits included */
+    return err;
+}
+
+slda_err_t slda_model_replay_drain(slda_model_t *model, char *errstr, size_t errstr_size)
+{
+    if (!model)
+        return SLDA_ERR_INVALID;
+    return revisit_due(model, 1, errstr, errstr_size);
 }
 
 slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc, float *theta,

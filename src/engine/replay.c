@@ -1,0 +1,154 @@
+/* replay.c - each trained document visited a second time, later (replay.docs).
+ *
+ * Why: one streaming pass stays about 10% above a converged collapsed Gibbs
+ * sampler on held-out perplexity (docs/engine.md, "Second visits"); the
+ * model is not noisy at the end of the pass (averaging its last iterates
+ * does not help) but not converged: each document's statistics were
+ * computed against the model as it was when the document arrived. A second
+ * pass closes most of the gap, and spending the same local sweeps on two
+ * visits (half each) instead of one is worth much more than the sweeps.
+ * A stream cannot be read twice, so the engine keeps the documents it
+ * trained on and trains on each once more when the model has seen about as
+ * many documents again as it had before it (a document that arrived after n
+ * documents comes back after about 2n), at most replay.docs documents later:
+ * that bounds the memory. train.c pushes every minibatch it trains on and
+ * trains the minibatches that fall due after it; slda_model_replay_drain
+ * trains the rest at the end of a finite input.
+ *
+ * Documents are stored as (word key, count) pairs (the XXH3 key the
+ * vocabulary hashes words with, as heldout.c does) and resolved to ids when
+ * they come back: an open vocabulary may have evicted a word and handed its
+ * id to another meanwhile; a word the model no longer holds is left out.
+ *
+ * Invariants: minibatches leave in the order they came; stored counts the
+ * documents held; nothing here is in a snapshot (a restored model starts
+ * with an empty store). Threads: the store belongs to the model's thread.
+ */
+#include "replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* While fewer minibatches than this are stored none is due (the first
+ * documents come back after a few updates, not at once). */
+#define SLDA_REPLAY_MIN_BATCHES 4
+
+typedef struct replay_batch_s {
+    size_t ndocs;
+    size_t *off;      /* ndocs + 1 pair offsets */
+    uint64_t *key;    /* pairs: word keys */
+    uint32_t *count;  /* pairs: counts */
+} replay_batch_t;
+
+struct slda_replay_s {
+    replay_batch_t *b;    /* FIFO: b[head..n) */
+    size_t head, n, cap;
+    size_t stored;        /* documents in b[head..n) */
+    uint64_t pushed;      /* documents ever stored (first visits) */
+};
+
+static void batch_clear(replay_batch_t *b)
+{
+    free(b->off);
+    free(b->key);
+    free(b->count);
+    memset(b, 0, sizeof *b);
+}
+
+void slda_replay_free(struct slda_replay_s *rp)
+{
+    if (!rp)
+        return;
+    for (size_t i = rp->head; i < rp->n; i++)
+        batch_clear(&rp->b[i]);
+    free(rp->b);
+    free(rp);
+}
+
+size_t slda_replay_stored(const slda_model_t *model)
+{
+    return model->replay ? model->replay->stored : 0;
+}
+
+void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
+{
+    size_t nd = 0, pairs = 0;
+    for (size_t i = 0; i < ndocs; i++)
+        if (docs[i].npairs && docs[i].ntokens) {
+            nd++;
+            pairs += docs[i].npairs;
+        }
+    if (nd == 0)
+        return;
+    if (!model->replay)
+        model->replay = slda_xcalloc(1, sizeof *model->replay);
+    struct slda_replay_s *rp = model->replay;
+    if (rp->n == rp->cap) {
+        if (rp->head > 0) { /* reuse the slots of batches already gone */
+            memmove(rp->b, rp->b + rp->head, (rp->n - rp->head) * sizeof *rp->b);
+            rp->n -= rp->head;
+            rp->head = 0;
+        }
+        if (rp->n == rp->cap) {
+            rp->cap = rp->cap ? 2 * rp->cap : 64;
+            rp->b = slda_xrealloc(rp->b, rp->cap * sizeof *rp->b);
+        }
+    }
+    replay_batch_t *b = &rp->b[rp->n++];
+    b->ndocs = nd;
+    b->off = slda_xmalloc((nd + 1) * sizeof *b->off);
+    b->key = slda_xmalloc((pairs + 1) * sizeof *b->key);
+    b->count = slda_xmalloc((pairs + 1) * sizeof *b->count);
+    size_t j = 0, p = 0;
+    for (size_t i = 0; i < ndocs; i++) {
+        if (!docs[i].npairs || !docs[i].ntokens)
+            continue;
+        b->off[j++] = p;
+        for (uint32_t u = 0; u < docs[i].npairs; u++, p++) {
+            b->key[p] = slda_vocab_key(model->vocab, docs[i].word[u]);
+            b->count[p] = docs[i].count[u];
+        }
+    }
+    b->off[nd] = p;
+    rp->stored += nd;
+    rp->pushed += nd;
+}
+
+/* Due: more stored than replay.docs, or (past the first few minibatches)
+ * more than half of all documents stored so far, so a document that came
+ * after n others comes back after about 2n. */
+static int due(const slda_model_t *model, const struct slda_replay_s *rp)
+{
+    if (rp->n == rp->head)
+        return 0;
+    if (rp->stored > model->p.replay_docs)
+        return 1;
+    return rp->n - rp->head > SLDA_REPLAY_MIN_BATCHES && 2 * (uint64_t)rp->stored > rp->pushed;
+}
+
+slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
+{
+    struct slda_replay_s *rp = model->replay;
+    *ndocs = 0;
+    if (!rp || rp->n == rp->head || (!drain && !due(model, rp)))
+        return NULL;
+    replay_batch_t *b = &rp->b[rp->head++];
+    slda_doc_t *docs = slda_xcalloc(b->ndocs + 1, sizeof *docs);
+    size_t m = 0;
+    for (size_t i = 0; i < b->ndocs; i++) {
+        slda_doc_t *d = &docs[m];
+        for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
+            uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
+            if (id < model->W && model->row_ready[id])
+                slda_doc_add(d, id, b->count[p]);
+        }
+        if (d->npairs)
+            m++;
+        else
+            slda_doc_clear(d);
+    }
+    rp->stored -= b->ndocs;
+    batch_clear(b);
+    *ndocs = m;
+    return docs;
+}

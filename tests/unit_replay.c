@@ -1,0 +1,257 @@
+/* unit_replay.c - second visits (replay.docs, src/engine/replay.c): when each trained
+ * minibatch comes back, that it comes back exactly once (drain included) without counting
+ * as new documents or tokens, and that a stored document comes back as the same words after
+ * the open vocabulary has evicted some of them and handed their ids to others.
+ *
+ * Documents are built from text through the model's own open vocabulary, as the readers
+ * and the Kafka service build them (the generator of unit_openvocab.c).
+ */
+#include "model.h"
+#include "replay.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static slda_params_t base_params(uint32_t capacity, uint32_t replay_docs)
+{
+    slda_params_t p;
+    memset(&p, 0, sizeof p);
+    p.topics = 4;
+    p.alpha = 0.1;
+    p.eta = 0.1;
+    p.vb = SLDA_VB_CVB0;
+    p.hybrid = 1;
+    p.threshold = 1;
+    p.burnin = 5;
+    p.samples = 5;
+    p.stats = SLDA_STATS_RB;
+    p.rho_s = 1;
+    p.rho_tau = 1;
+    p.rho_kappa = 0.7;
+    p.init_scale = 1;
+    p.corpus_tokens = 20000;
+    p.vocab_capacity = capacity;
+    p.seed = 11;
+    p.threads = 1;
+    p.min_length = 1;
+    p.stopwords = "none";
+    p.replay = SLDA_REPLAY_ON;
+    p.replay_docs = replay_docs;
+    p.replay_burnin = 1;
+    p.replay_samples = 1;
+    return p;
+}
+
+static slda_model_t *open_model(const slda_params_t *p)
+{
+    char err[256];
+    slda_model_t *model = slda_model_alloc(p, p->vocab_capacity, 0, err, sizeof err);
+    if (!model) {
+        fprintf(stderr, "slda_model_alloc: %s\n", err);
+        exit(1);
+    }
+    return model;
+}
+
+/* Append n spelt in letters and a space. */
+static size_t spell(char *buf, size_t cap, char prefix, uint64_t n)
+{
+    size_t len = 0;
+    buf[len++] = prefix;
+    do {
+        buf[len++] = (char)('a' + n % 26);
+        n /= 26;
+    } while (n && len + 2 < cap);
+    buf[len++] = ' ';
+    buf[len] = '\0';
+    return len;
+}
+
+/* Document d: 4 topics of 60 words, 2 topics a document, 40 tokens; from
+ * document fresh_from on, one token in four is a word never seen before. */
+static void make_doc(slda_model_t *model, uint64_t seed, size_t d, size_t fresh_from,
+                     slda_doc_t *doc)
+{
+    char buf[2048], err[256];
+    slda_rng_t rng;
+    slda_rng_seed3(&rng, seed, 0x646f63, d);
+    uint32_t ka = slda_rng_below(&rng, 4), kb = slda_rng_below(&rng, 4);
+    size_t n = 0;
+    for (int i = 0; i < 40; i++) {
+        uint32_t k = slda_rng_below(&rng, 2) ? ka : kb;
+        double u = slda_rng_double(&rng);
+        uint32_t w = (uint32_t)(60 * u * u * u);
+        if (d >= fresh_from && i % 4 == 3)
+            n += spell(buf + n, sizeof buf - n, 'n', (uint64_t)d * 64 + (uint64_t)i);
+        else
+            n += spell(buf + n, sizeof buf - n, 't', k * 100 + w);
+    }
+    slda_doc_init(doc);
+    if (slda_doc_from_text(model, buf, n, doc, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "slda_doc_from_text: %s\n", err);
+        exit(1);
+    }
+}
+
+/* Minibatches stored after c equal minibatches (none due while 4 or fewer
+ * are stored, then down to half of all documents stored so far), and at
+ * most cap_batches when replay.docs holds that many. */
+static uint64_t stored_after(uint64_t c, uint64_t cap_batches)
+{
+    uint64_t nb = c <= 4 ? c : (c / 2 > 4 ? c / 2 : 4);
+    return nb < cap_batches ? nb : cap_batches;
+}
+
+/* Each stored minibatch is trained once more, later: an update of its own,
+ * counted in neither docs nor tokens; drain trains the rest. */
+static void test_schedule(uint32_t replay_docs, uint64_t cap_batches)
+{
+    enum { MB = 10, CALLS = 30 };
+    slda_params_t p = base_params(4096, replay_docs);
+    slda_model_t *model = open_model(&p);
+    slda_doc_t docs[MB];
+    char err[256];
+    uint64_t tokens = 0, mismatches = 0;
+    for (uint64_t c = 1; c <= CALLS; c++) {
+        for (size_t i = 0; i < MB; i++) {
+            make_doc(model, 5, (c - 1) * MB + i, 1u << 30, &docs[i]);
+            tokens += docs[i].ntokens;
+        }
+        CHECK_INT(slda_model_train(model, docs, MB, NULL, NULL, err, sizeof err), SLDA_OK);
+        slda_docs_clear(docs, MB);
+        uint64_t nb = stored_after(c, cap_batches);
+        mismatches += slda_model_updates(model) != c + (c - nb);
+        mismatches += slda_replay_stored(model) != nb * MB;
+    }
+    CHECK_INT(mismatches, 0);
+    CHECK_INT(slda_model_docs(model), CALLS * MB);
+    CHECK_INT(slda_model_tokens(model), tokens); /* second visits are not new tokens */
+    CHECK_INT(model->replay_tokens, tokens - stored_after(CALLS, cap_batches) * MB * 40);
+    CHECK_INT(slda_model_replay_drain(model, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_model_updates(model), 2 * CALLS); /* every minibatch exactly twice */
+    CHECK_INT(slda_replay_stored(model), 0);
+    CHECK_INT(model->replay_tokens, tokens);
+    CHECK_INT(slda_model_docs(model), CALLS * MB);
+    double total = 0;
+    for (uint32_t k = 0; k < model->K; k++)
+        total += model->NZ[k];
+    CHECK(total > 0 && total == total);
+    slda_model_destroy(model);
+}
+
+/* replay=auto (the library's default: off) or replay.docs=0: one visit,
+ * nothing stored. */
+static void test_off(slda_replay_mode_t mode, uint32_t replay_docs)
+{
+    slda_params_t p = base_params(4096, replay_docs);
+    p.replay = mode;
+    slda_model_t *model = open_model(&p);
+    slda_doc_t docs[10];
+    char err[256];
+    for (size_t c = 0; c < 12; c++) {
+        for (size_t i = 0; i < 10; i++)
+            make_doc(model, 5, c * 10 + i, 1u << 30, &docs[i]);
+        CHECK_INT(slda_model_train(model, docs, 10, NULL, NULL, err, sizeof err), SLDA_OK);
+        slda_docs_clear(docs, 10);
+    }
+    CHECK_INT(slda_model_updates(model), 12);
+    CHECK_INT(slda_replay_stored(model), 0);
+    CHECK_INT(slda_model_replay_drain(model, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_model_updates(model), 12);
+    slda_model_destroy(model);
+}
+
+/* A stored document comes back as its own words: those the model still
+ * holds, by key, whatever ids the evicted ones were given meanwhile. */
+static void test_words_after_eviction(void)
+{
+    enum { ND = 10 };
+    slda_params_t p = base_params(700, 0); /* stores only what the test pushes */
+    slda_model_t *model = open_model(&p);
+    slda_doc_t kept[ND];
+    char err[256];
+    char *word[ND][64];
+    uint64_t key[ND][64];
+    uint32_t count[ND][64], id[ND][64];
+    for (size_t j = 0; j < ND; j++) {
+        make_doc(model, 21, 1000 + j, 0, &kept[j]); /* 1 token in 4 a word of its own */
+        CHECK(kept[j].npairs <= 64);
+        for (uint32_t u = 0; u < kept[j].npairs && u < 64; u++) {
+            id[j][u] = kept[j].word[u];
+            const char *w = slda_vocab_word(model->vocab, kept[j].word[u]);
+            word[j][u] = malloc(strlen(w) + 1);
+            memcpy(word[j][u], w, strlen(w) + 1);
+            key[j][u] = slda_vocab_key(model->vocab, kept[j].word[u]);
+            count[j][u] = kept[j].count[u];
+        }
+    }
+    CHECK_INT(slda_model_train(model, kept, ND, NULL, NULL, err, sizeof err), SLDA_OK);
+    slda_replay_push(model, kept, ND);
+    CHECK_INT(slda_replay_stored(model), ND);
+    /* a stream with new words in every document fills the vocabulary: the
+     * rarest words are evicted and their ids reused */
+    slda_doc_t docs[20];
+    for (size_t d = 0; d < 240; d += 20) {
+        for (size_t i = 0; i < 20; i++)
+            make_doc(model, 21, d + i, 60, &docs[i]);
+        CHECK_INT(slda_model_train(model, docs, 20, NULL, NULL, err, sizeof err), SLDA_OK);
+        slda_docs_clear(docs, 20);
+    }
+    CHECK(slda_vocab_evictions(model->vocab) > 500);
+    size_t n = 0, reused = 0, gone = 0, wrong = 0, missing = 0;
+    for (size_t j = 0; j < ND; j++)
+        for (uint32_t u = 0; u < kept[j].npairs && u < 64; u++) {
+            const char *now = slda_vocab_word(model->vocab, id[j][u]);
+            reused += now && strcmp(now, word[j][u]) != 0; /* the old id names another word */
+            uint32_t held = slda_vocab_find_key(model->vocab, key[j][u]);
+            gone += !(held < model->W && model->row_ready[held]);
+        }
+    CHECK(reused > 0); /* stale ids would have trained other words */
+    CHECK(gone > 0);
+    slda_doc_t *back = slda_replay_pop(model, 1, &n);
+    CHECK(back != NULL);
+    CHECK_INT(n, ND); /* 3 tokens in 4 are topic words: no document left empty */
+    for (size_t j = 0; j < n && j < ND; j++) {
+        uint32_t expect = 0;
+        for (uint32_t u = 0; u < kept[j].npairs && u < 64; u++) {
+            uint32_t held = slda_vocab_find_key(model->vocab, key[j][u]);
+            if (!(held < model->W && model->row_ready[held]))
+                continue;
+            expect++;
+            int found = 0;
+            for (uint32_t v = 0; v < back[j].npairs; v++)
+                if (back[j].word[v] == held)
+                    found = back[j].count[v] == count[j][u];
+            missing += !found;
+        }
+        CHECK_INT(back[j].npairs, expect);
+        for (uint32_t v = 0; v < back[j].npairs; v++) {
+            const char *w = slda_vocab_word(model->vocab, back[j].word[v]);
+            int ok = 0;
+            for (uint32_t u = 0; u < kept[j].npairs && u < 64 && !ok; u++)
+                ok = w && !strcmp(w, word[j][u]);
+            wrong += !ok;
+        }
+    }
+    CHECK_INT(wrong, 0);
+    CHECK_INT(missing, 0);
+    CHECK_INT(slda_replay_stored(model), 0);
+    slda_docs_clear(back, n);
+    free(back);
+    for (size_t j = 0; j < ND; j++)
+        for (uint32_t u = 0; u < kept[j].npairs && u < 64; u++)
+            free(word[j][u]);
+    slda_docs_clear(kept, ND);
+    slda_model_destroy(model);
+}
+
+int main(void)
+{
+    test_schedule(100000, 1000); /* the delay: about the documents seen before */
+    test_schedule(25, 2);        /* replay.docs bounds it: 2 minibatches of 10 */
+    test_off(SLDA_REPLAY_AUTO, 20000);
+    test_off(SLDA_REPLAY_ON, 0);
+    test_words_after_eviction();
+    return slda_test_done("unit_replay");
+}
