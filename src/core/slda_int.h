@@ -193,6 +193,10 @@ uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len
 uint32_t slda_vocab_get_or_add_n(slda_vocab_t *vocab, const char *word, size_t len,
                                  uint64_t hash, uint32_t count);
 uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len);
+/* Pin id for this epoch and the next, as a lookup does, without counting an
+ * occurrence (replay.c: the words of a second visit, whose update may be
+ * pending, train.c). */
+void slda_vocab_pin(slda_vocab_t *vocab, uint32_t id);
 /* Add with a given id (snapshot load / fixed vocabulary). */
 slda_err_t slda_vocab_put(slda_vocab_t *vocab, uint32_t id, const char *word, size_t len,
                           double freq, char *errstr, size_t errstr_size);

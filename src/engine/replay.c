@@ -139,8 +139,10 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
         slda_doc_t *d = &docs[m];
         for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
             uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
-            if (id < model->W && model->row_ready[id])
+            if (id < model->W && model->row_ready[id]) {
                 slda_doc_add(d, id, b->count[p]);
+                slda_vocab_pin(model->vocab, id); /* its update may be left pending */
+            }
         }
         if (d->npairs)
             m++;

@@ -403,6 +403,12 @@ double slda_vocab_freq(const slda_vocab_t *vocab, uint32_t id)
     return id < vocab->max_id && vocab->words[id] ? vocab->freq[id] : 0.0;
 }
 
+void slda_vocab_pin(slda_vocab_t *vocab, uint32_t id)
+{
+    if (id < vocab->max_id && vocab->words[id])
+        vocab->stamp[id] = vocab->epoch;
+}
+
 void slda_vocab_new_epoch(slda_vocab_t *vocab)
 {
     vocab->epoch++;
