@@ -38,7 +38,9 @@
  * update behind are much worse (KOS and Reuters at K=100, one pass, seeds
  * 1-3, held-out perplexity against global.stale=0: +1.4% and +0.2% with no
  * such start, +0.5% and 0.0% with 4 updates, +0.4% and +0.4% with 8). */
+#ifndef SLDA_STALE_WARMUP
 #define SLDA_STALE_WARMUP 4
+#endif
 
 /* A minibatch whose global update is not applied yet (see the top). */
 typedef struct slda_pending_s {
