@@ -15,10 +15,12 @@
  * minibatch t see the model after update t-2, not t-1: a fixed staleness of
  * one update, the same for every thread count (one thread runs the same
  * steps in the same order), so results stay bit-identical across thread
- * counts. The first SLDA_STALE_WARMUP updates are applied in their own call. The serial part of a minibatch shrinks to the copy of its rows,
- * alpha and the births decisions. Alpha and births run at the end of their
- * own call, before that call's update is applied (on the model as it is
- * then). slda_model_flush applies the pending update; a model is flushed
+ * counts. The first SLDA_STALE_WARMUP updates are applied in their own call.
+ * The serial part of a minibatch shrinks to the copy of its rows, alpha and
+ * the births decisions. Alpha and births run at the end of their own call,
+ * before that call's update is applied (on the model as it is then; a merge
+ * or a freed slot also moves or drops that topic's column of the pending
+ * statistics, slda_pending_column). slda_model_flush applies the pending update; a model is flushed
  * before it is saved, evaluated at the end or read by the user. While an
  * update is pending, words of its minibatch stay pinned in the vocabulary
  * (vocab.c pins the words of the last two epochs), so no eviction can hand
