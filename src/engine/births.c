@@ -3,7 +3,7 @@
  * ALGORITHM.md, "Streams that change": rho_t -> 0 freezes the model, so
  * documents of a subject that appears late pile into whatever topic holds
  * their words. Every decision here is part of the global update: it runs on
- * the model's thread after slda_global_update, from the minibatch's
+ * the model's thread at the end of the minibatch's call (train.c), from its
  * per-document scores in document order, so the same seed and input (or the
  * same update log) give the same births whatever the thread count.
  *
@@ -96,6 +96,27 @@ static void bdoc_clear(bdoc_t *d)
     free(d->word);
     free(d->count);
     free(d->pw);
+}
+
+/* x becomes a copy of one document's bag (n pairs, len tokens), its p(w),
+ * the update and token mark it was buffered at, and the norm of its counts. */
+static void bdoc_set(bdoc_t *x, uint32_t n, uint32_t len, const uint32_t *word,
+                     const uint32_t *count, const float *pw, uint64_t t, uint64_t mark)
+{
+    x->n = n;
+    x->len = len;
+    x->word = slda_xmalloc(n * sizeof *x->word);
+    x->count = slda_xmalloc(n * sizeof *x->count);
+    x->pw = slda_xmalloc(n * sizeof *x->pw);
+    memcpy(x->word, word, n * sizeof *x->word);
+    memcpy(x->count, count, n * sizeof *x->count);
+    memcpy(x->pw, pw, n * sizeof *x->pw);
+    x->t = t;
+    x->mark = mark;
+    x->norm = 0;
+    for (uint32_t u = 0; u < n; u++)
+        x->norm += (double)count[u] * count[u];
+    x->norm = sqrt(x->norm);
 }
 
 slda_births_t *slda_births_new(const slda_model_t *model)
@@ -219,20 +240,7 @@ static int import_doc(const slda_model_t *model, const slda_births_state_t *st, 
     if (len > UINT32_MAX)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
                             "buffered document %u: %" PRIu64 " tokens", i, len);
-    x->n = d->n;
-    x->len = (uint32_t)len;
-    x->word = slda_xmalloc(d->n * sizeof *x->word);
-    x->count = slda_xmalloc(d->n * sizeof *x->count);
-    x->pw = slda_xmalloc(d->n * sizeof *x->pw);
-    memcpy(x->word, d->word, d->n * sizeof *x->word);
-    memcpy(x->count, d->count, d->n * sizeof *x->count);
-    memcpy(x->pw, d->pw, d->n * sizeof *x->pw);
-    x->t = d->t;
-    x->mark = d->mark;
-    x->norm = 0;
-    for (uint32_t u = 0; u < d->n; u++)
-        x->norm += (double)d->count[u] * d->count[u];
-    x->norm = sqrt(x->norm);
+    bdoc_set(x, d->n, (uint32_t)len, d->word, d->count, d->pw, d->t, d->mark);
     return SLDA_OK;
 }
 
@@ -429,21 +437,8 @@ static void flag_docs(slda_model_t *model, slda_births_t *b, const slda_doc_t *d
                 memmove(b->buf, b->buf + 1, (b->cap - 1) * sizeof *b->buf);
                 b->nbuf--;
             }
-            bdoc_t *x = &b->buf[b->nbuf++];
-            x->n = d->npairs;
-            x->len = d->ntokens;
-            x->word = slda_xmalloc(d->npairs * sizeof *x->word);
-            x->count = slda_xmalloc(d->npairs * sizeof *x->count);
-            x->pw = slda_xmalloc(d->npairs * sizeof *x->pw);
-            memcpy(x->word, d->word, d->npairs * sizeof *x->word);
-            memcpy(x->count, d->count, d->npairs * sizeof *x->count);
-            memcpy(x->pw, pw[j], d->npairs * sizeof *x->pw);
-            x->t = model->t;
-            x->mark = b->tokens;
-            x->norm = 0;
-            for (uint32_t u = 0; u < d->npairs; u++)
-                x->norm += (double)d->count[u] * d->count[u];
-            x->norm = sqrt(x->norm);
+            bdoc_set(&b->buf[b->nbuf++], d->npairs, d->ntokens, d->word, d->count, pw[j],
+                     model->t, b->tokens);
             continue;
         }
         if (b->nbase == 0) {
