@@ -37,16 +37,17 @@ void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to);
 /* global_step.c */
 double slda_rho(const slda_params_t *p, uint64_t t);
 /* Apply the minibatch statistics in acc with ntokens training tokens
- * (ALGORITHM.md "Global step"); returns rho_t. */
+ * (ALGORITHM.md "Global step") in place; returns rho_t. The engine uses the
+ * two halves below (train.c); this one is the reference unit_engine checks. */
 double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens);
-/* The same update in two halves, for the pipeline (train.c, global.stale=1):
+/* The same update in two halves, for the pipeline (train.c):
  * slda_global_prepare only reads the model and writes each touched row's new
  * value over its statistics in acc (global.rows=counts; anything else, the
  * first update and a fold of sigma leave g->ready = 0); slda_global_commit
  * then copies the rows in and moves sigma, NZ and t (or, not ready, does the
- * whole update). prepare + commit with nothing changing the touched rows or
- * sigma between them is slda_global_update bit for bit. tokens_before: the
- * tokens trained on before this minibatch. Returns rho. */
+ * whole update in place). prepare + commit with nothing changing the touched
+ * rows or sigma between them is slda_global_update bit for bit.
+ * tokens_before: the tokens trained on before this minibatch. Returns rho_t. */
 typedef struct slda_gprep_s {
     int ready;
     double rho, r, lam, cm, sigma;

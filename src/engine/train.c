@@ -193,13 +193,17 @@ void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to)
     }
 }
 
+static void prepare(const slda_model_t *model, slda_pending_t *pd)
+{
+    pending_merge(pd, model->Kp);
+    slda_global_prepare(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
+}
+
 /* The calling thread's task while the workers run the local steps. */
 static void prepare_prev(void *opaque)
 {
     train_job_t *job = opaque;
-    slda_pending_t *pd = job->prev;
-    pending_merge(pd, job->model->Kp);
-    slda_global_prepare(job->model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
+    prepare(job->model, job->prev);
 }
 
 static double commit(slda_model_t *model, slda_pending_t *pd)
@@ -216,8 +220,7 @@ double slda_model_flush(slda_model_t *model)
     slda_pending_t *pd = model ? model->pending : NULL;
     if (!pd || !pd->active)
         return 0;
-    pending_merge(pd, model->Kp);
-    slda_global_prepare(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
+    prepare(model, pd);
     return commit(model, pd);
 }
 
