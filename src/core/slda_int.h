@@ -275,6 +275,10 @@ slda_bag_t *slda_bag_new(void);
 void slda_bag_free(slda_bag_t *bag);
 void slda_bag_clear(slda_bag_t *bag, uint64_t seed);
 void slda_bag_add(slda_bag_t *bag, const char *word, size_t len);
+/* SLDA_ERR_TOO_LARGE when len bytes are over text.max.bytes (a text, or a
+ * token list's total). */
+slda_err_t slda_doc_size_check(const slda_model_t *model, size_t len, char *errstr,
+                               size_t errstr_size);
 slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const char *text,
                              size_t len, char *errstr, size_t errstr_size);
 /* Adds the words to doc, which holds no pairs yet (its id and time stay);

@@ -112,14 +112,23 @@ static void add_word(const char *word, size_t len, void *opaque)
     bag->alen += len + 1;
 }
 
-slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const char *text,
-                             size_t len, char *errstr, size_t errstr_size)
+slda_err_t slda_doc_size_check(const slda_model_t *model, size_t len, char *errstr,
+                               size_t errstr_size)
 {
-    slda_bag_clear(bag, slda_vocab_seed(model->vocab));
     if (model->p.max_doc_bytes > 0 && len > model->p.max_doc_bytes)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_TOO_LARGE,
                             "document: %zu bytes is over text.max.bytes=%u", len,
                             model->p.max_doc_bytes);
+    return SLDA_OK;
+}
+
+slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const char *text,
+                             size_t len, char *errstr, size_t errstr_size)
+{
+    slda_bag_clear(bag, slda_vocab_seed(model->vocab));
+    slda_err_t err = slda_doc_size_check(model, len, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
     return slda_tokenize(model->tok, text, len, add_word, bag, errstr, errstr_size);
 }
 

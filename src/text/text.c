@@ -47,16 +47,6 @@ static slda_err_t bag_to_doc(slda_model_t *model, slda_bag_t *bag, slda_doc_t *d
     return slda_doc_from_bag(model, bag, doc, errstr, errstr_size);
 }
 
-static slda_err_t check_size(const slda_model_t *model, size_t len, char *errstr,
-                             size_t errstr_size)
-{
-    if (model->p.max_doc_bytes > 0 && len > model->p.max_doc_bytes)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_TOO_LARGE,
-                            "document: %zu bytes is over text.max.bytes=%u", len,
-                            model->p.max_doc_bytes);
-    return SLDA_OK;
-}
-
 slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
                               slda_doc_t *doc, char *errstr, size_t errstr_size)
 {
@@ -85,7 +75,7 @@ static slda_err_t check_tokens(const slda_model_t *model, const char *const *tok
         if (len > *maxlen)
             *maxlen = len;
     }
-    return check_size(model, total, errstr, errstr_size);
+    return slda_doc_size_check(model, total, errstr, errstr_size);
 }
 
 slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
