@@ -286,7 +286,7 @@ static void test_births_restart(stream_t *s, uint32_t stale)
     b->p.births_gain = pb.births_gain;
     b->p.births_floor = pb.births_floor;
     b->p.births_merge = pb.births_merge;
-    CHECK(memmem(snap, len, "\xa6" "births\x8c", 8) != NULL);
+    CHECK(memmem(snap, len, "\xa6" "births\x8e", 8) != NULL);
     /* the same state written without its births section (a snapshot from before it was
      * stored): it loads, and the first update starts a fresh baseline */
     slda_births_t *kept = b->births;
@@ -328,6 +328,48 @@ static void test_births_restart(stream_t *s, uint32_t stale)
     slda_model_destroy(b);
 }
 
+/* After the first birth the running count of global.rows=counts is windowed (births.c, "5. Row
+ * totals"): restored from a snapshot taken 100 documents after that birth, the model goes on
+ * windowing it from the same count, and agrees with the one that never stopped. */
+static void test_windowed_restart(stream_t *s, uint32_t stale)
+{
+    slda_model_t *a = new_model(1, SLDA_ROWS_COUNTS, 64, 0.7, stale),
+                 *b = new_model(1, SLDA_ROWS_COUNTS, 64, 0.7, stale);
+    void *snap = NULL;
+    size_t len = 0, at = 0, born = 0;
+    char what[64];
+    snprintf(what, sizeof what, "windowed count, global.stale=%u, restored", stale);
+    for (size_t i = 0; i + MB <= NDOCS; i += MB) {
+        train_range(b, s, i, i + MB);
+        if (!born && counts_of(b).births > 0)
+            born = i + MB;
+        if (born && i + MB >= born + 100) {
+            at = i + MB;
+            break;
+        }
+    }
+    CHECK(at > 0 && at + 1000 <= NDOCS);
+    slda_births_state_t st;
+    slda_births_export(b->births, &st);
+    CHECK_INT(st.windowed, 1);
+    CHECK(st.counted > 0 && st.counted < b->tokens); /* the window cut the count short */
+    printf("windowed: first birth by document %zu, restored after %zu, %llu of %llu tokens "
+           "counted\n", born, at, (unsigned long long)st.counted, (unsigned long long)b->tokens);
+    slda_births_export_clear(&st);
+    train_range(a, s, 0, at);
+    slda_model_flush(a);
+    slda_model_flush(b);
+    b = restart(b, &snap, &len);
+    train_range(a, s, at, NDOCS);
+    train_range(b, s, at, NDOCS);
+    slda_model_flush(a);
+    slda_model_flush(b);
+    CHECK_INT(compare(a, b, what), 0);
+    free(snap);
+    slda_model_destroy(a);
+    slda_model_destroy(b);
+}
+
 /* Births off: the plain round trip continues bit for bit, with the default global step
  * (global.rows=counts) and with the plain one (decay) at rho_t = (2 + t)^-0.5, which decays
  * sigma fast enough for it to be folded into the rows (float products) before the restore and
@@ -344,7 +386,7 @@ static void test_plain_restart(stream_t *s, slda_rows_kind_t rows, double tau, d
     if (rows == SLDA_ROWS_DECAY)
         CHECK(folds_b >= 1 && folds_a > folds_b);
     b = restart(b, &snap, &len);
-    CHECK(memmem(snap, len, "\xa6" "births\x8c", 8) == NULL); /* no state: no section */
+    CHECK(memmem(snap, len, "\xa6" "births\x8e", 8) == NULL); /* no state: no section */
     CHECK_INT(b->p.births, 0);
     train_range(b, s, SHIFT + 400, NDOCS);
     CHECK_INT(compare(a, b, what), 0);
@@ -361,6 +403,8 @@ int main(void)
     test_plain_restart(s, SLDA_ROWS_DECAY, 2, 0.5, "births off, global.rows=decay");
     test_births_restart(s, 0);
     test_births_restart(s, 1);
+    test_windowed_restart(s, 0);
+    test_windowed_restart(s, 1);
     slda_docs_clear(s->docs, NDOCS);
     free(s);
     return slda_test_done("0081-births_snapshot");

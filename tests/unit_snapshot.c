@@ -231,6 +231,8 @@ static void check_births_equal(const slda_model_t *a, const slda_model_t *b)
     CHECK(same_bits(&x.mu, &y.mu, sizeof x.mu) && same_bits(&x.var, &y.var, sizeof x.var));
     CHECK_INT(x.nbase, y.nbase);
     CHECK_INT(x.tokens, y.tokens);
+    CHECK_INT(x.windowed, y.windowed);
+    CHECK_INT(x.counted, y.counted);
     CHECK(x.K == y.K && same_bits(x.share, y.share, x.K * sizeof *x.share) &&
           same_bits(x.since, y.since, x.K * sizeof *x.since) &&
           same_bits(x.is_free, y.is_free, x.K));
@@ -754,7 +756,7 @@ static void attach_births(slda_model_t *model)
                                .other = (i + 1) % 5, .docs = i % 3 == 0 ? 17 : 0,
                                .value = 0.1 + i / 3.0};
     slda_births_state_t st = {.K = 5, .mu = -4.625, .var = 0.3, .nbase = 777, .tokens = 10000,
-                              .share = share, .since = since, .is_free = is_free, .cap = 128,
+                              .windowed = 1, .counted = 0x10000, .share = share, .since = since, .is_free = is_free, .cap = 128,
                               .nbuf = 3, .buf = buf,
                               .counts = {11, 2, 3, 40, 29, 5, 6, 7, 4321},
                               .nev = 1030, .nkept = 1024, .ev = ev};
@@ -816,10 +818,15 @@ static void test_births_state(const char *dir)
     check_patch(mem, len, "\xa6""events\xcd\x04\x06", 10, 8, 0x03,
                 "1024 events kept of 774 made, expected 774");
     check_patch(mem, len, "\xa7""flagged", 8, 1, 'X', "births \"counts\": missing key \"flagged\"");
+    /* a windowed running count (slda_births_count_start) needs tokens in it */
+    check_patch(mem, len, "\xa7""counted\xce\x00\x01\x00\x00", 13, 10, 0x00,
+                "windowed 1 with 0 tokens counted");
+    check_patch(mem, len, "\xa8""windowed\xc3", 10, 9, 0xc0,
+                "births \"windowed\": expected");
     /* an older reader skips the key it does not know: rename it, the model loads without it */
     buf = malloc(len);
     memcpy(buf, mem, len);
-    at = find(buf, len, "\xa6""births\x8c", 8);
+    at = find(buf, len, "\xa6""births\x8e", 8);
     CHECK(at != NULL);
     if (at) {
         at[6] = 'X';

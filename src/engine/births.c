@@ -35,12 +35,25 @@
  *    then about one update's worth, so each later update moves it by ~1/(n+1)
  *    after n updates - the Robbins-Monro schedule restarted for that topic,
  *    while the others keep their rho_t.
+ * 5. Row totals: under global.rows=counts (global_step.c) a word's row total
+ *    follows its running token count since the first update, and only its
+ *    split over the topics moves by rho_t. Once the stream has changed, that
+ *    count keeps the old frequencies: with new subjects over the old words,
+ *    phi_k(w) ~ split_k(w) x total(w) mixed the new splits with the old
+ *    totals, and every topic, old and new, ended 0.3-0.4 (L1) from the truth.
+ *    So after the first birth the running count is windowed: before an
+ *    update of m tokens at step rho_t it holds at most m / rho_t - m tokens
+ *    (its start only moves forward), so r_t >= rho_t and the totals follow
+ *    the recent stream as the plain step's do (slda_births_count_start,
+ *    called by train.c for every update). A stream where nothing is born
+ *    keeps the exact running count, bit for bit.
  * Dead topics are retired eagerly (column zeroed, alpha_k at its floor so no
  * document uses the slot until a birth). Events and counters are read with
  * slda_model_events / slda_model_topic_counts.
  *
  * The whole state (baseline, shares, since, free slots, the buffer with each
- * document's p(w), tokens seen, counters, the last EVENTS_KEPT events) goes
+ * document's p(w), tokens seen, the windowed count, counters, the last
+ * EVENTS_KEPT events) goes
  * into snapshots through slda_births_export / slda_births_import (snapshot.c,
  * docs/snapshot-format.md "The births state"), so a restored model or a
  * replica replaying the same minibatches decides exactly as the model that
@@ -83,6 +96,8 @@ struct slda_births_s {
     bdoc_t *buf;
     uint32_t nbuf, cap;
     uint64_t tokens;    /* tokens seen */
+    int windowed;       /* a birth happened: the running count is windowed (slda_births_count_start) */
+    uint64_t counted;   /* windowed: tokens in the running count after the last update */
     float *dense;       /* W scratch, zero between uses */
     float *dense2;      /* W scratch, zero between uses */
     float *dense3;      /* W scratch, zero between uses */
@@ -189,6 +204,8 @@ void slda_births_export(const slda_births_t *b, slda_births_state_t *st)
     st->var = b->var;
     st->nbase = b->nbase;
     st->tokens = b->tokens;
+    st->windowed = b->windowed;
+    st->counted = b->counted;
     st->share = b->share;
     st->since = b->since;
     st->is_free = b->is_free;
@@ -272,11 +289,13 @@ slda_births_t *slda_births_import(const slda_model_t *model, const slda_births_s
                                   char *errstr, size_t errstr_size)
 {
     if (st->K != model->K || !isfinite(st->mu) || !isfinite(st->var) || st->var < 0 ||
-        st->nbuf > st->cap || st->cap > MAX_CAP) {
+        st->nbuf > st->cap || st->cap > MAX_CAP || st->windowed > 1 ||
+        (st->windowed && st->counted == 0)) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
                      "%u topics for K=%u, baseline mean %g variance %g, %u documents buffered "
-                     "of %u (at most %u)",
-                     st->K, model->K, st->mu, st->var, st->nbuf, st->cap, MAX_CAP);
+                     "of %u (at most %u), windowed %d with %" PRIu64 " tokens counted",
+                     st->K, model->K, st->mu, st->var, st->nbuf, st->cap, MAX_CAP, st->windowed,
+                     st->counted);
         return NULL;
     }
     for (uint32_t k = 0; k < model->K; k++)
@@ -296,6 +315,8 @@ slda_births_t *slda_births_import(const slda_model_t *model, const slda_births_s
     b->var = st->var;
     b->nbase = st->nbase;
     b->tokens = st->tokens;
+    b->windowed = st->windowed;
+    b->counted = st->counted;
     b->counts = st->counts;
     if (st->cap > b->cap) {
         b->buf = slda_xrealloc(b->buf, st->cap * sizeof *b->buf);
@@ -901,6 +922,18 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
     return 1;
 }
 
+uint64_t slda_births_count_start(slda_births_t *b, uint64_t total, uint64_t ntokens, double rho)
+{
+    if (!b || !b->windowed)
+        return total;
+    uint64_t before = b->counted;
+    double keep = (double)ntokens / rho - (double)ntokens; /* r = ntokens / (keep + ntokens) = rho */
+    if (rho > 0 && rho < 1 && (double)before > keep)
+        before = (uint64_t)keep;
+    b->counted = before + ntokens;
+    return before;
+}
+
 void slda_births_update(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
                         const float *scores, float *const *pw, const float *ntheta,
                         uint64_t ntokens, double rho)
@@ -927,6 +960,10 @@ void slda_births_update(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
         uint32_t tries = 0;
         while (propose(model, b, rho) && ++tries < model->K && b->nbuf >= MIN_CLUSTER)
             ;
+        if (tries && !b->windowed) { /* the stream has changed: see slda_births_count_start */
+            b->windowed = 1;
+            b->counted = model->tokens + model->replay_tokens + ntokens;
+        }
         buf_clear(b); /* afresh: scores predate any newborn; the rejected are not retried */
     }
 }

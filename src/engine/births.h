@@ -30,6 +30,8 @@ typedef struct slda_births_state_s {
     double mu, var;      /* baseline of the document score */
     uint64_t nbase;      /* documents in the baseline */
     uint64_t tokens;     /* tokens seen */
+    int windowed;        /* 1 after the first birth: the running count is windowed */
+    uint64_t counted;    /* windowed: tokens in the running count after the last update (> 0) */
     double *share;       /* K: decayed share of the tokens */
     uint64_t *since;     /* K: update at which the slot started (0 or its birth) */
     uint8_t *is_free;    /* K: 1 for a retired or merged-away slot awaiting a birth */
@@ -59,6 +61,12 @@ slda_births_t *slda_births_import(const slda_model_t *model, const slda_births_s
 float slda_births_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
                             const uint32_t *words, const uint32_t *counts, uint32_t npairs,
                             float *pw);
+/* global.rows=counts (births.c, "5. Row totals"): the tokens_before of the
+ * update of a minibatch of ntokens tokens with step rho, when total tokens
+ * (first and second visits) were trained on before it. total until the first
+ * birth (and for b = NULL); after it the running count is windowed: it keeps
+ * at most ntokens / rho - ntokens tokens before the minibatch, so r_t >= rho_t. */
+uint64_t slda_births_count_start(slda_births_t *b, uint64_t total, uint64_t ntokens, double rho);
 /* After the global update of a minibatch (model thread, document order):
  * retire dead topics, flag and buffer poorly explained documents, and maybe
  * give them a topic. scores/pw/ntheta are per document as the local step

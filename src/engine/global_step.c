@@ -19,7 +19,9 @@
  * that row rescaled to its new total (1 - r_t) R_w + r_t (C/|M|) n_w. So the
  * split of a word over the topics moves as in the plain step, and only the
  * totals change; NZ is kept equal to the sum of the rows. No new state: the
- * totals live in the rows, so snapshots hold them. Measured in
+ * totals live in the rows, so snapshots hold them. After a topic birth the
+ * running count is windowed so the totals follow a changed stream (births.c,
+ * "5. Row totals": train.c passes the windowed count as tokens_before). Measured in
  * docs/benchmarks.md ("One pass against converged Gibbs").
  * The stochastic alpha step (Minka's fixed point or a safeguarded Newton on
  * the minibatch's document counts, blended with rho_t) lives here too.

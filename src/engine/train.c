@@ -320,10 +320,13 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
         commit(model, job.prev);
     next->active = 1;
     next->ntokens = ntokens;
-    next->tokens_before = model->tokens + model->replay_tokens; /* tokens trained on so far */
-    model->pending = next;
     /* this minibatch's step size: its update is the next one applied */
     double rho = slda_rho(&model->p, model->t);
+    /* tokens trained on so far (less what a birth cut from the running count) */
+    next->tokens_before = slda_births_count_start(model->births,
+                                                  model->tokens + model->replay_tokens, ntokens,
+                                                  rho);
+    model->pending = next;
     /* global.stale=0, or one of the first updates: the update now, before
      * alpha and births */
     if (!model->p.stale || model->t < SLDA_STALE_WARMUP)

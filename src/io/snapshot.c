@@ -392,7 +392,7 @@ static void snap_write_births(msgpack_packer *pk, const slda_births_t *b)
 {
     slda_births_state_t st;
     slda_births_export(b, &st);
-    msgpack_pack_map(pk, 12);
+    msgpack_pack_map(pk, 14);
     pack_key(pk, "mu");
     msgpack_pack_double(pk, st.mu);
     pack_key(pk, "var");
@@ -401,6 +401,13 @@ static void snap_write_births(msgpack_packer *pk, const slda_births_t *b)
     msgpack_pack_uint64(pk, st.nbase);
     pack_key(pk, "tokens");
     msgpack_pack_uint64(pk, st.tokens);
+    pack_key(pk, "windowed");
+    if (st.windowed)
+        msgpack_pack_true(pk);
+    else
+        msgpack_pack_false(pk);
+    pack_key(pk, "counted");
+    msgpack_pack_uint64(pk, st.counted);
     pack_key(pk, "share");
     pack_doubles(pk, st.share, st.K);
     pack_key(pk, "since");
@@ -1554,12 +1561,14 @@ static int snap_read_births_buffer(snap_rd_t *rd, slda_births_state_t *st)
 }
 
 enum { BS_MU, BS_VAR, BS_NBASE, BS_TOKENS, BS_SHARE, BS_SINCE, BS_FREE, BS_CAPACITY, BS_COUNTS,
-       BS_EVENTS, BS_KEPT, BS_BUFFER, BS__COUNT };
+       BS_EVENTS, BS_KEPT, BS_BUFFER, BS__REQUIRED,
+       BS_WINDOWED = BS__REQUIRED, BS_COUNTED, BS__COUNT }; /* the last two optional (0 when absent) */
 static const char *const births_keys[BS__COUNT] = {
     [BS_MU] = "mu",         [BS_VAR] = "var",         [BS_NBASE] = "nbase",
     [BS_TOKENS] = "tokens", [BS_SHARE] = "share",     [BS_SINCE] = "since",
     [BS_FREE] = "free",     [BS_CAPACITY] = "capacity", [BS_COUNTS] = "counts",
     [BS_EVENTS] = "events", [BS_KEPT] = "kept",       [BS_BUFFER] = "buffer",
+    [BS_WINDOWED] = "windowed", [BS_COUNTED] = "counted",
 };
 
 static int snap_read_births_field(snap_rd_t *rd, slda_births_state_t *st, int f, uint32_t *nshare,
@@ -1584,6 +1593,8 @@ static int snap_read_births_field(snap_rd_t *rd, slda_births_state_t *st, int f,
     case BS_EVENTS: return rd_uint(rd, "births \"events\"", &st->nev);
     case BS_KEPT: return snap_read_births_events(rd, st);
     case BS_BUFFER: return snap_read_births_buffer(rd, st);
+    case BS_WINDOWED: return rd_bool(rd, "births \"windowed\"", &st->windowed);
+    case BS_COUNTED: return rd_uint(rd, "births \"counted\"", &st->counted);
     }
     return -1;
 }
@@ -1618,7 +1629,7 @@ static int snap_read_births(snap_rd_t *rd, snap_births_t *sb)
         if (snap_read_births_field(rd, &sb->st, f, &nshare, &nsince, &nfree))
             return -1;
     }
-    for (int f = 0; f < BS__COUNT; f++)
+    for (int f = 0; f < BS__REQUIRED; f++)
         if (!(seen & (1u << f)))
             return rd_fail(rd, "births: missing key \"%s\"", births_keys[f]);
     if (nsince != nshare || nfree != nshare)
