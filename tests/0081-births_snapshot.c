@@ -365,6 +365,22 @@ static void test_windowed_restart(stream_t *s, uint32_t stale)
     slda_model_flush(a);
     slda_model_flush(b);
     CHECK_INT(compare(a, b, what), 0);
+    /* a minibatch of empty documents does not empty the windowed count (it once did, and the
+     * next update then had r_t = 1: every row not in that minibatch forgotten) */
+    slda_doc_t empty[MB];
+    memset(empty, 0, sizeof empty);
+    uint32_t held = 0, after = 0;
+    for (uint32_t w = 0; w < W; w++)
+        held += a->A[(size_t)w * a->Kp] + a->A[(size_t)w * a->Kp + 1] > 0;
+    CHECK_INT(slda_model_train(a, empty, MB, NULL, NULL, errbuf, sizeof errbuf), SLDA_OK);
+    train_range(a, s, NDOCS - MB, NDOCS);
+    train_range(a, s, NDOCS - MB, NDOCS);
+    slda_model_flush(a);
+    for (uint32_t w = 0; w < W; w++)
+        after += a->A[(size_t)w * a->Kp] + a->A[(size_t)w * a->Kp + 1] > 0;
+    printf("windowed, global.stale=%u: rows held %u before an empty minibatch, %u after\n", stale,
+           held, after);
+    CHECK(after >= held * 9 / 10);
     free(snap);
     slda_model_destroy(a);
     slda_model_destroy(b);

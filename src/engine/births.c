@@ -926,6 +926,8 @@ uint64_t slda_births_count_start(slda_births_t *b, uint64_t total, uint64_t ntok
 {
     if (!b || !b->windowed)
         return total;
+    if (ntokens == 0) /* a minibatch of empty documents: nothing to count (keep would be 0) */
+        return b->counted;
     uint64_t before = b->counted;
     double keep = (double)ntokens / rho - (double)ntokens; /* r = ntokens / (keep + ntokens) = rho */
     if (rho > 0 && rho < 1 && (double)before > keep)
