@@ -349,6 +349,8 @@ static void test_codec(void)
     CHECK_STR(topic, "docs");
     CHECK(part == 3 && from == 100 && to == 115);
     CHECK_INT(slda_update_tokens(dec), slda_update_tokens(upd));
+    slda_update_destroy(dec);
+    dec = NULL;
     free(b2);
     for (int v = 1; v <= 2; v++) {
         slda_update_t *q = through_log(upd, (slda_update_values_t)v, NULL);

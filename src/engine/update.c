@@ -1378,13 +1378,43 @@ static int decode_body(cur_t *c, slda_update_t *upd, slda_update_values_t values
         len != rb * upd->nslots)
         return cur_fail(c, "stats"), -1;
     upd->stats = slda_xmalloc(((size_t)upd->nslots * K + 1) * sizeof(float));
-    for (uint32_t i = 0; i < upd->nslots; i++)
+    uint64_t wtotal = 0;
+    for (uint32_t w = 0; w < upd->nwords; w++)
+        wtotal += upd->wcount[w];
+    if (wtotal != upd->ntokens)
+        return cur_fail(c, "counts: do not add up to the tokens"), -1;
+    for (uint32_t i = 0; i < upd->nslots; i++) {
+        const float *x = upd->stats + (size_t)i * K;
         if (decode_row(upd->stats + (size_t)i * K, s + rb * i, K, values))
             return cur_fail(c, "stats: value not finite and >= 0"), -1;
+        /* a word's statistics sum to its tokens in the trained documents (q8
+         * rounding moves the sum by up to K/510 of the row's largest value) */
+        double sum = 0;
+        for (uint32_t k = 0; k < K; k++)
+            sum += x[k];
+        if (sum > 2.0 * upd->wcount[upd->slot[i]] + 1.0)
+            return cur_fail(c, "stats: a row over its word's count"), -1;
+    }
     if (nkeys >= 6) {
         if (cur_u32s(c, "lengths", upd->ndocs, &upd->lengths) ||
             cur_f32s(c, "ntheta", (uint64_t)upd->ndocs * K, &upd->ntheta))
             return -1;
+        /* the lengths add up to the tokens; a document's counts to about its length */
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < upd->ndocs; i++) {
+            double sum = 0;
+            for (uint32_t k = 0; k < K; k++) {
+                float v = upd->ntheta[(size_t)i * K + k];
+                if (!(v >= 0))
+                    return cur_fail(c, "ntheta: negative count"), -1;
+                sum += v;
+            }
+            if (sum > upd->lengths[i] * 1.001 + 0.01)
+                return cur_fail(c, "ntheta: counts over the document's length"), -1;
+            total += upd->lengths[i];
+        }
+        if (total != upd->ntokens)
+            return cur_fail(c, "lengths: do not add up to the tokens"), -1;
     }
     if (nkeys == 11) {
         if (cur_f32s(c, "scores", upd->ndocs, &upd->scores) ||
@@ -1400,8 +1430,12 @@ static int decode_body(cur_t *c, slda_update_t *upd, slda_update_values_t values
             cur_u32s(c, "pcount", total, &upd->pcount) || cur_f32s(c, "pw", total, &upd->pw))
             return -1;
         for (uint64_t i = 0; i < total; i++)
-            if (upd->pword[i] >= upd->nwords || upd->pcount[i] == 0)
-                return cur_fail(c, "pword/pcount: out of range"), -1;
+            if (upd->pword[i] >= upd->nwords || upd->pcount[i] == 0 || !(upd->pw[i] > 0) ||
+                upd->pw[i] > 1.001f)
+                return cur_fail(c, "pword/pcount/pw: out of range"), -1;
+        for (uint32_t i = 0; i < upd->ndocs; i++)
+            if (upd->scores[i] > 0)
+                return cur_fail(c, "scores: a log-likelihood above 0"), -1;
         /* each document's pairs name distinct words and sum to its length */
         uint64_t off = 0;
         for (uint32_t i = 0; i < upd->ndocs; i++) {
