@@ -117,6 +117,37 @@ static size_t make_sbatch(const slda_model_t *model, slda_update_scratch_t *scra
     return 16;
 }
 
+/* A fixed vocabulary of the stream's topic words (its fresh words are
+ * dropped, as slda_doc_from_text drops unknown words); its path. */
+static char fixed_dir[4096], fixed_path[4200];
+
+static const char *fixed_vocab(void)
+{
+    char *path = fixed_path;
+    if (path[0])
+        return path;
+    size_t cap = 6 * 50 * 16, n = 0;
+    char *text = malloc(cap), w[32];
+    for (uint32_t k = 0; k < 6; k++)
+        for (uint32_t i = 0; i < 50; i++) {
+            size_t len = spell(w, sizeof w, 't', k * 100 + i);
+            w[len - 1] = '\n';
+            memcpy(text + n, w, len);
+            n += len;
+        }
+    text[n] = '\0';
+    char *dir = slda_test_tmpdir();
+    snprintf(fixed_dir, sizeof fixed_dir, "%s", dir);
+    free(dir);
+    snprintf(path, sizeof fixed_path, "%s/vocab.txt", fixed_dir);
+    if (slda_test_write_file(path, text) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    free(text);
+    return path;
+}
+
 /* Minibatch b (16 documents, the first of them empty in every fifth batch). */
 static size_t make_batch(slda_model_t *model, size_t b, char fresh, slda_doc_t *docs)
 {
@@ -260,10 +291,11 @@ static void test_local_changes_nothing(void)
  * applying the one log of all records: identical models, including the words
  * only B ever tokenised. A third model trained by one instance through the
  * same records agrees too (item 4). */
-static void test_replicas_agree(slda_update_values_t values)
+static void test_replicas_agree(slda_update_values_t values, const char *const *kv)
 {
     char err[256];
-    slda_model_t *a = make_model(NULL), *b = make_model(NULL), *one = make_model(NULL);
+    slda_model_t *a = make_model(kv), *b = make_model(kv), *one = make_model(kv);
+    int open = !slda_vocab_is_fixed(a->vocab);
     slda_update_scratch_t *sa = slda_update_scratch_new(), *sb = slda_update_scratch_new();
     slda_doc_t da[16], db[16];
     size_t bytes = 0;
@@ -294,17 +326,18 @@ static void test_replicas_agree(slda_update_values_t values)
     CHECK_INT(compare_models(b, a), 0);
     CHECK_INT(compare_models(a, one), 0);
     /* the vocabularies evicted (4096 words, ~9000 seen) the same words */
-    CHECK(slda_vocab_evictions(a->vocab) > 0);
+    CHECK(slda_vocab_evictions(a->vocab) > 0 || !open);
     CHECK_INT(slda_vocab_evictions(a->vocab), slda_vocab_evictions(b->vocab));
     CHECK_INT(slda_vocab_size(a->vocab), slda_vocab_size(b->vocab));
-    /* a late word only B saw is held by A, and one only A saw by B */
+    /* a late word only B saw is held by A, and one only A saw by B (open
+     * vocabulary; a fixed one dropped both) */
     char wz[16], wa[16];
     spell(wz, sizeof wz, 'z', (uint64_t)(99 * 16) * 64 + 7);
     spell(wa, sizeof wa, 'a', (uint64_t)(98 * 16) * 64 + 7);
     uint32_t zid = slda_vocab_find(a->vocab, wz, strlen(wz) - 1);
     uint32_t aid = slda_vocab_find(b->vocab, wa, strlen(wa) - 1);
-    CHECK(zid != UINT32_MAX && a->row_ready[zid]);
-    CHECK(aid != UINT32_MAX && b->row_ready[aid]);
+    CHECK(open ? zid != UINT32_MAX && a->row_ready[zid] : zid == UINT32_MAX);
+    CHECK(open ? aid != UINT32_MAX && b->row_ready[aid] : aid == UINT32_MAX);
     CHECK(a->docs == 100 * 16 - 20 && a->tokens > 0); /* 20 of 100 batches hold an empty doc */
     slda_topic_counts_t tc;
     slda_model_topic_counts(a, &tc);
@@ -443,9 +476,17 @@ int main(void)
                                   "two threads", 1);
     test_local_apply_equals_train((const char *const[]){"global.rows", "decay", NULL},
                                   "global.rows=decay", 0);
-    test_replicas_agree(SLDA_UPDATE_F32);
-    test_replicas_agree(SLDA_UPDATE_F16);
-    test_replicas_agree(SLDA_UPDATE_Q8);
+    test_local_apply_equals_train((const char *const[]){"vocab.file", fixed_vocab(),
+                                                        "alpha.learn", "newton", NULL},
+                                  "fixed vocabulary", 1);
+    test_replicas_agree(SLDA_UPDATE_F32, NULL);
+    test_replicas_agree(SLDA_UPDATE_F16, NULL);
+    test_replicas_agree(SLDA_UPDATE_Q8, NULL);
+    test_replicas_agree(SLDA_UPDATE_F32, (const char *const[]){"vocab.file", fixed_vocab(), NULL});
     test_codec();
+    if (fixed_path[0]) {
+        remove(fixed_path);
+        remove(fixed_dir);
+    }
     return slda_test_done("unit_update");
 }

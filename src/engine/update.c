@@ -388,8 +388,11 @@ static void build_words(slda_update_t *upd, const slda_model_t *model, const sld
             if ((w = idmap_find(map, id, &h)) == UINT32_MAX) {
                 map->id[h] = id;
                 map->idx[h] = w = n;
-                const char *name = scratch ? scratch->word[odocs[i].word[u]]
-                                           : slda_vocab_word(model->vocab, id);
+                /* scratch documents keep every pair unless the vocabulary is
+                 * fixed, and then every word left is the vocabulary's */
+                const char *name = scratch && !slda_vocab_is_fixed(model->vocab)
+                                       ? scratch->word[odocs[i].word[u]]
+                                       : slda_vocab_word(model->vocab, id);
                 upd->word[n] = slda_xstrdup(name ? name : "");
                 upd->wlen[n] = (uint32_t)strlen(upd->word[n]);
                 ids[n++] = id;
@@ -493,8 +496,10 @@ static slda_err_t translate(slda_model_t *model, const slda_update_scratch_t *sc
             if (id[w] != UINT32_MAX && idmap_find(&held, id[w], &h) == UINT32_MAX)
                 held.id[h] = id[w], held.idx[h] = w;
         }
-    /* borrow rows no word of the minibatch uses: not ready ones first */
-    for (int pass = 0; pass < 2; pass++) {
+    /* borrow rows no word of the minibatch uses: not ready ones first (a fixed
+     * vocabulary drops the words it lacks, as slda_doc_from_text does) */
+    int fixed = slda_vocab_is_fixed(model->vocab);
+    for (int pass = 0; pass < 2 && !fixed; pass++) {
         uint32_t r = 0;
         for (uint32_t w = 0; w < n; w++) {
             if (!used[w] || id[w] != UINT32_MAX)
@@ -510,7 +515,7 @@ static slda_err_t translate(slda_model_t *model, const slda_update_scratch_t *sc
         }
     }
     int short_rows = 0;
-    for (uint32_t w = 0; w < n; w++)
+    for (uint32_t w = 0; w < n && !fixed; w++)
         short_rows += used[w] && id[w] == UINT32_MAX;
     idmap_clear(&held);
     free(used);
@@ -524,16 +529,26 @@ static slda_err_t translate(slda_model_t *model, const slda_update_scratch_t *sc
     }
     slda_doc_t *tdocs = slda_xcalloc(ndocs + 1, sizeof *tdocs);
     uint32_t *block = slda_xmalloc((pairs + 1) * sizeof *block);
+    uint32_t *cblock = slda_xmalloc((pairs + 1) * sizeof *cblock);
     uint64_t off = 0;
     for (size_t i = 0; i < ndocs; i++) {
-        tdocs[i] = docs[i];
-        tdocs[i].id = NULL;
         tdocs[i].word = block + off;
-        for (uint32_t u = 0; u < docs[i].npairs && (docs[i].npairs || docs[i].ntokens); u++)
-            tdocs[i].word[u] = id[docs[i].word[u]];
+        tdocs[i].count = cblock + off;
         if (docs[i].npairs == 0 && docs[i].ntokens == 0)
-            tdocs[i].npairs = 0;
+            continue;
+        for (uint32_t u = 0; u < docs[i].npairs; u++) {
+            uint32_t to = id[docs[i].word[u]];
+            if (to == UINT32_MAX)
+                continue; /* fixed vocabulary: dropped */
+            tdocs[i].word[tdocs[i].npairs] = to;
+            tdocs[i].count[tdocs[i].npairs++] = docs[i].count[u];
+            tdocs[i].ntokens += docs[i].count[u];
+        }
         off += tdocs[i].npairs;
+    }
+    if (ndocs == 0) { /* freed through tdocs[0] */
+        tdocs[0].word = block;
+        tdocs[0].count = cblock;
     }
     free(id);
     *tdocs_out = tdocs;
@@ -682,7 +697,8 @@ slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *s
     free(ids);
     idmap_clear(&map);
     if (tdocs) {
-        free(ndocs ? tdocs[0].word : NULL);
+        free(tdocs[0].word);
+        free(tdocs[0].count);
         free(tdocs);
     }
     free(borrowed);
@@ -745,6 +761,9 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
     if (upd->scores && !model->p.births)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "update: carries births inputs, the model has births=false");
+    if (!upd->ntheta && model->p.alpha_learn != SLDA_ALPHA_FIXED)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "update: no alpha inputs, the model learns alpha");
     if (!upd->scores && model->p.births && !upd->revisit)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "update: no births inputs, the model has births=true");
