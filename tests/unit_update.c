@@ -285,6 +285,49 @@ static void test_local_changes_nothing(void)
     slda_model_destroy(m);
 }
 
+/* The scratch path leaves the model as it was too, when every row is held
+ * and new words must borrow rows of words held (restored afterwards). */
+static void test_scratch_borrows_held_rows(void)
+{
+    char err[256];
+    slda_model_t *m = make_model((const char *const[]){"vocab.capacity", "512", NULL});
+    slda_update_scratch_t *s = slda_update_scratch_new();
+    slda_doc_t d[16];
+    for (size_t b = 0; b < 10; b++) { /* fill the vocabulary through records */
+        size_t n = make_sbatch(m, s, b, 'n', d);
+        slda_update_t *upd = NULL;
+        if (slda_update_local(m, s, d, n, 0, &upd, err, sizeof err) != SLDA_OK ||
+            slda_update_apply(m, upd, err, sizeof err) != SLDA_OK) {
+            fprintf(stderr, "filling: %s\n", err);
+            slda_test_failures++;
+        }
+        slda_update_destroy(upd);
+        slda_docs_clear(d, n);
+    }
+    CHECK_INT(m->nready, 512); /* every row held */
+    size_t n = make_sbatch(m, s, 10, 'q', d);
+    size_t bytes = (size_t)m->W * m->Kp * sizeof(float);
+    float *A = malloc(bytes);
+    uint8_t ready[512];
+    double nz[8];
+    memcpy(A, m->A, bytes);
+    memcpy(ready, m->row_ready, sizeof ready);
+    memcpy(nz, m->NZ, sizeof nz);
+    slda_update_t *upd = NULL;
+    CHECK_INT(slda_update_local(m, s, d, n, 0, &upd, err, sizeof err), SLDA_OK);
+    CHECK(memcmp(A, m->A, bytes) == 0);
+    CHECK(memcmp(ready, m->row_ready, sizeof ready) == 0);
+    CHECK(memcmp(nz, m->NZ, sizeof nz) == 0);
+    CHECK_INT(m->nready, 512);
+    CHECK_INT(slda_update_apply(m, upd, err, sizeof err), SLDA_OK); /* evicts in apply */
+    CHECK(slda_vocab_evictions(m->vocab) > 0);
+    slda_update_destroy(upd);
+    slda_docs_clear(d, n);
+    free(A);
+    slda_update_scratch_destroy(s);
+    slda_model_destroy(m);
+}
+
 /* 2. Replicas A and B, each doing the local steps of its own minibatches
  * (even ones on A, odd ones on B, two at a time against the same update
  * index, so every second record is one update stale when applied), both
@@ -465,6 +508,7 @@ static void test_codec(void)
 int main(void)
 {
     test_local_changes_nothing();
+    test_scratch_borrows_held_rows();
     test_local_apply_equals_train(NULL, "births on", 1);
     test_local_apply_equals_train((const char *const[]){"alpha.learn", "newton", NULL},
                                   "births and alpha learning", 1);
