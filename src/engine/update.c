@@ -21,6 +21,16 @@
  * its tokens count in replay_tokens. The replay queue stays per instance:
  * the caller pops due minibatches and makes records of them.
  *
+ * Replicas (scratch documents). Word ids are first-come per process, so a
+ * replica's vocabulary must change only by applying records. Its documents
+ * name their words by index into an slda_update_scratch_t (tokenised with
+ * the model's tokenizer, the vocabulary untouched); the local half looks
+ * each word up without counting it, gives a word the vocabulary lacks a
+ * borrowed row (one no word of the minibatch uses, not held if possible;
+ * initialised from the word's key, put back afterwards), and marks the
+ * record so that applying it counts its words into the vocabulary
+ * (slda_vocab_get_or_add_n), adding and evicting in log order.
+ *
  * Apply half. Maps each word to the model's id (adding it to an open
  * vocabulary, evicting in apply order), initialises the rows train.c would,
  * and runs the global step exactly as train.c does with global.stale=0:
