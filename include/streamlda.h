@@ -289,7 +289,8 @@ typedef enum { SLDA_UPDATE_F32 = 0, SLDA_UPDATE_F16, SLDA_UPDATE_Q8 } slda_updat
  *  model's vocabulary alone (it changes only by applying records). */
 typedef struct slda_update_scratch_s slda_update_scratch_t;
 slda_update_scratch_t *slda_update_scratch_new(void);
-/** Forget the words (start the next minibatch; its documents are cleared first). */
+/** Forget the words: the next minibatch starts (documents made against the
+ *  words forgotten must not be used after). */
 void slda_update_scratch_clear(slda_update_scratch_t *scratch);
 void slda_update_scratch_destroy(slda_update_scratch_t *scratch);
 uint32_t slda_update_scratch_words(const slda_update_scratch_t *scratch);

@@ -411,6 +411,9 @@ static void test_codec(void)
     CHECK_INT(slda_update_local(m, NULL, d, n, 0, &upd, err, sizeof err), SLDA_OK);
     CHECK_INT(slda_update_add_input(upd, "docs", 3, 100, 115), SLDA_OK);
     CHECK_INT(slda_update_add_input(upd, "docs", 4, 7, 6), SLDA_ERR_INVALID);
+    slda_update_values_t pv = SLDA_UPDATE_F32;
+    CHECK(slda_update_values_parse("q8", &pv) == 0 && pv == SLDA_UPDATE_Q8);
+    CHECK(slda_update_values_parse("float64", &pv) == -1);
     void *b1, *b2;
     size_t l1, l2;
     CHECK_INT(slda_update_encode(upd, SLDA_UPDATE_F32, &b1, &l1, err, sizeof err), SLDA_OK);
