@@ -275,6 +275,69 @@ slda_err_t slda_model_set_offsets(slda_model_t *model, const slda_offset_t *offs
 const slda_offset_t *slda_model_offsets(const slda_model_t *model, size_t *n);
 /** @} */
 
+/** @name Update records (replicas of one model; docs/replication.md)
+ *  slda_model_train = slda_update_local + slda_update_apply, bit for bit with
+ *  global.stale=0. Replicas that apply the same records in the same order
+ *  hold the same model; each names words by string, so vocabularies built in
+ *  different orders agree.
+ * @{ */
+typedef struct slda_update_s slda_update_t;
+/** Values of the statistics in an encoded record (update.values). */
+typedef enum { SLDA_UPDATE_F32 = 0, SLDA_UPDATE_F16, SLDA_UPDATE_Q8 } slda_update_values_t;
+/** Words of one minibatch by string, for replicas: documents made with
+ *  slda_update_doc_from_text name their words by index into it and leave the
+ *  model's vocabulary alone (it changes only by applying records). */
+typedef struct slda_update_scratch_s slda_update_scratch_t;
+slda_update_scratch_t *slda_update_scratch_new(void);
+/** Forget the words: the next minibatch starts (documents made against the
+ *  words forgotten must not be used after). */
+void slda_update_scratch_clear(slda_update_scratch_t *scratch);
+void slda_update_scratch_destroy(slda_update_scratch_t *scratch);
+uint32_t slda_update_scratch_words(const slda_update_scratch_t *scratch);
+/** Tokenise text with the model's tokenizer (as slda_doc_from_text) into doc,
+ *  whose word ids are scratch indices. The model is only read. */
+slda_err_t slda_update_doc_from_text(const slda_model_t *model, slda_update_scratch_t *scratch,
+                                     const char *text, size_t len, slda_doc_t *doc,
+                                     char *errstr, size_t errstr_size);
+/** The local steps of one minibatch against the model as it is (after
+ *  slda_model_updates() updates, the record's base), leaving the model as it
+ *  was; *out receives the record (caller frees with slda_update_destroy).
+ *  scratch NULL: documents over the model's word ids, as slda_model_train
+ *  takes them; else documents over scratch's words (replicas: the record then
+ *  also counts its words into the vocabulary when applied). revisit: the
+ *  documents' second visit (no births inputs). Documents are borrowed and
+ *  checked as slda_model_train checks them. */
+slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *scratch,
+                             const slda_doc_t *docs, size_t ndocs, int revisit,
+                             slda_update_t **out, char *errstr, size_t errstr_size);
+/** The global step of one record (a pending update is flushed first). Words
+ *  the model does not hold are added (open vocabulary) or refused (fixed). */
+slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char *errstr,
+                             size_t errstr_size);
+/** Encode into *buf (malloc'ed, caller frees; *len bytes). */
+slda_err_t slda_update_encode(const slda_update_t *upd, slda_update_values_t values, void **buf,
+                              size_t *len, char *errstr, size_t errstr_size);
+/** Decode len bytes (only read); any defect is refused with SLDA_ERR_CORRUPT,
+ *  _TRUNCATED or _VERSION and the reason. *out: caller frees. */
+slda_err_t slda_update_decode(const void *buf, size_t len, slda_update_t **out, char *errstr,
+                              size_t errstr_size);
+void slda_update_destroy(slda_update_t *upd);
+/** Input offsets covered, [from, to] per (topic, partition): opaque to the
+ *  engine, carried for the Kafka half. topic at most 256 bytes. */
+slda_err_t slda_update_add_input(slda_update_t *upd, const char *topic, int32_t partition,
+                                 int64_t from, int64_t to);
+/** Entry i (if i < the count) into the out-parameters; returns the count. */
+size_t slda_update_input(const slda_update_t *upd, size_t i, const char **topic,
+                         int32_t *partition, int64_t *from, int64_t *to);
+uint64_t slda_update_base(const slda_update_t *upd);   /* updates the local half read */
+uint64_t slda_update_tokens(const slda_update_t *upd); /* tokens of the minibatch */
+uint32_t slda_update_docs(const slda_update_t *upd);   /* documents trained on */
+/** The minibatch statistics: *nslots rows of *K values (borrowed, as long as upd). */
+const float *slda_update_stats(const slda_update_t *upd, uint32_t *nslots, uint32_t *K);
+/** "float32" | "float16" | "q8" -> *out; -1 for anything else. */
+int slda_update_values_parse(const char *name, slda_update_values_t *out);
+/** @} */
+
 /** @name Text
  * @{ */
 /** Rebuild the model's tokenizer from conf's text.* keys (stop words, minimum

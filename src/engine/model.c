@@ -126,11 +126,16 @@ static double init_weight(slda_model_t *model)
  * counts are its data). */
 void slda_model_init_row(slda_model_t *model, uint32_t id)
 {
+    slda_model_init_row_key(model, id, slda_vocab_key(model->vocab, id));
+}
+
+void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key)
+{
     slda_rng_t rng;
     float *a = model->A + (size_t)id * model->Kp;
     double scale = model->p.init_scale * 2.0 * init_weight(model);
     if (scale > 0) {
-        slda_rng_seed3(&rng, model->p.seed, 0x726f77, slda_vocab_key(model->vocab, id));
+        slda_rng_seed3(&rng, model->p.seed, 0x726f77, key);
         for (uint32_t k = 0; k < model->K; k++) {
             double v = scale * slda_rng_double(&rng);
             a[k] = (float)(v / model->sigma);

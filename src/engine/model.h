@@ -6,6 +6,9 @@
 
 int64_t slda_now_ms(void);
 void slda_model_init_row(slda_model_t *model, uint32_t id);
+/* The same for the word of that key (update.c: a word the vocabulary does
+ * not hold yet, on a borrowed row for the local steps). */
+void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key);
 
 /* Minibatch statistics: one Kp-vector per distinct word touched, found
  * through slot_of (W entries, -1 = none); reset costs O(words touched). */

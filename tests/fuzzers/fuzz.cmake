@@ -23,7 +23,9 @@ set(SLDA_FUZZ_TARGETS
     "snapshot|fuzz_snapshot.c|snapshot|-"
     "snapshot_fixsum|fuzz_snapshot.c|snapshot|SLDA_FUZZ_FIX_CHECKSUM"
     "reader|fuzz_reader.c|reader|-"
-    "tokenize|fuzz_tokenize.c|tokenize|-")
+    "tokenize|fuzz_tokenize.c|tokenize|-"
+    "update|fuzz_update.c|update|-"
+    "update_fixsum|fuzz_update.c|update|SLDA_FUZZ_FIX_CHECKSUM")
 
 set(SLDA_FUZZ_BUILD_LIBFUZZER OFF)
 if(SLDA_FUZZ)

@@ -1,0 +1,262 @@
+/* update_log.c - bytes per document of update records and the perplexity cost of their value
+ * encodings (bench/update_log.sh builds and runs it; docs/replication.md, "Measured").
+ *
+ *   update_log uci DOCWORD VOCAB K MINIBATCH SEED
+ *   update_log text FILE K MINIBATCH SEED          (one document per line)
+ *
+ * Every tenth document (i % 10 == 9) is held out; the others are trained in order, one pass,
+ * global.stale=0, the other properties at their defaults (births on), by four models: one
+ * through slda_model_train, and one per value encoding (float32, float16, q8) through update
+ * records - slda_update_local, slda_update_encode, slda_update_decode, slda_update_apply, the
+ * way a replica applies the log. Text goes through the replicas' scratch vocabulary
+ * (slda_update_doc_from_text); the UCI corpus has a fixed vocabulary, so its documents are
+ * read once and shared. Prints, per model: encoded bytes per trained document and the
+ * document-completion perplexity of the held-out documents (slda_eval_perplexity, seed 1),
+ * and the change against float32 in percent. A fixed-vocabulary float32 run must give
+ * slda_model_train's perplexity exactly (local + apply == train).
+ */
+#include "streamlda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void die(const char *what, const char *err)
+{
+    fprintf(stderr, "update_log: %s: %s\n", what, err);
+    exit(1);
+}
+
+static slda_conf_t *make_conf(const char *vocab, unsigned K, unsigned long long tokens,
+                              unsigned seed)
+{
+    char err[512], v[64];
+    slda_conf_t *conf = slda_conf_new();
+    snprintf(v, sizeof v, "%u", K);
+    if (slda_conf_set(conf, "topics", v, err, sizeof err) != SLDA_OK)
+        die("topics", err);
+    snprintf(v, sizeof v, "%u", seed);
+    slda_conf_set(conf, "seed", v, err, sizeof err);
+    slda_conf_set(conf, "global.stale", "0", err, sizeof err);
+    snprintf(v, sizeof v, "%llu", tokens);
+    slda_conf_set(conf, "corpus.tokens", v, err, sizeof err);
+    if (vocab && slda_conf_set(conf, "vocab.file", vocab, err, sizeof err) != SLDA_OK)
+        die("vocab.file", err);
+    /* UPDATE_LOG_CONF="key=value ...": more properties, e.g. births=false */
+    const char *extra = getenv("UPDATE_LOG_CONF");
+    char *copy = strdup(extra ? extra : ""), *save = NULL;
+    for (char *kv = strtok_r(copy, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            die(kv, "UPDATE_LOG_CONF wants key=value");
+        *eq = '\0';
+        if (slda_conf_set(conf, kv, eq + 1, err, sizeof err) != SLDA_OK)
+            die(kv, err);
+    }
+    free(copy);
+    return conf;
+}
+
+typedef struct corpus_s {
+    int text;
+    char **lines;   /* text */
+    slda_doc_t *docs; /* uci */
+    size_t n;
+} corpus_t;
+
+static void read_text(corpus_t *c, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die(path, "cannot open");
+    char *line = NULL;
+    size_t cap = 0, alloc = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (c->n == alloc) {
+            alloc = alloc ? 2 * alloc : 4096;
+            c->lines = realloc(c->lines, alloc * sizeof *c->lines);
+        }
+        c->lines[c->n++] = strdup(line);
+    }
+    free(line);
+    fclose(f);
+}
+
+static void read_uci(corpus_t *c, slda_conf_t *conf, slda_model_t *model, const char *path)
+{
+    char err[512];
+    slda_reader_t *rd = slda_reader_open(conf, model, path, SLDA_FORMAT_UCI, err, sizeof err);
+    if (!rd)
+        die(path, err);
+    size_t alloc = 0;
+    slda_doc_t doc;
+    slda_err_t e;
+    slda_doc_init(&doc);
+    while ((e = slda_reader_next(rd, &doc, err, sizeof err)) != SLDA_ERR_EOF) {
+        if (e != SLDA_OK)
+            continue;
+        if (c->n == alloc) {
+            alloc = alloc ? 2 * alloc : 4096;
+            c->docs = realloc(c->docs, alloc * sizeof *c->docs);
+        }
+        c->docs[c->n++] = doc;
+        slda_doc_init(&doc);
+    }
+    slda_reader_close(rd);
+}
+
+/* arm < 0: slda_model_train; else the value encoding of the records. */
+static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, double *ppl,
+                double *bytes_per_doc)
+{
+    char err[512];
+    slda_model_t *model = slda_model_new(conf, err, sizeof err);
+    if (!model)
+        die("model", err);
+    slda_update_scratch_t *scratch = c->text && arm >= 0 ? slda_update_scratch_new() : NULL;
+    slda_doc_t *batch = calloc(mb, sizeof *batch);
+    size_t nb = 0, trained = 0;
+    unsigned long long bytes = 0;
+    for (size_t i = 0; i <= c->n; i++) {
+        if (i < c->n && i % 10 != 9) {
+            slda_doc_t *d = &batch[nb];
+            if (!c->text) {
+                *d = c->docs[i];
+            } else {
+                slda_err_t e = scratch ? slda_update_doc_from_text(model, scratch, c->lines[i],
+                                                                   strlen(c->lines[i]), d, err,
+                                                                   sizeof err)
+                                       : slda_doc_from_text(model, c->lines[i],
+                                                            strlen(c->lines[i]), d, err,
+                                                            sizeof err);
+                if (e != SLDA_OK)
+                    continue; /* empty after tokenising */
+            }
+            nb++;
+        }
+        if (nb == mb || (i == c->n && nb)) {
+            if (arm < 0) {
+                if (slda_model_train(model, batch, nb, NULL, NULL, err, sizeof err) != SLDA_OK)
+                    die("train", err);
+            } else {
+                slda_update_t *upd, *dec;
+                void *buf;
+                size_t len;
+                if (slda_update_local(model, scratch, batch, nb, 0, &upd, err, sizeof err) ||
+                    slda_update_encode(upd, (slda_update_values_t)arm, &buf, &len, err,
+                                       sizeof err) ||
+                    slda_update_decode(buf, len, &dec, err, sizeof err) ||
+                    slda_update_apply(model, dec, err, sizeof err))
+                    die("update", err);
+                bytes += len;
+                trained += slda_update_docs(upd);
+                free(buf);
+                slda_update_destroy(upd);
+                slda_update_destroy(dec);
+            }
+            if (c->text)
+                slda_docs_clear(batch, nb);
+            nb = 0;
+            slda_update_scratch_clear(scratch);
+        }
+    }
+    slda_model_flush(model);
+    /* held-out documents, through the trained model's vocabulary */
+    size_t nh = 0;
+    slda_doc_t *held = calloc(c->n / 10 + 1, sizeof *held);
+    for (size_t i = 9; i < c->n; i += 10) {
+        if (!c->text)
+            held[nh++] = c->docs[i];
+        else if (slda_doc_from_text(model, c->lines[i], strlen(c->lines[i]), &held[nh], err,
+                                    sizeof err) == SLDA_OK)
+            nh++;
+    }
+    if (slda_eval_perplexity(model, held, nh, 1, ppl, NULL) != SLDA_OK)
+        die("perplexity", "nothing scored");
+    if (c->text)
+        slda_docs_clear(held, nh);
+    free(held);
+    free(batch);
+    *bytes_per_doc = trained ? (double)bytes / trained : 0;
+    slda_update_scratch_destroy(scratch);
+    slda_model_destroy(model);
+}
+
+int main(int argc, char **argv)
+{
+    corpus_t c = {0};
+    int uci = argc == 7 && !strcmp(argv[1], "uci"), text = argc == 6 && !strcmp(argv[1], "text");
+    if (!uci && !text) {
+        fprintf(stderr, "usage: update_log uci DOCWORD VOCAB K MINIBATCH SEED\n"
+                        "       update_log text FILE K MINIBATCH SEED\n");
+        return 2;
+    }
+    int a = uci ? 4 : 3;
+    unsigned K = (unsigned)atoi(argv[a]), seed = (unsigned)atoi(argv[a + 2]);
+    size_t mb = (size_t)atoi(argv[a + 1]);
+    unsigned long long tokens = 0;
+    slda_conf_t *conf;
+    if (uci) {
+        char err[512];
+        conf = make_conf(argv[3], K, 0, seed);
+        slda_model_t *reader_model = slda_model_new(conf, err, sizeof err);
+        if (!reader_model)
+            die("model", err);
+        read_uci(&c, conf, reader_model, argv[2]);
+        slda_model_destroy(reader_model);
+        for (size_t i = 0; i < c.n; i++)
+            if (i % 10 != 9)
+                tokens += c.docs[i].ntokens;
+        slda_conf_destroy(conf);
+        conf = make_conf(argv[3], K, tokens, seed);
+    } else {
+        char err[512];
+        c.text = 1;
+        read_text(&c, argv[2]);
+        conf = make_conf(NULL, K, 0, seed);
+        slda_model_t *m = slda_model_new(conf, err, sizeof err);
+        slda_update_scratch_t *s = slda_update_scratch_new();
+        for (size_t i = 0; i < c.n; i++) {
+            slda_doc_t d;
+            if (i % 10 != 9 &&
+                slda_update_doc_from_text(m, s, c.lines[i], strlen(c.lines[i]), &d, err,
+                                          sizeof err) == SLDA_OK) {
+                tokens += d.ntokens;
+                slda_doc_clear(&d);
+            }
+            if (i % 1000 == 0)
+                slda_update_scratch_clear(s);
+        }
+        slda_update_scratch_destroy(s);
+        slda_model_destroy(m);
+        slda_conf_destroy(conf);
+        conf = make_conf(NULL, K, tokens, seed);
+    }
+    static const char *const names[] = {"float32", "float16", "q8"};
+    double ppl_train, ppl[3], bpd[3], dummy;
+    run(&c, conf, -1, mb, &ppl_train, &dummy);
+    for (int arm = 0; arm < 3; arm++)
+        run(&c, conf, arm, mb, &ppl[arm], &bpd[arm]);
+    printf("documents %zu (held out %zu), K=%u, minibatch %zu, seed %u\n", c.n, c.n / 10, K, mb,
+           seed);
+    printf("%-10s %14s %12s %10s\n", "model", "bytes/doc", "perplexity", "vs float32");
+    printf("%-10s %14s %12.3f %+9.3f%%\n", "train", "-", ppl_train,
+           100 * (ppl_train / ppl[0] - 1));
+    for (int arm = 0; arm < 3; arm++)
+        printf("%-10s %14.1f %12.3f %+9.3f%%\n", names[arm], bpd[arm], ppl[arm],
+               100 * (ppl[arm] / ppl[0] - 1));
+    printf("RESULT train 0 %.6f\n", ppl_train);
+    for (int arm = 0; arm < 3; arm++)
+        printf("RESULT %s %.3f %.6f\n", names[arm], bpd[arm], ppl[arm]);
+    if (!c.text)
+        slda_docs_clear(c.docs, c.n);
+    free(c.docs);
+    for (size_t i = 0; c.text && i < c.n; i++)
+        free(c.lines[i]);
+    free(c.lines);
+    slda_conf_destroy(conf);
+    return 0;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# update_log.sh - update records (docs/replication.md): bytes per document of each value encoding
+# and the held-out perplexity of a model built through encoded records against float32.
+#
+#   bench/update_log.sh         env: K (100), MB (32, minibatch documents), SEEDS ("1 2 3 4 5"),
+#                               UPDATE_LOG_CONF (more properties, e.g. "births=false"),
+#                               SLDA_SHARED_DIR (default ../shared beside the repository)
+#
+# Builds the library (Release, build/) and bench/update_log.c against it, then runs it on KOS
+# (UCI bag of words, fixed vocabulary) and Reuters-21578 (title + body of each article as text,
+# in time order, open vocabulary through the replicas' scratch words). Every tenth document is
+# held out. One table per seed, then per corpus the mean over the seeds of bytes per document
+# and of each encoding's perplexity change against float32 (with its range): the change of one
+# seed is mostly the chaos of a different trajectory (+-1% between float32 and train on text,
+# whose only differences are the order of a document's words and so of the sampler's draws),
+# so only the mean over seeds says anything. Quality figures only (no timing): safe on a
+# loaded machine.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+shared=${SLDA_SHARED_DIR:-$repo/../shared}
+K=${K:-100}
+MB=${MB:-32}
+SEEDS=${SEEDS:-1 2 3 4 5}
+cmake -S "$repo" -B "$repo/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$repo/build" -j2 --target slda >/dev/null
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cc -O2 -std=c11 -D_GNU_SOURCE -I"$repo/include" "$here/update_log.c" "$repo/build/libslda.a" \
+    -lrdkafka -lmicrohttpd -lmsgpackc -lz -lm -lpthread -o "$T/update_log"
+
+python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" <<'PY'
+import gzip, sys
+with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w") as o:
+    next(f)
+    for line in f:
+        p = line.rstrip("\n").split("\t")
+        text = (p[4] + " " + p[5]).strip()
+        if text:
+            o.write(text + "\n")
+PY
+for s in $SEEDS; do
+    echo "== KOS (UCI, fixed vocabulary), seed $s"
+    "$T/update_log" uci "$shared/data/kos/docword.kos.txt" "$shared/data/kos/vocab.kos.txt" \
+        "$K" "$MB" "$s" | tee -a "$T/kos.out" | grep -v '^RESULT'
+    echo "== Reuters-21578 (text, open vocabulary, scratch words), seed $s"
+    "$T/update_log" text "$T/reuters.txt" "$K" "$MB" "$s" | tee -a "$T/reuters.out" |
+        grep -v '^RESULT'
+done
+python3 - "$T/kos.out" "$T/reuters.out" <<'PY'
+import sys
+for path, name in zip(sys.argv[1:], ("KOS", "Reuters")):
+    runs, cur = [], None
+    for line in open(path):
+        f = line.split()
+        if f[:1] == ["RESULT"]:
+            if f[1] == "train":
+                cur = {}
+                runs.append(cur)
+            cur[f[1]] = (float(f[2]), float(f[3]))
+    print(f"== {name}: mean over {len(runs)} seeds")
+    print(f"{'model':10} {'bytes/doc':>10} {'mean vs float32':>16} {'min':>8} {'max':>8}")
+    for arm in ("train", "float32", "float16", "q8"):
+        ch = [100 * (r[arm][1] / r["float32"][1] - 1) for r in runs]
+        bpd = sum(r[arm][0] for r in runs) / len(runs)
+        print(f"{arm:10} {bpd:10.1f} {sum(ch) / len(ch):+15.3f}% {min(ch):+7.2f}% {max(ch):+7.2f}%")
+PY

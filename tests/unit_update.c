@@ -1,0 +1,539 @@
+/* unit_update.c - the global update as data (update.c): local + apply equals train bit for
+ * bit, replicas that apply one log of records agree bit for bit, the codec round trip and
+ * its refusal of damaged records.
+ *
+ * Models come from a configuration as the program builds them (open vocabulary, births on
+ * by default) and documents from text through each model's own vocabulary, so word ids
+ * differ between replicas and the comparisons go by word.
+ */
+#include "births.h"
+#include "model.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static slda_conf_t *make_conf(const char *const *kv)
+{
+    char err[256];
+    slda_conf_t *conf = slda_conf_new();
+    static const char *const base[] = {"topics", "8", "vocab.capacity", "4096", "seed", "5",
+                                       "global.stale", "0", "corpus.tokens", "40000",
+                                       "births.docs", "8", "births.gain", "0.01", "text.min.length", "1",
+                                       "text.stopwords", "none", NULL};
+    for (int pass = 0; pass < 2; pass++) {
+        const char *const *p = pass ? kv : base;
+        for (; p && *p; p += 2)
+            if (slda_conf_set(conf, p[0], p[1], err, sizeof err) != SLDA_OK) {
+                fprintf(stderr, "slda_conf_set %s=%s: %s\n", p[0], p[1], err);
+                exit(1);
+            }
+    }
+    return conf;
+}
+
+static slda_model_t *make_model(const char *const *kv)
+{
+    char err[256];
+    slda_conf_t *conf = make_conf(kv);
+    slda_model_t *model = slda_model_new(conf, err, sizeof err);
+    if (!model) {
+        fprintf(stderr, "slda_model_new: %s\n", err);
+        exit(1);
+    }
+    slda_conf_destroy(conf);
+    return model;
+}
+
+static size_t spell(char *buf, size_t cap, char prefix, uint64_t n)
+{
+    size_t len = 0;
+    buf[len++] = prefix;
+    do {
+        buf[len++] = (char)('a' + n % 26);
+        n /= 26;
+    } while (n && len + 2 < cap);
+    buf[len++] = ' ';
+    buf[len] = '\0';
+    return len;
+}
+
+/* Document d: 2 of 4 topics (6 from batch 60 on, after the births warm-up of 50 updates,, so births have a new
+ * theme to find), 40 tokens; one token in eight a fresh word spelt with
+ * `fresh` (each replica its own letter: words only one of them sees). */
+static size_t doc_text(size_t d, char fresh, char *buf, size_t cap)
+{
+    slda_rng_t rng;
+    slda_rng_seed3(&rng, 99, 0x646f63, d);
+    uint32_t nt = d >= 60 * 16 ? 6 : 4;
+    uint32_t ka = slda_rng_below(&rng, nt), kb = slda_rng_below(&rng, nt);
+    size_t n = 0;
+    for (int i = 0; i < 40; i++) {
+        uint32_t k = slda_rng_below(&rng, 2) ? ka : kb;
+        double u = slda_rng_double(&rng);
+        uint32_t w = (uint32_t)(50 * u * u * u);
+        if (i % 8 == 7)
+            n += spell(buf + n, cap - n, fresh, (uint64_t)d * 64 + (uint64_t)i);
+        else
+            n += spell(buf + n, cap - n, 't', k * 100 + w);
+    }
+    return n;
+}
+
+static void make_doc(slda_model_t *model, size_t d, char fresh, slda_doc_t *doc)
+{
+    char buf[2048], err[256];
+    size_t n = doc_text(d, fresh, buf, sizeof buf);
+    slda_doc_init(doc);
+    if (slda_doc_from_text(model, buf, n, doc, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "slda_doc_from_text: %s\n", err);
+        exit(1);
+    }
+}
+
+/* The same document over a replica's scratch words (the vocabulary untouched). */
+static void make_sdoc(const slda_model_t *model, slda_update_scratch_t *scratch, size_t d,
+                      char fresh, slda_doc_t *doc)
+{
+    char buf[2048], err[256];
+    size_t n = doc_text(d, fresh, buf, sizeof buf);
+    if (slda_update_doc_from_text(model, scratch, buf, n, doc, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "slda_update_doc_from_text: %s\n", err);
+        exit(1);
+    }
+}
+
+static size_t make_sbatch(const slda_model_t *model, slda_update_scratch_t *scratch, size_t b,
+                          char fresh, slda_doc_t *docs)
+{
+    slda_update_scratch_clear(scratch);
+    for (size_t i = 0; i < 16; i++)
+        make_sdoc(model, scratch, b * 16 + i, fresh, &docs[i]);
+    if (b % 5 == 2) {
+        slda_doc_clear(&docs[0]);
+        slda_doc_init(&docs[0]);
+    }
+    return 16;
+}
+
+/* A fixed vocabulary of the stream's topic words (its fresh words are
+ * dropped, as slda_doc_from_text drops unknown words); its path. */
+static char fixed_dir[4096], fixed_path[4200];
+
+static const char *fixed_vocab(void)
+{
+    char *path = fixed_path;
+    if (path[0])
+        return path;
+    size_t cap = 6 * 50 * 16, n = 0;
+    char *text = malloc(cap), w[32];
+    for (uint32_t k = 0; k < 6; k++)
+        for (uint32_t i = 0; i < 50; i++) {
+            size_t len = spell(w, sizeof w, 't', k * 100 + i);
+            w[len - 1] = '\n';
+            memcpy(text + n, w, len);
+            n += len;
+        }
+    text[n] = '\0';
+    char *dir = slda_test_tmpdir();
+    snprintf(fixed_dir, sizeof fixed_dir, "%s", dir);
+    free(dir);
+    snprintf(path, sizeof fixed_path, "%s/vocab.txt", fixed_dir);
+    if (slda_test_write_file(path, text) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    free(text);
+    return path;
+}
+
+/* Minibatch b (16 documents, the first of them empty in every fifth batch). */
+static size_t make_batch(slda_model_t *model, size_t b, char fresh, slda_doc_t *docs)
+{
+    for (size_t i = 0; i < 16; i++)
+        make_doc(model, b * 16 + i, fresh, &docs[i]);
+    if (b % 5 == 2) { /* an empty document: counted, not trained */
+        slda_doc_clear(&docs[0]);
+        slda_doc_init(&docs[0]);
+    }
+    return 16;
+}
+
+/* Encode with values, decode: the record every replica applies. */
+static slda_update_t *through_log(const slda_update_t *upd, slda_update_values_t values,
+                                  size_t *bytes)
+{
+    char err[256];
+    void *buf;
+    size_t len;
+    slda_update_t *out = NULL;
+    CHECK_INT(slda_update_encode(upd, values, &buf, &len, err, sizeof err), SLDA_OK);
+    if (slda_update_decode(buf, len, &out, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "decode: %s\n", err);
+        exit(1);
+    }
+    if (bytes)
+        *bytes += len;
+    free(buf);
+    return out;
+}
+
+/* Models a and b hold the same state, word by word: t, counts, sigma, NZ,
+ * alpha, the words held and each one's row, births counts. Returns the
+ * number of differences. */
+static int compare_models(const slda_model_t *a, const slda_model_t *b)
+{
+    int diff = 0;
+    diff += a->t != b->t;
+    diff += a->docs != b->docs;
+    diff += a->tokens != b->tokens;
+    diff += a->replay_tokens != b->replay_tokens;
+    diff += memcmp(&a->sigma, &b->sigma, sizeof a->sigma) != 0;
+    diff += memcmp(&a->alpha_sum, &b->alpha_sum, sizeof a->alpha_sum) != 0;
+    diff += memcmp(a->NZ, b->NZ, a->K * sizeof(double)) != 0;
+    diff += memcmp(a->alpha, b->alpha, a->K * sizeof(double)) != 0;
+    diff += a->nready != b->nready;
+    uint32_t held = 0;
+    for (uint32_t id = 0; id < a->W; id++) {
+        if (!a->row_ready[id])
+            continue;
+        held++;
+        const char *w = slda_vocab_word(a->vocab, id);
+        uint32_t bid = slda_vocab_find(b->vocab, w, strlen(w));
+        if (bid == UINT32_MAX || !b->row_ready[bid] ||
+            memcmp(a->A + (size_t)id * a->Kp, b->A + (size_t)bid * b->Kp,
+                   a->Kp * sizeof(float))) {
+            if (diff < 5)
+                fprintf(stderr, "word \"%s\": row differs or missing\n", w);
+            diff++;
+        }
+    }
+    diff += held != b->nready;
+    slda_topic_counts_t ca, cb;
+    slda_model_topic_counts(a, &ca);
+    slda_model_topic_counts(b, &cb);
+    diff += memcmp(&ca, &cb, sizeof ca) != 0;
+    return diff;
+}
+
+/* 1. For one model, local + (encode, decode) + apply gives the model train gives. */
+static void test_local_apply_equals_train(const char *const *kv, const char *what,
+                                          int want_births)
+{
+    char err[256];
+    slda_model_t *m1 = make_model(kv), *m2 = make_model(kv);
+    slda_doc_t d1[16], d2[16];
+    for (size_t b = 0; b < 100; b++) {
+        size_t n1 = make_batch(m1, b, 'n', d1), n2 = make_batch(m2, b, 'n', d2);
+        CHECK_INT(slda_model_train(m1, d1, n1, NULL, NULL, err, sizeof err), SLDA_OK);
+        slda_update_t *upd = NULL;
+        CHECK_INT(slda_update_local(m2, NULL, d2, n2, 0, &upd, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_update_base(upd), b);
+        slda_update_t *rec = through_log(upd, SLDA_UPDATE_F32, NULL);
+        CHECK_INT(slda_update_apply(m2, rec, err, sizeof err), SLDA_OK);
+        slda_update_destroy(rec);
+        slda_update_destroy(upd);
+        slda_docs_clear(d1, n1);
+        slda_docs_clear(d2, n2);
+    }
+    slda_model_flush(m1);
+    slda_topic_counts_t tc;
+    slda_model_topic_counts(m1, &tc);
+    if (getenv("UNIT_UPDATE_VERBOSE"))
+        fprintf(stderr, "%s: births %llu deaths %llu merges %llu proposals %llu flagged %llu "
+                "alpha0 %.6g\n", what, (unsigned long long)tc.births, (unsigned long long)tc.deaths,
+                (unsigned long long)tc.merges, (unsigned long long)tc.proposals,
+                (unsigned long long)tc.flagged, m1->alpha[0]);
+    if (want_births) /* the births decisions went through records too */
+        CHECK(tc.births > 0 && tc.merges + tc.deaths > 0);
+    int diff = compare_models(m1, m2);
+    if (diff)
+        fprintf(stderr, "%s: %d differences\n", what, diff);
+    CHECK_INT(diff, 0);
+    CHECK(m1->t == 100);
+    slda_model_destroy(m1);
+    slda_model_destroy(m2);
+}
+
+/* The local half leaves the model as it was, bit for bit. */
+static void test_local_changes_nothing(void)
+{
+    char err[256];
+    slda_model_t *m = make_model(NULL);
+    slda_doc_t d[16];
+    size_t n = make_batch(m, 0, 'n', d);
+    CHECK_INT(slda_model_train(m, d, n, NULL, NULL, err, sizeof err), SLDA_OK);
+    slda_docs_clear(d, n);
+    n = make_batch(m, 1, 'q', d); /* new words: rows initialised for the local steps only */
+    size_t bytes = (size_t)m->W * m->Kp * sizeof(float);
+    float *A = malloc(bytes);
+    memcpy(A, m->A, bytes);
+    double nz[8];
+    memcpy(nz, m->NZ, sizeof nz);
+    uint32_t nready = m->nready;
+    slda_update_t *upd = NULL;
+    CHECK_INT(slda_update_local(m, NULL, d, n, 0, &upd, err, sizeof err), SLDA_OK);
+    CHECK(memcmp(A, m->A, bytes) == 0);
+    CHECK(memcmp(nz, m->NZ, sizeof nz) == 0);
+    CHECK_INT(m->nready, nready);
+    CHECK_INT(m->t, 1);
+    CHECK_INT(slda_update_docs(upd), 16);
+    slda_update_destroy(upd);
+    slda_docs_clear(d, n);
+    free(A);
+    slda_model_destroy(m);
+}
+
+/* The scratch path leaves the model as it was too, when every row is held
+ * and new words must borrow rows of words held (restored afterwards). */
+static void test_scratch_borrows_held_rows(void)
+{
+    char err[256];
+    slda_model_t *m = make_model((const char *const[]){"vocab.capacity", "512", NULL});
+    slda_update_scratch_t *s = slda_update_scratch_new();
+    slda_doc_t d[16];
+    for (size_t b = 0; b < 10; b++) { /* fill the vocabulary through records */
+        size_t n = make_sbatch(m, s, b, 'n', d);
+        slda_update_t *upd = NULL;
+        if (slda_update_local(m, s, d, n, 0, &upd, err, sizeof err) != SLDA_OK ||
+            slda_update_apply(m, upd, err, sizeof err) != SLDA_OK) {
+            fprintf(stderr, "filling: %s\n", err);
+            slda_test_failures++;
+        }
+        slda_update_destroy(upd);
+        slda_docs_clear(d, n);
+    }
+    CHECK_INT(m->nready, 512); /* every row held */
+    size_t n = make_sbatch(m, s, 10, 'q', d);
+    size_t bytes = (size_t)m->W * m->Kp * sizeof(float);
+    float *A = malloc(bytes);
+    uint8_t ready[512];
+    double nz[8];
+    memcpy(A, m->A, bytes);
+    memcpy(ready, m->row_ready, sizeof ready);
+    memcpy(nz, m->NZ, sizeof nz);
+    slda_update_t *upd = NULL;
+    CHECK_INT(slda_update_local(m, s, d, n, 0, &upd, err, sizeof err), SLDA_OK);
+    CHECK(memcmp(A, m->A, bytes) == 0);
+    CHECK(memcmp(ready, m->row_ready, sizeof ready) == 0);
+    CHECK(memcmp(nz, m->NZ, sizeof nz) == 0);
+    CHECK_INT(m->nready, 512);
+    CHECK_INT(slda_update_apply(m, upd, err, sizeof err), SLDA_OK); /* evicts in apply */
+    CHECK(slda_vocab_evictions(m->vocab) > 0);
+    slda_update_destroy(upd);
+    slda_docs_clear(d, n);
+    free(A);
+    slda_update_scratch_destroy(s);
+    slda_model_destroy(m);
+}
+
+/* 2. Replicas A and B, each doing the local steps of its own minibatches
+ * (even ones on A, odd ones on B, two at a time against the same update
+ * index, so every second record is one update stale when applied), both
+ * applying the one log of all records: identical models, including the words
+ * only B ever tokenised. A third model trained by one instance through the
+ * same records agrees too (item 4). */
+static void test_replicas_agree(slda_update_values_t values, const char *const *kv)
+{
+    char err[256];
+    slda_model_t *a = make_model(kv), *b = make_model(kv), *one = make_model(kv);
+    int open = !slda_vocab_is_fixed(a->vocab);
+    slda_update_scratch_t *sa = slda_update_scratch_new(), *sb = slda_update_scratch_new();
+    slda_doc_t da[16], db[16];
+    size_t bytes = 0;
+    for (size_t pair = 0; pair < 50; pair++) {
+        size_t na = make_sbatch(a, sa, 2 * pair, 'a', da);
+        size_t nb = make_sbatch(b, sb, 2 * pair + 1, 'z', db);
+        uint32_t words_a = slda_vocab_size(a->vocab);
+        slda_update_t *ua = NULL, *ub = NULL;
+        CHECK_INT(slda_update_local(a, sa, da, na, 0, &ua, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_update_local(b, sb, db, nb, 0, &ub, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_vocab_size(a->vocab), words_a); /* only apply changes it */
+        slda_update_add_input(ua, "docs", 0, (int64_t)pair * 16, (int64_t)pair * 16 + 15);
+        slda_update_add_input(ub, "docs", 1, (int64_t)pair * 16, (int64_t)pair * 16 + 15);
+        slda_update_t *log[2] = {through_log(ua, values, &bytes), through_log(ub, values, &bytes)};
+        for (int i = 0; i < 2; i++) { /* every replica applies the log in order */
+            CHECK_INT(slda_update_apply(a, log[i], err, sizeof err), SLDA_OK);
+            CHECK_INT(slda_update_apply(b, log[i], err, sizeof err), SLDA_OK);
+            CHECK_INT(slda_update_apply(one, log[i], err, sizeof err), SLDA_OK);
+            slda_update_destroy(log[i]);
+        }
+        slda_update_destroy(ua);
+        slda_update_destroy(ub);
+        slda_docs_clear(da, na);
+        slda_docs_clear(db, nb);
+    }
+    CHECK_INT(a->t, 100);
+    CHECK_INT(compare_models(a, b), 0);
+    CHECK_INT(compare_models(b, a), 0);
+    CHECK_INT(compare_models(a, one), 0);
+    /* the vocabularies evicted (4096 words, ~9000 seen) the same words */
+    CHECK(slda_vocab_evictions(a->vocab) > 0 || !open);
+    CHECK_INT(slda_vocab_evictions(a->vocab), slda_vocab_evictions(b->vocab));
+    CHECK_INT(slda_vocab_size(a->vocab), slda_vocab_size(b->vocab));
+    /* a late word only B saw is held by A, and one only A saw by B (open
+     * vocabulary; a fixed one dropped both) */
+    char wz[16], wa[16];
+    spell(wz, sizeof wz, 'z', (uint64_t)(99 * 16) * 64 + 7);
+    spell(wa, sizeof wa, 'a', (uint64_t)(98 * 16) * 64 + 7);
+    uint32_t zid = slda_vocab_find(a->vocab, wz, strlen(wz) - 1);
+    uint32_t aid = slda_vocab_find(b->vocab, wa, strlen(wa) - 1);
+    CHECK(open ? zid != UINT32_MAX && a->row_ready[zid] : zid == UINT32_MAX);
+    CHECK(open ? aid != UINT32_MAX && b->row_ready[aid] : aid == UINT32_MAX);
+    CHECK(a->docs == 100 * 16 - 20 && a->tokens > 0); /* 20 of 100 batches hold an empty doc */
+    slda_topic_counts_t tc;
+    slda_model_topic_counts(a, &tc);
+    if (getenv("UNIT_UPDATE_VERBOSE"))
+        fprintf(stderr, "replicas: births %llu merges %llu deaths %llu\n",
+                (unsigned long long)tc.births, (unsigned long long)tc.merges,
+                (unsigned long long)tc.deaths);
+    if (getenv("UNIT_UPDATE_VERBOSE"))
+        fprintf(stderr, "replicas (%s): %.1f bytes per document, %llu evictions\n",
+                values == SLDA_UPDATE_F32 ? "float32" : values == SLDA_UPDATE_F16 ? "float16" : "q8",
+                (double)bytes / (100 * 16), (unsigned long long)slda_vocab_evictions(a->vocab));
+    slda_update_scratch_destroy(sa);
+    slda_update_scratch_destroy(sb);
+    slda_model_destroy(a);
+    slda_model_destroy(b);
+    slda_model_destroy(one);
+}
+
+/* 3. Codec: float32 round trip exact (re-encoding gives the same bytes),
+ * float16 and q8 within their resolution, inputs carried. */
+static void test_codec(void)
+{
+    char err[256];
+    slda_model_t *m = make_model((const char *const[]){"alpha.learn", "newton", NULL});
+    slda_doc_t d[16];
+    size_t n = make_batch(m, 0, 'n', d);
+    slda_update_t *upd = NULL;
+    CHECK_INT(slda_update_local(m, NULL, d, n, 0, &upd, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_update_add_input(upd, "docs", 3, 100, 115), SLDA_OK);
+    CHECK_INT(slda_update_add_input(upd, "docs", 4, 7, 6), SLDA_ERR_INVALID);
+    slda_update_values_t pv = SLDA_UPDATE_F32;
+    CHECK(slda_update_values_parse("q8", &pv) == 0 && pv == SLDA_UPDATE_Q8);
+    CHECK(slda_update_values_parse("float64", &pv) == -1);
+    void *b1, *b2;
+    size_t l1, l2;
+    CHECK_INT(slda_update_encode(upd, SLDA_UPDATE_F32, &b1, &l1, err, sizeof err), SLDA_OK);
+    slda_update_t *dec = NULL;
+    CHECK_INT(slda_update_decode(b1, l1, &dec, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_update_encode(dec, SLDA_UPDATE_F32, &b2, &l2, err, sizeof err), SLDA_OK);
+    CHECK(l1 == l2 && memcmp(b1, b2, l1) == 0);
+    const char *topic;
+    int32_t part;
+    int64_t from, to;
+    CHECK_INT(slda_update_input(dec, 0, &topic, &part, &from, &to), 1);
+    CHECK_STR(topic, "docs");
+    CHECK(part == 3 && from == 100 && to == 115);
+    CHECK_INT(slda_update_tokens(dec), slda_update_tokens(upd));
+    slda_update_destroy(dec);
+    dec = NULL;
+    free(b2);
+    for (int v = 1; v <= 2; v++) {
+        slda_update_t *q = through_log(upd, (slda_update_values_t)v, NULL);
+        double worst = 0;
+        uint32_t ns, K, qns, qK;
+        const float *x = slda_update_stats(upd, &ns, &K), *y = slda_update_stats(q, &qns, &qK);
+        CHECK(ns == qns && K == qK && ns > 0);
+        for (uint32_t s = 0; s < ns; s++) {
+            float mx = 0;
+            for (uint32_t k = 0; k < K; k++)
+                mx = fmaxf(mx, x[(size_t)s * K + k]);
+            for (uint32_t k = 0; k < K; k++) {
+                double e = fabs(y[(size_t)s * K + k] - x[(size_t)s * K + k]);
+                worst = fmax(worst, mx > 0 ? e / mx : e);
+            }
+        }
+        CHECK(worst <= (v == 1 ? 1e-3 : 0.5 / 255 + 1e-6));
+        CHECK(worst > 0);
+        slda_update_destroy(q);
+    }
+
+    /* 4. damaged records: every truncation, single-byte flips, a wrong
+     * version; then structural damage under a valid checksum */
+    for (size_t cut = 0; cut < l1; cut += cut < 64 ? 1 : 37) {
+        slda_update_t *x = NULL;
+        CHECK(slda_update_decode(b1, cut, &x, err, sizeof err) != SLDA_OK && !x);
+    }
+    unsigned char *c = malloc(l1);
+    for (size_t i = 0; i < l1; i += 13) {
+        memcpy(c, b1, l1);
+        c[i] ^= 0x40;
+        slda_update_t *x = NULL;
+        CHECK(slda_update_decode(c, l1, &x, err, sizeof err) != SLDA_OK && !x);
+    }
+    memcpy(c, b1, l1);
+    c[7] = 9;
+    CHECK_INT(slda_update_decode(c, l1, &dec, err, sizeof err), SLDA_ERR_VERSION);
+    CHECK_CONTAINS(err, "format version 9");
+    memcpy(c, b1, l1);
+    c[0] = 'X';
+    CHECK_INT(slda_update_decode(c, l1, &dec, err, sizeof err), SLDA_ERR_CORRUPT);
+    CHECK_CONTAINS(err, "magic");
+    memcpy(c, b1, l1);
+    c[l1 - 20] ^= 1;
+    CHECK_INT(slda_update_decode(c, l1, &dec, err, sizeof err), SLDA_ERR_CORRUPT);
+    CHECK_CONTAINS(err, "checksum");
+    /* every byte of the body changed, the checksum fixed: refused or decoded, never a crash */
+    int refused = 0;
+    for (size_t i = 8; i + 8 < l1; i++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            memcpy(c, b1, l1);
+            c[i] ^= (unsigned char)(1u << bit);
+            uint64_t h = slda_hash64(c, l1 - 8, 0);
+            for (int j = 0; j < 8; j++)
+                c[l1 - 8 + j] = (unsigned char)(h >> (8 * (7 - j)));
+            slda_update_t *x = NULL;
+            if (slda_update_decode(c, l1, &x, err, sizeof err) != SLDA_OK)
+                refused++;
+            else
+                CHECK(x != NULL);
+            slda_update_destroy(x);
+        }
+    }
+    CHECK(refused > 0);
+    slda_update_destroy(dec);
+    free(c);
+    free(b1);
+
+    /* a record for another K is refused by apply */
+    slda_model_t *other = make_model((const char *const[]){"topics", "9", NULL});
+    CHECK_INT(slda_update_apply(other, upd, err, sizeof err), SLDA_ERR_INVALID);
+    CHECK_CONTAINS(err, "topics");
+    slda_model_destroy(other);
+    slda_update_destroy(upd);
+    slda_docs_clear(d, n);
+    slda_model_destroy(m);
+}
+
+int main(void)
+{
+    test_local_changes_nothing();
+    test_scratch_borrows_held_rows();
+    test_local_apply_equals_train(NULL, "births on", 1);
+    test_local_apply_equals_train((const char *const[]){"alpha.learn", "newton", NULL},
+                                  "births and alpha learning", 1);
+    test_local_apply_equals_train((const char *const[]){"alpha.learn", "fixedpoint",
+                                                        "births", "false", NULL},
+                                  "alpha learning, no births", 0);
+    test_local_apply_equals_train((const char *const[]){"threads", "2", "alpha.learn",
+                                                        "newton", NULL},
+                                  "two threads", 1);
+    test_local_apply_equals_train((const char *const[]){"global.rows", "decay", NULL},
+                                  "global.rows=decay", 0);
+    test_local_apply_equals_train((const char *const[]){"vocab.file", fixed_vocab(),
+                                                        "alpha.learn", "newton", NULL},
+                                  "fixed vocabulary", 1);
+    test_replicas_agree(SLDA_UPDATE_F32, NULL);
+    test_replicas_agree(SLDA_UPDATE_F16, NULL);
+    test_replicas_agree(SLDA_UPDATE_Q8, NULL);
+    test_replicas_agree(SLDA_UPDATE_F32, (const char *const[]){"vocab.file", fixed_vocab(), NULL});
+    test_codec();
+    if (fixed_path[0]) {
+        remove(fixed_path);
+        remove(fixed_dir);
+    }
+    return slda_test_done("unit_update");
+}
