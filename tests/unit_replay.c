@@ -1,7 +1,9 @@
 /* unit_replay.c - second visits (replay.docs, src/engine/replay.c): when each trained
- * minibatch comes back, that it comes back exactly once (drain included) without counting
- * as new documents or tokens, and that a stored document comes back as the same words after
- * the open vocabulary has evicted some of them and handed their ids to others.
+ * minibatch comes back (in a stream; and not before the drain when the whole input is known
+ * to fit in replay.docs, as streamlda train tells the model), that it comes back exactly once
+ * (drain included) without counting as new documents or tokens, and that a stored document
+ * comes back as the same words after the open vocabulary has evicted some of them and handed
+ * their ids to others.
  *
  * Documents are built from text through the model's own open vocabulary, as the readers
  * and the Kafka service build them (the generator of unit_openvocab.c).
@@ -12,6 +14,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+enum { SCHED_DOCS = 300 }; /* test_schedule's input: 30 minibatches of 10 documents */
 
 static slda_params_t base_params(uint32_t capacity, uint32_t replay_docs)
 {
@@ -94,22 +98,26 @@ static void make_doc(slda_model_t *model, uint64_t seed, size_t d, size_t fresh_
     }
 }
 
-/* Minibatches stored after c equal minibatches (none due while 4 or fewer
- * are stored, then down to half of all documents stored so far), and at
- * most cap_batches when replay.docs holds that many. */
-static uint64_t stored_after(uint64_t c, uint64_t cap_batches)
+/* Minibatches stored after c equal minibatches: all of them when the input
+ * fits in replay.docs (fits); else none due while 4 or fewer are stored,
+ * then down to half of all documents stored so far; at most cap_batches
+ * when replay.docs holds that many. */
+static uint64_t stored_after(uint64_t c, uint64_t cap_batches, int fits)
 {
-    uint64_t nb = c <= 4 ? c : (c / 2 > 4 ? c / 2 : 4);
+    uint64_t nb = fits || c <= 4 ? c : (c / 2 > 4 ? c / 2 : 4);
     return nb < cap_batches ? nb : cap_batches;
 }
 
 /* Each stored minibatch is trained once more, later: an update of its own,
- * counted in neither docs nor tokens; drain trains the rest. */
-static void test_schedule(uint32_t replay_docs, uint64_t cap_batches)
+ * counted in neither docs nor tokens; drain trains the rest. input_docs:
+ * the documents of the whole input when known (replay_input_docs), else 0. */
+static void test_schedule(uint32_t replay_docs, uint64_t cap_batches, uint64_t input_docs)
 {
-    enum { MB = 10, CALLS = 30 };
+    enum { MB = 10, CALLS = SCHED_DOCS / MB };
     slda_params_t p = base_params(4096, replay_docs);
     slda_model_t *model = open_model(&p);
+    model->replay_input_docs = input_docs;
+    int fits = input_docs > 0 && input_docs <= replay_docs;
     slda_doc_t docs[MB];
     char err[256];
     uint64_t tokens = 0, mismatches = 0;
@@ -120,14 +128,14 @@ static void test_schedule(uint32_t replay_docs, uint64_t cap_batches)
         }
         CHECK_INT(slda_model_train(model, docs, MB, NULL, NULL, err, sizeof err), SLDA_OK);
         slda_docs_clear(docs, MB);
-        uint64_t nb = stored_after(c, cap_batches);
+        uint64_t nb = stored_after(c, cap_batches, fits);
         mismatches += slda_model_updates(model) != c + (c - nb);
         mismatches += slda_replay_stored(model) != nb * MB;
     }
     CHECK_INT(mismatches, 0);
     CHECK_INT(slda_model_docs(model), CALLS * MB);
     CHECK_INT(slda_model_tokens(model), tokens); /* second visits are not new tokens */
-    CHECK_INT(model->replay_tokens, tokens - stored_after(CALLS, cap_batches) * MB * 40);
+    CHECK_INT(model->replay_tokens, tokens - stored_after(CALLS, cap_batches, fits) * MB * 40);
     CHECK_INT(slda_model_replay_drain(model, err, sizeof err), SLDA_OK);
     CHECK_INT(slda_model_updates(model), 2 * CALLS); /* every minibatch exactly twice */
     CHECK_INT(slda_replay_stored(model), 0);
@@ -248,8 +256,12 @@ static void test_words_after_eviction(void)
 
 int main(void)
 {
-    test_schedule(100000, 1000); /* the delay: about the documents seen before */
-    test_schedule(25, 2);        /* replay.docs bounds it: 2 minibatches of 10 */
+    test_schedule(100000, 1000, 0); /* a stream: the delay is about the documents seen before */
+    test_schedule(25, 2, 0);        /* replay.docs bounds it: 2 minibatches of 10 */
+    test_schedule(100000, 1000, SCHED_DOCS); /* the input fits: all wait for the drain */
+    test_schedule(SCHED_DOCS, 1000, SCHED_DOCS);        /* fits exactly */
+    test_schedule(SCHED_DOCS - 1, 29, SCHED_DOCS);      /* one too many: as a stream */
+    test_schedule(25, 2, SCHED_DOCS);
     test_off(SLDA_REPLAY_AUTO, 20000);
     test_off(SLDA_REPLAY_ON, 0);
     test_words_after_eviction();

@@ -13,7 +13,12 @@
  * documents comes back after about 2n), at most replay.docs documents later:
  * that bounds the memory. train.c pushes every minibatch it trains on and
  * trains the minibatches that fall due after it; slda_model_replay_drain
- * trains the rest at the end of a finite input.
+ * trains the rest at the end of a finite input. A finite input known in
+ * advance to fit in replay.docs (model->replay_input_docs, set by streamlda
+ * train) keeps every document until that drain: each second visit then sees
+ * the model of the whole input, which brought one pass closer to converged
+ * Gibbs on three bench/quality corpora and as close on the fourth, for the
+ * same work (docs/engine.md, "Second visits").
  *
  * Documents are stored as (word key, count) pairs (the XXH3 key the
  * vocabulary hashes words with, as heldout.c does) and resolved to ids when
@@ -114,15 +119,18 @@ void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
     rp->pushed += nd;
 }
 
-/* Due: more stored than replay.docs, or (past the first few minibatches)
- * more than half of all documents stored so far, so a document that came
- * after n others comes back after about 2n. */
+/* Due: more stored than replay.docs; none while an input known to fit in
+ * replay.docs is read (all wait for slda_model_replay_drain); else (past the
+ * first few minibatches) more than half of all documents stored so far, so a
+ * document that came after n others comes back after about 2n. */
 static int due(const slda_model_t *model, const struct slda_replay_s *rp)
 {
     if (rp->n == rp->head)
         return 0;
     if (rp->stored > model->p.replay_docs)
         return 1;
+    if (model->replay_input_docs && model->replay_input_docs <= model->p.replay_docs)
+        return 0;
     return rp->n - rp->head > SLDA_REPLAY_MIN_BATCHES && 2 * (uint64_t)rp->stored > rp->pushed;
 }
 
