@@ -1,9 +1,9 @@
 /* unit_replay.c - second visits (replay.docs, src/engine/replay.c): when each trained
  * minibatch comes back (in a stream; and not before the drain when the whole input is known
  * to fit in replay.docs, as streamlda train tells the model), that it comes back exactly once
- * (drain included) without counting as new documents or tokens, and that a stored document
- * comes back as the same words after the open vocabulary has evicted some of them and handed
- * their ids to others.
+ * (drain included) without counting as new documents or tokens, that the drain takes them in
+ * a random order fixed by the seed, and that a stored document comes back as the same words
+ * after the open vocabulary has evicted some of them and handed their ids to others.
  *
  * Documents are built from text through the model's own open vocabulary, as the readers
  * and the Kafka service build them (the generator of unit_openvocab.c).
@@ -170,6 +170,67 @@ static void test_off(slda_replay_mode_t mode, uint32_t replay_docs)
     slda_model_destroy(model);
 }
 
+/* The drain's order with seed: order[i] = the minibatch (one document each,
+ * pushed in order 0..NB-1) the i-th pop returned, UINT32_MAX if none. */
+enum { NB = 20 };
+static void drain_order(uint64_t seed, uint32_t *order)
+{
+    slda_params_t p = base_params(4096, 0); /* stores only what the test pushes */
+    p.seed = seed;
+    slda_model_t *model = open_model(&p);
+    slda_doc_t docs[NB];
+    char err[256];
+    for (size_t j = 0; j < NB; j++)
+        make_doc(model, 7, j, 1u << 30, &docs[j]);
+    CHECK_INT(slda_model_train(model, docs, NB, NULL, NULL, err, sizeof err), SLDA_OK);
+    for (size_t j = 0; j < NB; j++)
+        slda_replay_push(model, &docs[j], 1);
+    size_t n;
+    for (size_t i = 0; i < NB; i++) {
+        slda_doc_t *back = slda_replay_pop(model, 1, &n);
+        order[i] = UINT32_MAX;
+        CHECK(back != NULL && n == 1);
+        for (uint32_t j = 0; back && n == 1 && j < NB; j++)
+            if (back[0].npairs == docs[j].npairs &&
+                !memcmp(back[0].word, docs[j].word, docs[j].npairs * sizeof *docs[j].word) &&
+                !memcmp(back[0].count, docs[j].count, docs[j].npairs * sizeof *docs[j].count))
+                order[i] = j;
+        if (back) {
+            slda_docs_clear(back, n);
+            free(back);
+        }
+    }
+    CHECK(slda_replay_pop(model, 1, &n) == NULL);
+    CHECK_INT(slda_replay_stored(model), 0);
+    slda_docs_clear(docs, NB);
+    slda_model_destroy(model);
+}
+
+/* The drain takes the stored minibatches in a random order (as a shuffled
+ * second pass): each exactly once, not in the order they came, the same
+ * order for the same seed and another for another seed. */
+static void test_drain_order(void)
+{
+    uint32_t a[NB], b[NB], c[NB];
+    unsigned seen[NB] = {0};
+    int fifo = 1, same = 1, other = 0;
+    drain_order(11, a);
+    drain_order(11, b);
+    drain_order(12, c);
+    for (uint32_t i = 0; i < NB; i++) {
+        if (a[i] < NB)
+            seen[a[i]]++;
+        fifo &= a[i] == i;
+        same &= a[i] == b[i];
+        other |= a[i] != c[i];
+    }
+    for (uint32_t j = 0; j < NB; j++)
+        CHECK_INT(seen[j], 1);
+    CHECK(!fifo);
+    CHECK(same);
+    CHECK(other);
+}
+
 /* A stored document comes back as its own words: those the model still
  * holds, by key, whatever ids the evicted ones were given meanwhile. */
 static void test_words_after_eviction(void)
@@ -264,6 +325,7 @@ int main(void)
     test_schedule(25, 2, SCHED_DOCS);
     test_off(SLDA_REPLAY_AUTO, 20000);
     test_off(SLDA_REPLAY_ON, 0);
+    test_drain_order();
     test_words_after_eviction();
     return slda_test_done("unit_replay");
 }

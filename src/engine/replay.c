@@ -18,15 +18,19 @@
  * train) keeps every document until that drain: each second visit then sees
  * the model of the whole input, which brought one pass closer to converged
  * Gibbs on three bench/quality corpora and as close on the fourth, for the
- * same work (docs/engine.md, "Second visits").
+ * same work (docs/engine.md, "Second visits"). The drain takes the stored
+ * minibatches in a random order (seeded by seed and the documents stored),
+ * as a shuffled second pass would: on the same four corpora that helped
+ * every one of them again.
  *
  * Documents are stored as (word key, count) pairs (the XXH3 key the
  * vocabulary hashes words with, as heldout.c does) and resolved to ids when
  * they come back: an open vocabulary may have evicted a word and handed its
  * id to another meanwhile; a word the model no longer holds is left out.
  *
- * Invariants: minibatches leave in the order they came; stored counts the
- * documents held; nothing here is in a snapshot (a restored model starts
+ * Invariants: minibatches leave in the order they came, except in the
+ * drain (a random order, the same for the same seed and input); stored counts
+ * the documents held; nothing here is in a snapshot (a restored model starts
  * with an empty store). Threads: the store belongs to the model's thread.
  */
 #include "replay.h"
@@ -50,6 +54,8 @@ struct slda_replay_s {
     size_t head, n, cap;
     size_t stored;        /* documents in b[head..n) */
     uint64_t pushed;      /* documents ever stored (first visits) */
+    slda_rng_t rng;       /* the drain's order */
+    int rng_seeded;       /* the drain has started */
 };
 
 static void batch_clear(replay_batch_t *b)
@@ -140,6 +146,15 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
     *ndocs = 0;
     if (!rp || rp->n == rp->head || (!drain && !due(model, rp)))
         return NULL;
+    if (drain) { /* a random one of those left: the drain's order is a random permutation */
+        if (!rp->rng_seeded)
+            slda_rng_seed3(&rp->rng, model->p.seed, 0x7265706c6179ull /* "replay" */, rp->pushed);
+        rp->rng_seeded = 1;
+        size_t j = rp->head + slda_rng_below(&rp->rng, (uint32_t)(rp->n - rp->head));
+        replay_batch_t tmp = rp->b[rp->head];
+        rp->b[rp->head] = rp->b[j];
+        rp->b[j] = tmp;
+    }
     replay_batch_t *b = &rp->b[rp->head++];
     slda_doc_t *docs = slda_xcalloc(b->ndocs + 1, sizeof *docs);
     size_t m = 0;
