@@ -1,9 +1,10 @@
 /* unit_replay.c - second visits (replay.docs, src/engine/replay.c): when each trained
  * minibatch comes back (in a stream; and not before the drain when the whole input is known
  * to fit in replay.docs, as streamlda train tells the model), that it comes back exactly once
- * (drain included) without counting as new documents or tokens, that the drain takes them in
- * a random order fixed by the seed, and that a stored document comes back as the same words
- * after the open vocabulary has evicted some of them and handed their ids to others.
+ * (drain included) without counting as new documents or tokens, that the drain shuffles the
+ * waiting documents across the waiting minibatches the same way for the same seed, and that
+ * a stored document comes back as the same words after the open vocabulary has evicted some
+ * of them and handed their ids to others.
  *
  * Documents are built from text through the model's own open vocabulary, as the readers
  * and the Kafka service build them (the generator of unit_openvocab.c).
@@ -170,8 +171,9 @@ static void test_off(slda_replay_mode_t mode, uint32_t replay_docs)
     slda_model_destroy(model);
 }
 
-/* The drain's order with seed: order[i] = the minibatch (one document each,
- * pushed in order 0..NB-1) the i-th pop returned, UINT32_MAX if none. */
+/* The drain's order with seed: order[i] = the document (pushed in order
+ * 0..NB-1, in minibatches of 2) at position i of the drain's minibatches
+ * (each checked to hold 2), UINT32_MAX if none matched. */
 enum { NB = 20 };
 static void drain_order(uint64_t seed, uint32_t *order)
 {
@@ -183,18 +185,20 @@ static void drain_order(uint64_t seed, uint32_t *order)
     for (size_t j = 0; j < NB; j++)
         make_doc(model, 7, j, 1u << 30, &docs[j]);
     CHECK_INT(slda_model_train(model, docs, NB, NULL, NULL, err, sizeof err), SLDA_OK);
-    for (size_t j = 0; j < NB; j++)
-        slda_replay_push(model, &docs[j], 1);
+    for (size_t j = 0; j < NB; j += 2)
+        slda_replay_push(model, &docs[j], 2);
     size_t n;
-    for (size_t i = 0; i < NB; i++) {
+    for (size_t i = 0; i < NB; i += 2) {
         slda_doc_t *back = slda_replay_pop(model, 1, &n);
-        order[i] = UINT32_MAX;
-        CHECK(back != NULL && n == 1);
-        for (uint32_t j = 0; back && n == 1 && j < NB; j++)
-            if (back[0].npairs == docs[j].npairs &&
-                !memcmp(back[0].word, docs[j].word, docs[j].npairs * sizeof *docs[j].word) &&
-                !memcmp(back[0].count, docs[j].count, docs[j].npairs * sizeof *docs[j].count))
-                order[i] = j;
+        CHECK(back != NULL && n == 2);
+        for (size_t h = 0; h < 2; h++) {
+            order[i + h] = UINT32_MAX;
+            for (uint32_t j = 0; back && n == 2 && j < NB; j++)
+                if (back[h].npairs == docs[j].npairs &&
+                    !memcmp(back[h].word, docs[j].word, docs[j].npairs * sizeof *docs[j].word) &&
+                    !memcmp(back[h].count, docs[j].count, docs[j].npairs * sizeof *docs[j].count))
+                    order[i + h] = j;
+        }
         if (back) {
             slda_docs_clear(back, n);
             free(back);
@@ -206,14 +210,15 @@ static void drain_order(uint64_t seed, uint32_t *order)
     slda_model_destroy(model);
 }
 
-/* The drain takes the stored minibatches in a random order (as a shuffled
- * second pass): each exactly once, not in the order they came, the same
+/* The drain shuffles the waiting documents across the waiting minibatches
+ * (as a shuffled second pass): each document exactly once, not in the order
+ * they came, some paired with a document of another minibatch, the same
  * order for the same seed and another for another seed. */
 static void test_drain_order(void)
 {
     uint32_t a[NB], b[NB], c[NB];
     unsigned seen[NB] = {0};
-    int fifo = 1, same = 1, other = 0;
+    int fifo = 1, same = 1, other = 0, mixed = 0;
     drain_order(11, a);
     drain_order(11, b);
     drain_order(12, c);
@@ -223,10 +228,12 @@ static void test_drain_order(void)
         fifo &= a[i] == i;
         same &= a[i] == b[i];
         other |= a[i] != c[i];
+        mixed |= i % 2 == 0 && a[i] / 2 != a[i + 1] / 2;
     }
     for (uint32_t j = 0; j < NB; j++)
         CHECK_INT(seen[j], 1);
     CHECK(!fifo);
+    CHECK(mixed);
     CHECK(same);
     CHECK(other);
 }
@@ -278,7 +285,8 @@ static void test_words_after_eviction(void)
         }
     CHECK(reused > 0); /* stale ids would have trained other words */
     CHECK(gone > 0);
-    slda_doc_t *back = slda_replay_pop(model, 1, &n);
+    /* due (more than replay.docs = 0 wait), not drained: documents in order */
+    slda_doc_t *back = slda_replay_pop(model, 0, &n);
     CHECK(back != NULL);
     CHECK_INT(n, ND); /* 3 tokens in 4 are topic words: no document left empty */
     for (size_t j = 0; j < n && j < ND; j++) {

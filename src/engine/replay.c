@@ -18,10 +18,11 @@
  * train) keeps every document until that drain: each second visit then sees
  * the model of the whole input, which brought one pass closer to converged
  * Gibbs on three bench/quality corpora and as close on the fourth, for the
- * same work (docs/engine.md, "Second visits"). The drain takes the stored
- * minibatches in a random order (seeded by seed and the documents stored),
- * as a shuffled second pass would: on the same four corpora that helped
- * every one of them again.
+ * same work (docs/engine.md, "Second visits"). The drain first shuffles the
+ * waiting documents across the waiting minibatches (each keeps its size;
+ * seeded by seed), as a shuffled second pass would: on the same four
+ * corpora that helped every one of them again (Reuters and AP are in time
+ * order, so a minibatch of the second visits no longer holds one week's news).
  *
  * Documents are stored as (word key, count) pairs (the XXH3 key the
  * vocabulary hashes words with, as heldout.c does) and resolved to ids when
@@ -29,8 +30,8 @@
  * id to another meanwhile; a word the model no longer holds is left out.
  *
  * Invariants: minibatches leave in the order they came, except in the
- * drain (a random order, the same for the same seed and input); stored counts
- * the documents held; nothing here is in a snapshot (a restored model starts
+ * drain (documents shuffled, the same way for the same seed and input);
+ * stored counts the documents held; nothing here is in a snapshot (a restored model starts
  * with an empty store). Threads: the store belongs to the model's thread.
  */
 #include "replay.h"
@@ -54,8 +55,9 @@ struct slda_replay_s {
     size_t head, n, cap;
     size_t stored;        /* documents in b[head..n) */
     uint64_t pushed;      /* documents ever stored (first visits) */
-    slda_rng_t rng;       /* the drain's order */
-    int rng_seeded;       /* the drain has started */
+    slda_rng_t rng;       /* the drain's shuffle */
+    int rng_seeded;
+    int draining;         /* the waiting documents are shuffled: a drain is under way */
 };
 
 static void batch_clear(replay_batch_t *b)
@@ -140,22 +142,72 @@ static int due(const slda_model_t *model, const struct slda_replay_s *rp)
     return rp->n - rp->head > SLDA_REPLAY_MIN_BATCHES && 2 * (uint64_t)rp->stored > rp->pushed;
 }
 
+/* The drain's shuffle: the waiting documents in a uniformly random order
+ * (Fisher-Yates), dealt into minibatches of the sizes the waiting ones have.
+ * Copies the store once (O(pairs)); the old copy is freed at the end. */
+static void shuffle_docs(struct slda_replay_s *rp)
+{
+    size_t nb = rp->n - rp->head, nd = rp->stored, j = 0;
+    size_t *from_b = slda_xmalloc((nd + 1) * sizeof *from_b);
+    size_t *from_d = slda_xmalloc((nd + 1) * sizeof *from_d);
+    for (size_t i = rp->head; i < rp->n; i++)
+        for (size_t d = 0; d < rp->b[i].ndocs; d++, j++) {
+            from_b[j] = i;
+            from_d[j] = d;
+        }
+    for (size_t i = nd; i > 1; i--) {
+        size_t k = slda_rng_below(&rp->rng, (uint32_t)i), t;
+        t = from_b[i - 1], from_b[i - 1] = from_b[k], from_b[k] = t;
+        t = from_d[i - 1], from_d[i - 1] = from_d[k], from_d[k] = t;
+    }
+    replay_batch_t *out = slda_xcalloc(nb + 1, sizeof *out);
+    j = 0;
+    for (size_t i = 0; i < nb; i++) {
+        replay_batch_t *b = &out[i];
+        size_t pairs = 0, p = 0;
+        b->ndocs = rp->b[rp->head + i].ndocs;
+        for (size_t d = 0; d < b->ndocs; d++) {
+            const replay_batch_t *src = &rp->b[from_b[j + d]];
+            pairs += src->off[from_d[j + d] + 1] - src->off[from_d[j + d]];
+        }
+        b->off = slda_xmalloc((b->ndocs + 1) * sizeof *b->off);
+        b->key = slda_xmalloc((pairs + 1) * sizeof *b->key);
+        b->count = slda_xmalloc((pairs + 1) * sizeof *b->count);
+        for (size_t d = 0; d < b->ndocs; d++, j++) {
+            const replay_batch_t *src = &rp->b[from_b[j]];
+            size_t lo = src->off[from_d[j]], hi = src->off[from_d[j] + 1];
+            b->off[d] = p;
+            memcpy(b->key + p, src->key + lo, (hi - lo) * sizeof *b->key);
+            memcpy(b->count + p, src->count + lo, (hi - lo) * sizeof *b->count);
+            p += hi - lo;
+        }
+        b->off[b->ndocs] = p;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        batch_clear(&rp->b[rp->head + i]);
+        rp->b[rp->head + i] = out[i];
+    }
+    free(out);
+    free(from_b);
+    free(from_d);
+}
+
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
 {
     struct slda_replay_s *rp = model->replay;
     *ndocs = 0;
     if (!rp || rp->n == rp->head || (!drain && !due(model, rp)))
         return NULL;
-    if (drain) { /* a random one of those left: the drain's order is a random permutation */
+    if (drain && !rp->draining) { /* a drain starts: shuffle what waits */
         if (!rp->rng_seeded)
             slda_rng_seed3(&rp->rng, model->p.seed, 0x7265706c6179ull /* "replay" */, rp->pushed);
         rp->rng_seeded = 1;
-        size_t j = rp->head + slda_rng_below(&rp->rng, (uint32_t)(rp->n - rp->head));
-        replay_batch_t tmp = rp->b[rp->head];
-        rp->b[rp->head] = rp->b[j];
-        rp->b[j] = tmp;
+        shuffle_docs(rp);
+        rp->draining = 1;
     }
     replay_batch_t *b = &rp->b[rp->head++];
+    if (rp->head == rp->n)
+        rp->draining = 0; /* empty: a later drain shuffles its own documents */
     slda_doc_t *docs = slda_xcalloc(b->ndocs + 1, sizeof *docs);
     size_t m = 0;
     for (size_t i = 0; i < b->ndocs; i++) {
