@@ -57,7 +57,12 @@ struct slda_replay_s {
     uint64_t pushed;      /* documents ever stored (first visits) */
     slda_rng_t rng;       /* the drain's shuffle */
     int rng_seeded;
-    int draining;         /* the waiting documents are shuffled: a drain is under way */
+    /* A drain under way (perm_b != NULL): the waiting documents of
+     * b[head..head + drain_end) shuffled, as (batch - head, document) pairs;
+     * the next minibatch takes the size of b[head + drain_next] from
+     * perm_pos on. The batches are freed when the drain ends. */
+    size_t *perm_b, *perm_d;
+    size_t perm_pos, drain_next, drain_end;
 };
 
 static void batch_clear(replay_batch_t *b)
@@ -72,6 +77,8 @@ void slda_replay_free(struct slda_replay_s *rp)
 {
     if (!rp)
         return;
+    free(rp->perm_b);
+    free(rp->perm_d);
     for (size_t i = rp->head; i < rp->n; i++)
         batch_clear(&rp->b[i]);
     free(rp->b);
@@ -142,90 +149,82 @@ static int due(const slda_model_t *model, const struct slda_replay_s *rp)
     return rp->n - rp->head > SLDA_REPLAY_MIN_BATCHES && 2 * (uint64_t)rp->stored > rp->pushed;
 }
 
-/* The drain's shuffle: the waiting documents in a uniformly random order
- * (Fisher-Yates), dealt into minibatches of the sizes the waiting ones have.
- * Copies the store once (O(pairs)); the old copy is freed at the end. */
-static void shuffle_docs(struct slda_replay_s *rp)
+/* A drain starts: the waiting documents in a uniformly random order
+ * (Fisher-Yates, seeded by seed and the documents stored), to be dealt into
+ * minibatches of the sizes the waiting ones have. Only this index is new
+ * memory (two words a document); the stored pairs are read where they are. */
+static void drain_start(const slda_model_t *model, struct slda_replay_s *rp)
 {
     size_t nb = rp->n - rp->head, nd = rp->stored, j = 0;
-    size_t *from_b = slda_xmalloc((nd + 1) * sizeof *from_b);
-    size_t *from_d = slda_xmalloc((nd + 1) * sizeof *from_d);
-    for (size_t i = rp->head; i < rp->n; i++)
-        for (size_t d = 0; d < rp->b[i].ndocs; d++, j++) {
-            from_b[j] = i;
-            from_d[j] = d;
+    if (!rp->rng_seeded)
+        slda_rng_seed3(&rp->rng, model->p.seed, 0x7265706c6179ull /* "replay" */, rp->pushed);
+    rp->rng_seeded = 1;
+    rp->perm_b = slda_xmalloc((nd + 1) * sizeof *rp->perm_b);
+    rp->perm_d = slda_xmalloc((nd + 1) * sizeof *rp->perm_d);
+    for (size_t i = 0; i < nb; i++)
+        for (size_t d = 0; d < rp->b[rp->head + i].ndocs; d++, j++) {
+            rp->perm_b[j] = i;
+            rp->perm_d[j] = d;
         }
     for (size_t i = nd; i > 1; i--) {
         size_t k = slda_rng_below(&rp->rng, (uint32_t)i), t;
-        t = from_b[i - 1], from_b[i - 1] = from_b[k], from_b[k] = t;
-        t = from_d[i - 1], from_d[i - 1] = from_d[k], from_d[k] = t;
+        t = rp->perm_b[i - 1], rp->perm_b[i - 1] = rp->perm_b[k], rp->perm_b[k] = t;
+        t = rp->perm_d[i - 1], rp->perm_d[i - 1] = rp->perm_d[k], rp->perm_d[k] = t;
     }
-    replay_batch_t *out = slda_xcalloc(nb + 1, sizeof *out);
-    j = 0;
-    for (size_t i = 0; i < nb; i++) {
-        replay_batch_t *b = &out[i];
-        size_t pairs = 0, p = 0;
-        b->ndocs = rp->b[rp->head + i].ndocs;
-        for (size_t d = 0; d < b->ndocs; d++) {
-            const replay_batch_t *src = &rp->b[from_b[j + d]];
-            pairs += src->off[from_d[j + d] + 1] - src->off[from_d[j + d]];
+    rp->perm_pos = rp->drain_next = 0;
+    rp->drain_end = nb;
+}
+
+/* Document i of b into d in the model's current ids (pinned: its update may
+ * be left pending); 1 if any of its words is still held, else d is cleared. */
+static int resolve(slda_model_t *model, const replay_batch_t *b, size_t i, slda_doc_t *d)
+{
+    for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
+        uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
+        if (id < model->W && model->row_ready[id]) {
+            slda_doc_add(d, id, b->count[p]);
+            slda_vocab_pin(model->vocab, id);
         }
-        b->off = slda_xmalloc((b->ndocs + 1) * sizeof *b->off);
-        b->key = slda_xmalloc((pairs + 1) * sizeof *b->key);
-        b->count = slda_xmalloc((pairs + 1) * sizeof *b->count);
-        for (size_t d = 0; d < b->ndocs; d++, j++) {
-            const replay_batch_t *src = &rp->b[from_b[j]];
-            size_t lo = src->off[from_d[j]], hi = src->off[from_d[j] + 1];
-            b->off[d] = p;
-            memcpy(b->key + p, src->key + lo, (hi - lo) * sizeof *b->key);
-            memcpy(b->count + p, src->count + lo, (hi - lo) * sizeof *b->count);
-            p += hi - lo;
-        }
-        b->off[b->ndocs] = p;
     }
-    for (size_t i = 0; i < nb; i++) {
-        batch_clear(&rp->b[rp->head + i]);
-        rp->b[rp->head + i] = out[i];
-    }
-    free(out);
-    free(from_b);
-    free(from_d);
+    if (d->npairs)
+        return 1;
+    slda_doc_clear(d);
+    return 0;
 }
 
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
 {
     struct slda_replay_s *rp = model->replay;
     *ndocs = 0;
-    if (!rp || rp->n == rp->head || (!drain && !due(model, rp)))
+    if (!rp || rp->n == rp->head || (!drain && !rp->perm_b && !due(model, rp)))
         return NULL;
-    if (drain && !rp->draining) { /* a drain starts: shuffle what waits */
-        if (!rp->rng_seeded)
-            slda_rng_seed3(&rp->rng, model->p.seed, 0x7265706c6179ull /* "replay" */, rp->pushed);
-        rp->rng_seeded = 1;
-        shuffle_docs(rp);
-        rp->draining = 1;
-    }
-    replay_batch_t *b = &rp->b[rp->head++];
-    if (rp->head == rp->n)
-        rp->draining = 0; /* empty: a later drain shuffles its own documents */
-    slda_doc_t *docs = slda_xcalloc(b->ndocs + 1, sizeof *docs);
-    size_t m = 0;
-    for (size_t i = 0; i < b->ndocs; i++) {
-        slda_doc_t *d = &docs[m];
-        for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
-            uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
-            if (id < model->W && model->row_ready[id]) {
-                slda_doc_add(d, id, b->count[p]);
-                slda_vocab_pin(model->vocab, id); /* its update may be left pending */
-            }
+    if (drain && !rp->perm_b)
+        drain_start(model, rp);
+    size_t nd, m = 0;
+    slda_doc_t *docs;
+    if (rp->perm_b) { /* draining: the next minibatch of shuffled documents */
+        nd = rp->b[rp->head + rp->drain_next++].ndocs;
+        docs = slda_xcalloc(nd + 1, sizeof *docs);
+        for (size_t i = 0; i < nd; i++, rp->perm_pos++)
+            m += resolve(model, &rp->b[rp->head + rp->perm_b[rp->perm_pos]],
+                         rp->perm_d[rp->perm_pos], &docs[m]);
+        if (rp->drain_next == rp->drain_end) { /* every drained document is out */
+            for (size_t i = 0; i < rp->drain_end; i++)
+                batch_clear(&rp->b[rp->head + i]);
+            rp->head += rp->drain_end;
+            free(rp->perm_b);
+            free(rp->perm_d);
+            rp->perm_b = rp->perm_d = NULL;
         }
-        if (d->npairs)
-            m++;
-        else
-            slda_doc_clear(d);
+    } else {
+        replay_batch_t *b = &rp->b[rp->head++];
+        nd = b->ndocs;
+        docs = slda_xcalloc(nd + 1, sizeof *docs);
+        for (size_t i = 0; i < nd; i++)
+            m += resolve(model, b, i, &docs[m]);
+        batch_clear(b);
     }
-    rp->stored -= b->ndocs;
-    batch_clear(b);
+    rp->stored -= nd;
     *ndocs = m;
     return docs;
 }
