@@ -138,7 +138,7 @@ static const slda_prop_t props[] = {
          "the whole input when all its documents fit in replay.docs), its first visit with half "
          "of local.burnin and local.samples, the second with replay.burnin + replay.samples. "
          "auto = on in streamlda train (the documents still waiting are visited at the end of "
-         "the input), off in the service and the library (waiting documents are not in "
+         "the input, shuffled), off in the service and the library (waiting documents are not in "
          "snapshots, so a restart could not reproduce the run); off = one visit, all sweeps."),
     UINT("replay.docs", p.replay_docs, "20000", 0, 100000000,
          "Documents waiting for their second visit at most (kept in memory as word keys and "

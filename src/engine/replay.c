@@ -21,8 +21,8 @@
  * same work (docs/engine.md, "Second visits"). The drain first shuffles the
  * waiting documents across the waiting minibatches (each keeps its size;
  * seeded by seed), as a shuffled second pass would: on the same four
- * corpora that helped every one of them again (Reuters and AP are in time
- * order, so a minibatch of the second visits no longer holds one week's news).
+ * corpora that helped every one of them again (Reuters is in time order: a
+ * minibatch of the second visits no longer holds one week's news).
  *
  * Documents are stored as (word key, count) pairs (the XXH3 key the
  * vocabulary hashes words with, as heldout.c does) and resolved to ids when
