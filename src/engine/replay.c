@@ -31,8 +31,9 @@
  *
  * Invariants: minibatches leave in the order they came, except in the
  * drain (documents shuffled, the same way for the same seed and input);
- * stored counts the documents held; nothing here is in a snapshot (a restored model starts
- * with an empty store). Threads: the store belongs to the model's thread.
+ * stored counts the documents held; nothing here is in a snapshot (a
+ * restored model starts with an empty store). Threads: the store belongs to
+ * the model's thread.
  */
 #include "replay.h"
 
