@@ -215,7 +215,9 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
 double slda_model_flush(slda_model_t *model);
 /** Train every document still waiting for its second visit (replay=on: each
  *  trained document is trained again later, docs/engine.md "Second visits"),
- *  at the end of a finite input, before slda_model_flush. */
+ *  at the end of a finite input, before slda_model_flush; the waiting
+ *  documents are shuffled across the waiting minibatches first (seeded by
+ *  seed). */
 slda_err_t slda_model_replay_drain(slda_model_t *model, char *errstr, size_t errstr_size);
 /** Topic mixture theta (K floats) of doc under the frozen model; seed makes
  *  the sampled part reproducible. */

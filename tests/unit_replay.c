@@ -1,7 +1,10 @@
 /* unit_replay.c - second visits (replay.docs, src/engine/replay.c): when each trained
- * minibatch comes back, that it comes back exactly once (drain included) without counting
- * as new documents or tokens, and that a stored document comes back as the same words after
- * the open vocabulary has evicted some of them and handed their ids to others.
+ * minibatch comes back (in a stream; and not before the drain when the whole input is known
+ * to fit in replay.docs, as streamlda train tells the model), that it comes back exactly once
+ * (drain included) without counting as new documents or tokens, that the drain shuffles the
+ * waiting documents across the waiting minibatches the same way for the same seed, and that
+ * a stored document comes back as the same words after the open vocabulary has evicted some
+ * of them and handed their ids to others.
  *
  * Documents are built from text through the model's own open vocabulary, as the readers
  * and the Kafka service build them (the generator of unit_openvocab.c).
@@ -12,6 +15,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+enum { SCHED_DOCS = 300 }; /* test_schedule's input: 30 minibatches of 10 documents */
 
 static slda_params_t base_params(uint32_t capacity, uint32_t replay_docs)
 {
@@ -94,22 +99,26 @@ static void make_doc(slda_model_t *model, uint64_t seed, size_t d, size_t fresh_
     }
 }
 
-/* Minibatches stored after c equal minibatches (none due while 4 or fewer
- * are stored, then down to half of all documents stored so far), and at
- * most cap_batches when replay.docs holds that many. */
-static uint64_t stored_after(uint64_t c, uint64_t cap_batches)
+/* Minibatches stored after c equal minibatches: all of them when the input
+ * fits in replay.docs (fits); else none due while 4 or fewer are stored,
+ * then down to half of all documents stored so far; at most cap_batches
+ * when replay.docs holds that many. */
+static uint64_t stored_after(uint64_t c, uint64_t cap_batches, int fits)
 {
-    uint64_t nb = c <= 4 ? c : (c / 2 > 4 ? c / 2 : 4);
+    uint64_t nb = fits || c <= 4 ? c : (c / 2 > 4 ? c / 2 : 4);
     return nb < cap_batches ? nb : cap_batches;
 }
 
 /* Each stored minibatch is trained once more, later: an update of its own,
- * counted in neither docs nor tokens; drain trains the rest. */
-static void test_schedule(uint32_t replay_docs, uint64_t cap_batches)
+ * counted in neither docs nor tokens; drain trains the rest. input_docs:
+ * the documents of the whole input when known (replay_input_docs), else 0. */
+static void test_schedule(uint32_t replay_docs, uint64_t cap_batches, uint64_t input_docs)
 {
-    enum { MB = 10, CALLS = 30 };
+    enum { MB = 10, CALLS = SCHED_DOCS / MB };
     slda_params_t p = base_params(4096, replay_docs);
     slda_model_t *model = open_model(&p);
+    model->replay_input_docs = input_docs;
+    int fits = input_docs > 0 && input_docs <= replay_docs;
     slda_doc_t docs[MB];
     char err[256];
     uint64_t tokens = 0, mismatches = 0;
@@ -120,14 +129,14 @@ static void test_schedule(uint32_t replay_docs, uint64_t cap_batches)
         }
         CHECK_INT(slda_model_train(model, docs, MB, NULL, NULL, err, sizeof err), SLDA_OK);
         slda_docs_clear(docs, MB);
-        uint64_t nb = stored_after(c, cap_batches);
+        uint64_t nb = stored_after(c, cap_batches, fits);
         mismatches += slda_model_updates(model) != c + (c - nb);
         mismatches += slda_replay_stored(model) != nb * MB;
     }
     CHECK_INT(mismatches, 0);
     CHECK_INT(slda_model_docs(model), CALLS * MB);
     CHECK_INT(slda_model_tokens(model), tokens); /* second visits are not new tokens */
-    CHECK_INT(model->replay_tokens, tokens - stored_after(CALLS, cap_batches) * MB * 40);
+    CHECK_INT(model->replay_tokens, tokens - stored_after(CALLS, cap_batches, fits) * MB * 40);
     CHECK_INT(slda_model_replay_drain(model, err, sizeof err), SLDA_OK);
     CHECK_INT(slda_model_updates(model), 2 * CALLS); /* every minibatch exactly twice */
     CHECK_INT(slda_replay_stored(model), 0);
@@ -160,6 +169,73 @@ static void test_off(slda_replay_mode_t mode, uint32_t replay_docs)
     CHECK_INT(slda_model_replay_drain(model, err, sizeof err), SLDA_OK);
     CHECK_INT(slda_model_updates(model), 12);
     slda_model_destroy(model);
+}
+
+/* The drain's order with seed: order[i] = the document (pushed in order
+ * 0..NB-1, in minibatches of 2) at position i of the drain's minibatches
+ * (each checked to hold 2), UINT32_MAX if none matched. */
+enum { NB = 20 };
+static void drain_order(uint64_t seed, uint32_t *order)
+{
+    slda_params_t p = base_params(4096, 0); /* stores only what the test pushes */
+    p.seed = seed;
+    slda_model_t *model = open_model(&p);
+    slda_doc_t docs[NB];
+    char err[256];
+    for (size_t j = 0; j < NB; j++)
+        make_doc(model, 7, j, 1u << 30, &docs[j]);
+    CHECK_INT(slda_model_train(model, docs, NB, NULL, NULL, err, sizeof err), SLDA_OK);
+    for (size_t j = 0; j < NB; j += 2)
+        slda_replay_push(model, &docs[j], 2);
+    size_t n;
+    for (size_t i = 0; i < NB; i += 2) {
+        slda_doc_t *back = slda_replay_pop(model, 1, &n);
+        CHECK(back != NULL && n == 2);
+        for (size_t h = 0; h < 2; h++) {
+            order[i + h] = UINT32_MAX;
+            for (uint32_t j = 0; back && n == 2 && j < NB; j++)
+                if (back[h].npairs == docs[j].npairs &&
+                    !memcmp(back[h].word, docs[j].word, docs[j].npairs * sizeof *docs[j].word) &&
+                    !memcmp(back[h].count, docs[j].count, docs[j].npairs * sizeof *docs[j].count))
+                    order[i + h] = j;
+        }
+        if (back) {
+            slda_docs_clear(back, n);
+            free(back);
+        }
+    }
+    CHECK(slda_replay_pop(model, 1, &n) == NULL);
+    CHECK_INT(slda_replay_stored(model), 0);
+    slda_docs_clear(docs, NB);
+    slda_model_destroy(model);
+}
+
+/* The drain shuffles the waiting documents across the waiting minibatches
+ * (as a shuffled second pass): each document exactly once, not in the order
+ * they came, some paired with a document of another minibatch, the same
+ * order for the same seed and another for another seed. */
+static void test_drain_order(void)
+{
+    uint32_t a[NB], b[NB], c[NB];
+    unsigned seen[NB] = {0};
+    int fifo = 1, same = 1, other = 0, mixed = 0;
+    drain_order(11, a);
+    drain_order(11, b);
+    drain_order(12, c);
+    for (uint32_t i = 0; i < NB; i++) {
+        if (a[i] < NB)
+            seen[a[i]]++;
+        fifo &= a[i] == i;
+        same &= a[i] == b[i];
+        other |= a[i] != c[i];
+        mixed |= i % 2 == 0 && a[i] / 2 != a[i + 1] / 2;
+    }
+    for (uint32_t j = 0; j < NB; j++)
+        CHECK_INT(seen[j], 1);
+    CHECK(!fifo);
+    CHECK(mixed);
+    CHECK(same);
+    CHECK(other);
 }
 
 /* A stored document comes back as its own words: those the model still
@@ -209,7 +285,8 @@ static void test_words_after_eviction(void)
         }
     CHECK(reused > 0); /* stale ids would have trained other words */
     CHECK(gone > 0);
-    slda_doc_t *back = slda_replay_pop(model, 1, &n);
+    /* due (more than replay.docs = 0 wait), not drained: documents in order */
+    slda_doc_t *back = slda_replay_pop(model, 0, &n);
     CHECK(back != NULL);
     CHECK_INT(n, ND); /* 3 tokens in 4 are topic words: no document left empty */
     for (size_t j = 0; j < n && j < ND; j++) {
@@ -248,10 +325,15 @@ static void test_words_after_eviction(void)
 
 int main(void)
 {
-    test_schedule(100000, 1000); /* the delay: about the documents seen before */
-    test_schedule(25, 2);        /* replay.docs bounds it: 2 minibatches of 10 */
+    test_schedule(100000, 1000, 0); /* a stream: the delay is about the documents seen before */
+    test_schedule(25, 2, 0);        /* replay.docs bounds it: 2 minibatches of 10 */
+    test_schedule(100000, 1000, SCHED_DOCS); /* the input fits: all wait for the drain */
+    test_schedule(SCHED_DOCS, 1000, SCHED_DOCS);        /* fits exactly */
+    test_schedule(SCHED_DOCS - 1, 29, SCHED_DOCS);      /* one too many: as a stream */
+    test_schedule(25, 2, SCHED_DOCS);
     test_off(SLDA_REPLAY_AUTO, 20000);
     test_off(SLDA_REPLAY_ON, 0);
+    test_drain_order();
     test_words_after_eviction();
     return slda_test_done("unit_replay");
 }

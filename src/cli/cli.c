@@ -450,6 +450,9 @@ static int train_passes(train_run_t *tr, uint32_t passes)
     uint32_t mb = tr->conf->minibatch_docs;
     if (tr->model->corpus_tokens <= 0)
         tr->model->corpus_tokens = (double)tr->batch.tokens;
+    /* replay: every document of every pass is known now; when they all fit in
+     * replay.docs, their second visits wait for the end (replay.c) */
+    tr->model->replay_input_docs = (uint64_t)tr->batch.n * passes;
     for (uint32_t pass = 0; pass < passes && !slda_cli_stop; pass++) {
         for (size_t i = 0; i < tr->batch.n && !slda_cli_stop; i += mb) {
             size_t n = tr->batch.n - i < mb ? tr->batch.n - i : mb;

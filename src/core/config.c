@@ -135,14 +135,16 @@ static const slda_prop_t props[] = {
         "for a birth."),
     ENUM("replay", p.replay, "auto", replay_values,
          "Second visits: train each document again once the model has seen about as many "
-         "documents again as before it (at most replay.docs later), its first visit with half "
+         "documents again as before it (at most replay.docs later; in streamlda train, after "
+         "the whole input when all its documents fit in replay.docs), its first visit with half "
          "of local.burnin and local.samples, the second with replay.burnin + replay.samples. "
          "auto = on in streamlda train (the documents still waiting are visited at the end of "
-         "the input), off in the service and the library (waiting documents are not in "
+         "the input, shuffled), off in the service and the library (waiting documents are not in "
          "snapshots, so a restart could not reproduce the run); off = one visit, all sweeps."),
     UINT("replay.docs", p.replay_docs, "20000", 0, 100000000,
          "Documents waiting for their second visit at most (kept in memory as word keys and "
-         "counts); 0 = off."),
+         "counts); 0 = off. streamlda train keeps every document until the end of its input "
+         "when they all fit (all passes counted)."),
     UINT("replay.burnin", p.replay_burnin, "1", 0, 1000,
          "Burn-in sweeps of a document's second visit (replay)."),
     UINT("replay.samples", p.replay_samples, "1", 1, 1000,

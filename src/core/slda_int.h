@@ -326,6 +326,8 @@ struct slda_model_s {
     struct slda_births_s *births; /* births.c state, NULL unless births=true */
     struct slda_replay_s *replay; /* replay.c: documents waiting for their second visit */
     uint64_t replay_tokens;     /* tokens of second visits trained on (not in tokens) */
+    uint64_t replay_input_docs; /* documents a finite input will train on, when known before
+                                 * training (streamlda train holds its files); 0 = a stream */
     slda_bag_t *bag;            /* text.c's scratch for slda_doc_from_text */
 };
 typedef struct slda_births_s slda_births_t;

@@ -13,16 +13,27 @@
  * documents comes back after about 2n), at most replay.docs documents later:
  * that bounds the memory. train.c pushes every minibatch it trains on and
  * trains the minibatches that fall due after it; slda_model_replay_drain
- * trains the rest at the end of a finite input.
+ * trains the rest at the end of a finite input. A finite input known in
+ * advance to fit in replay.docs (model->replay_input_docs, set by streamlda
+ * train) keeps every document until that drain: each second visit then sees
+ * the model of the whole input, which brought one pass closer to converged
+ * Gibbs on three bench/quality corpora and as close on the fourth, for the
+ * same work (docs/engine.md, "Second visits"). The drain first shuffles the
+ * waiting documents across the waiting minibatches (each keeps its size;
+ * seeded by seed), as a shuffled second pass would: on the same four
+ * corpora that helped every one of them again (Reuters is in time order: a
+ * minibatch of the second visits no longer holds one week's news).
  *
  * Documents are stored as (word key, count) pairs (the XXH3 key the
  * vocabulary hashes words with, as heldout.c does) and resolved to ids when
  * they come back: an open vocabulary may have evicted a word and handed its
  * id to another meanwhile; a word the model no longer holds is left out.
  *
- * Invariants: minibatches leave in the order they came; stored counts the
- * documents held; nothing here is in a snapshot (a restored model starts
- * with an empty store). Threads: the store belongs to the model's thread.
+ * Invariants: minibatches leave in the order they came, except in the
+ * drain (documents shuffled, the same way for the same seed and input);
+ * stored counts the documents held; nothing here is in a snapshot (a
+ * restored model starts with an empty store). Threads: the store belongs to
+ * the model's thread.
  */
 #include "replay.h"
 
@@ -45,6 +56,14 @@ struct slda_replay_s {
     size_t head, n, cap;
     size_t stored;        /* documents in b[head..n) */
     uint64_t pushed;      /* documents ever stored (first visits) */
+    slda_rng_t rng;       /* the drain's shuffle */
+    int rng_seeded;
+    /* A drain under way (perm_b != NULL): the waiting documents of
+     * b[head..head + drain_end) shuffled, as (batch - head, document) pairs;
+     * the next minibatch takes the size of b[head + drain_next] from
+     * perm_pos on. The batches are freed when the drain ends. */
+    size_t *perm_b, *perm_d;
+    size_t perm_pos, drain_next, drain_end;
 };
 
 static void batch_clear(replay_batch_t *b)
@@ -59,6 +78,8 @@ void slda_replay_free(struct slda_replay_s *rp)
 {
     if (!rp)
         return;
+    free(rp->perm_b);
+    free(rp->perm_d);
     for (size_t i = rp->head; i < rp->n; i++)
         batch_clear(&rp->b[i]);
     free(rp->b);
@@ -114,43 +135,97 @@ void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
     rp->pushed += nd;
 }
 
-/* Due: more stored than replay.docs, or (past the first few minibatches)
- * more than half of all documents stored so far, so a document that came
- * after n others comes back after about 2n. */
+/* Due: more stored than replay.docs; none while an input known to fit in
+ * replay.docs is read (all wait for slda_model_replay_drain); else (past the
+ * first few minibatches) more than half of all documents stored so far, so a
+ * document that came after n others comes back after about 2n. */
 static int due(const slda_model_t *model, const struct slda_replay_s *rp)
 {
     if (rp->n == rp->head)
         return 0;
     if (rp->stored > model->p.replay_docs)
         return 1;
+    if (model->replay_input_docs && model->replay_input_docs <= model->p.replay_docs)
+        return 0;
     return rp->n - rp->head > SLDA_REPLAY_MIN_BATCHES && 2 * (uint64_t)rp->stored > rp->pushed;
+}
+
+/* A drain starts: the waiting documents in a uniformly random order
+ * (Fisher-Yates, seeded by seed and the documents stored), to be dealt into
+ * minibatches of the sizes the waiting ones have. Only this index is new
+ * memory (two words a document); the stored pairs are read where they are. */
+static void drain_start(const slda_model_t *model, struct slda_replay_s *rp)
+{
+    size_t nb = rp->n - rp->head, nd = rp->stored, j = 0;
+    if (!rp->rng_seeded)
+        slda_rng_seed3(&rp->rng, model->p.seed, 0x7265706c6179ull /* "replay" */, rp->pushed);
+    rp->rng_seeded = 1;
+    rp->perm_b = slda_xmalloc((nd + 1) * sizeof *rp->perm_b);
+    rp->perm_d = slda_xmalloc((nd + 1) * sizeof *rp->perm_d);
+    for (size_t i = 0; i < nb; i++)
+        for (size_t d = 0; d < rp->b[rp->head + i].ndocs; d++, j++) {
+            rp->perm_b[j] = i;
+            rp->perm_d[j] = d;
+        }
+    for (size_t i = nd; i > 1; i--) {
+        size_t k = slda_rng_below(&rp->rng, (uint32_t)i), t;
+        t = rp->perm_b[i - 1], rp->perm_b[i - 1] = rp->perm_b[k], rp->perm_b[k] = t;
+        t = rp->perm_d[i - 1], rp->perm_d[i - 1] = rp->perm_d[k], rp->perm_d[k] = t;
+    }
+    rp->perm_pos = rp->drain_next = 0;
+    rp->drain_end = nb;
+}
+
+/* Document i of b into d in the model's current ids (pinned: its update may
+ * be left pending); 1 if any of its words is still held, else d is cleared. */
+static int resolve(slda_model_t *model, const replay_batch_t *b, size_t i, slda_doc_t *d)
+{
+    for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
+        uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
+        if (id < model->W && model->row_ready[id]) {
+            slda_doc_add(d, id, b->count[p]);
+            slda_vocab_pin(model->vocab, id);
+        }
+    }
+    if (d->npairs)
+        return 1;
+    slda_doc_clear(d);
+    return 0;
 }
 
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
 {
     struct slda_replay_s *rp = model->replay;
     *ndocs = 0;
-    if (!rp || rp->n == rp->head || (!drain && !due(model, rp)))
+    if (!rp || rp->n == rp->head || (!drain && !rp->perm_b && !due(model, rp)))
         return NULL;
-    replay_batch_t *b = &rp->b[rp->head++];
-    slda_doc_t *docs = slda_xcalloc(b->ndocs + 1, sizeof *docs);
-    size_t m = 0;
-    for (size_t i = 0; i < b->ndocs; i++) {
-        slda_doc_t *d = &docs[m];
-        for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
-            uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
-            if (id < model->W && model->row_ready[id]) {
-                slda_doc_add(d, id, b->count[p]);
-                slda_vocab_pin(model->vocab, id); /* its update may be left pending */
-            }
+    if (drain && !rp->perm_b)
+        drain_start(model, rp);
+    size_t nd, m = 0;
+    slda_doc_t *docs;
+    if (rp->perm_b) { /* draining: the next minibatch of shuffled documents */
+        nd = rp->b[rp->head + rp->drain_next++].ndocs;
+        docs = slda_xcalloc(nd + 1, sizeof *docs);
+        for (size_t i = 0; i < nd; i++, rp->perm_pos++)
+            m += resolve(model, &rp->b[rp->head + rp->perm_b[rp->perm_pos]],
+                         rp->perm_d[rp->perm_pos], &docs[m]);
+        if (rp->drain_next == rp->drain_end) { /* every drained document is out */
+            for (size_t i = 0; i < rp->drain_end; i++)
+                batch_clear(&rp->b[rp->head + i]);
+            rp->head += rp->drain_end;
+            free(rp->perm_b);
+            free(rp->perm_d);
+            rp->perm_b = rp->perm_d = NULL;
         }
-        if (d->npairs)
-            m++;
-        else
-            slda_doc_clear(d);
+    } else {
+        replay_batch_t *b = &rp->b[rp->head++];
+        nd = b->ndocs;
+        docs = slda_xcalloc(nd + 1, sizeof *docs);
+        for (size_t i = 0; i < nd; i++)
+            m += resolve(model, b, i, &docs[m]);
+        batch_clear(b);
     }
-    rp->stored -= b->ndocs;
-    batch_clear(b);
+    rp->stored -= nd;
     *ndocs = m;
     return docs;
 }

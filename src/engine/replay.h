@@ -9,10 +9,11 @@
 void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs);
 
 /* The oldest stored minibatch when it is due for its second visit (drain:
- * whatever is stored), in the model's current word ids (words the model no
- * longer holds are left out; documents left empty are dropped), removed from
- * the store. Returns NULL when none is due; *ndocs receives its documents,
- * which the caller frees with slda_docs_clear + free. */
+ * the waiting documents are shuffled first, seeded by seed), in the model's
+ * current word ids (words the model no longer holds are left out; documents
+ * left empty are dropped), removed from the store. Returns NULL when none is due;
+ * *ndocs receives its documents, which the caller frees with
+ * slda_docs_clear + free. */
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs);
 
 /* Documents stored. */
