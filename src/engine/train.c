@@ -322,7 +322,7 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     next->ntokens = ntokens;
     /* this minibatch's step size: its update is the next one applied */
     double rho = slda_rho(&model->p, model->t);
-    /* tokens trained on so far (less what a birth cut from the running count) */
+    /* tokens trained on so far (after a birth, the windowed count: births.c) */
     next->tokens_before = slda_births_count_start(model->births,
                                                   model->tokens + model->replay_tokens, ntokens,
                                                   rho);
