@@ -45,7 +45,6 @@ static const char *const rows_values[] = {"counts", "decay", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
 static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
 static const char *const bool_values[] = {"false", "true", NULL};
-static const char *const update_values_values[] = {"float32", "float16", "q8", NULL};
 /* text.* cleanup rules: the order is slda_text_rules_t's (slda_int.h), default first. */
 static const char *const urls_values[] = {"drop", "keep", NULL};
 static const char *const html_values[] = {"decode", "keep", NULL};
@@ -233,9 +232,6 @@ static const slda_prop_t props[] = {
     STR("deadletter.topic", deadletter_topic, "streamlda.deadletter", SLDA_PF_NONEMPTY,
         "Kafka topic receiving input messages that cannot be decoded or tokenised, with the "
         "reason."),
-    ENUM("update.values", update_values, "float32", update_values_values,
-         "Values of the minibatch statistics in an update record (docs/replication.md): "
-         "float32 exact, float16 or q8 (8 bits per value, a float32 scale per row)."),
     NUM("http.port", SLDA_PT_INT, http_port, "-1", -1, 65535, 0,
         "Port of the HTTP endpoint serving /metrics and /healthz; -1 = off, 0 = any free port."),
     UINT("status.ms", status_ms, "5000", 0, 86400000,

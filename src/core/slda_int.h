@@ -153,7 +153,6 @@ struct slda_conf_s {
     char *output_topic;         /* output.topic ("" = off) */
     uint32_t output_top;        /* output.top: topics per document in the output */
     char *deadletter_topic;     /* deadletter.topic */
-    int update_values;          /* update.values: slda_update_values_t (update.c) */
     int32_t http_port;          /* http.port (-1 = off, 0 = ephemeral) */
     uint32_t status_ms;         /* status.ms */
     int snapshot_fresh;         /* snapshot.fresh: start a new model beside unloadable snapshots */

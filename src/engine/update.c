@@ -44,7 +44,7 @@
  * format version, a MessagePack header map, a MessagePack body map, and a
  * big-endian XXH3-64 (seed 0) of every byte before it. The statistics are
  * float32, float16 or 8 bits per value with a float32 scale per row
- * (update.values). Decoding checks envelope, version and checksum before it
+ * (slda_update_encode's values argument). Decoding checks envelope, version and checksum before it
  * parses anything, walks the MessagePack with a bounds-checked cursor, and
  * checks every index and count against the record's own sizes; anything
  * else is SLDA_ERR_CORRUPT naming the field. Lossy encodings change the
