@@ -226,7 +226,7 @@ double slda_model_flush(slda_model_t *model)
 
 /* Scratch of each worker, kept across minibatches (it grows to the largest
  * document seen). */
-static slda_local_t **worker_locals(slda_model_t *model, uint32_t nthreads)
+slda_local_t **slda_model_locals(slda_model_t *model, uint32_t nthreads)
 {
     if (model->nlocals < nthreads) {
         model->locals = slda_xrealloc(model->locals, nthreads * sizeof *model->locals);
@@ -264,6 +264,32 @@ static slda_err_t prepare_rows(slda_model_t *model, const slda_doc_t *docs, size
             if (!model->row_ready[docs[i].word[u]])
                 slda_model_init_row(model, docs[i].word[u]);
     return SLDA_OK;
+}
+
+uint64_t slda_model_tokens_before(slda_model_t *model, uint64_t ntokens, double rho)
+{
+    /* tokens trained on so far (after a birth, the windowed count: births.c) */
+    return slda_births_count_start(model->births, model->tokens + model->replay_tokens, ntokens,
+                                   rho);
+}
+
+void slda_model_update_done(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                            const uint32_t *lengths, const float *ntheta, const float *scores,
+                            float *const *pw, uint64_t ntokens, uint64_t ntrained, int revisit,
+                            double rho)
+{
+    if (ntheta)
+        slda_alpha_update(model, ntheta, lengths, ndocs, rho);
+    if (scores) /* births.c: births, retirement and merges (part of the global update) */
+        slda_births_update(model, docs, ndocs, scores, pw, ntheta, ntokens, rho);
+    if (revisit) {
+        model->replay_tokens += ntokens;
+    } else {
+        model->docs += ntrained;
+        model->tokens += ntokens;
+    }
+    model->updated_ms = slda_now_ms();
+    slda_vocab_new_epoch(model->vocab);
 }
 
 /* One minibatch. revisit: the documents' second visit (replay.c): they
@@ -314,7 +340,7 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
         pending_slice(next, docs, ndocs, model->Kp);
     job.next = next;
     job.prev = prev && prev->active ? prev : NULL;
-    job.locs = worker_locals(model, nthreads);
+    job.locs = slda_model_locals(model, nthreads);
     slda_pool_run_pre(model, ndocs, train_doc, job.prev ? prepare_prev : NULL, &job);
     if (job.prev)
         commit(model, job.prev);
@@ -322,27 +348,14 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     next->ntokens = ntokens;
     /* this minibatch's step size: its update is the next one applied */
     double rho = slda_rho(&model->p, model->t);
-    /* tokens trained on so far (after a birth, the windowed count: births.c) */
-    next->tokens_before = slda_births_count_start(model->births,
-                                                  model->tokens + model->replay_tokens, ntokens,
-                                                  rho);
+    next->tokens_before = slda_model_tokens_before(model, ntokens, rho);
     model->pending = next;
     /* global.stale=0, or one of the first updates: the update now, before
      * alpha and births */
     if (!model->p.stale || model->t < SLDA_STALE_WARMUP)
         rho = slda_model_flush(model);
-    if (job.ntheta)
-        slda_alpha_update(model, job.ntheta, lengths, ndocs, rho);
-    if (job.scores) /* births.c: births, retirement and merges (part of the global update) */
-        slda_births_update(model, docs, ndocs, job.scores, job.pw, job.ntheta, ntokens, rho);
-    if (revisit) {
-        model->replay_tokens += ntokens;
-    } else {
-        model->docs += ntrained;
-        model->tokens += ntokens;
-    }
-    model->updated_ms = slda_now_ms();
-    slda_vocab_new_epoch(model->vocab);
+    slda_model_update_done(model, docs, ndocs, lengths, job.ntheta, job.scores, job.pw, ntokens,
+                           ntrained, revisit, rho);
 
     for (size_t i = 0; job.pw && i < ndocs; i++)
         free(job.pw[i]);

@@ -251,17 +251,6 @@ static void local_doc(size_t i, uint32_t worker, void *opaque)
                                                doc->npairs, job->pw + job->pwoff[i]);
 }
 
-/* Scratch of each worker (the model's, as train.c keeps it). */
-static void ensure_locals(slda_model_t *model, uint32_t nthreads)
-{
-    if (model->nlocals < nthreads) {
-        model->locals = slda_xrealloc(model->locals, nthreads * sizeof *model->locals);
-        for (uint32_t i = model->nlocals; i < nthreads; i++)
-            model->locals[i] = slda_local_new(model->K);
-        model->nlocals = nthreads;
-    }
-}
-
 /* ------------------------------------------------------------------------ */
 /* Scratch vocabulary of one minibatch (replicas)                            */
 
@@ -669,7 +658,7 @@ slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *s
             job.ntheta = slda_xcalloc(ndocs * K + 1, sizeof(float));
         if (err == SLDA_OK) {
             uint32_t nthreads = slda_pool_threads(model);
-            ensure_locals(model, nthreads);
+            slda_model_locals(model, nthreads); /* local_doc reads model->locals */
             slda_pool_run(model, ndocs, local_doc, &job);
             build_slots(upd, model, docs, ndocs, &map, &job);
             if (job.ntheta) {
@@ -815,8 +804,7 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
     if (model->p.births && !upd->revisit && !model->births)
         model->births = slda_births_new(model);
     double rho = slda_rho(&model->p, model->t);
-    uint64_t before = slda_births_count_start(model->births, model->tokens + model->replay_tokens,
-                                              upd->ntokens, rho);
+    uint64_t before = slda_model_tokens_before(model, upd->ntokens, rho);
     slda_gprep_t *g = slda_big_alloc(sizeof *g, "update", NULL, 0); /* 32-byte vectors */
     if (!g)
         slda_xmalloc(SIZE_MAX);
@@ -824,14 +812,16 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
     rho = slda_global_commit(model, &acc, upd->ntokens, before, g);
     slda_big_free(g);
 
-    if (upd->ntheta)
-        slda_alpha_update(model, upd->ntheta, upd->lengths, upd->ndocs, rho);
+    /* the births inputs as train.c has them: documents over the model's ids, p(w) per document */
+    slda_doc_t *docs = NULL;
+    float **pw = NULL, *pwcopy = NULL;
+    uint32_t *pword = NULL;
     if (upd->scores) {
-        slda_doc_t *docs = slda_xcalloc(upd->ndocs + 1, sizeof *docs);
-        float **pw = slda_xcalloc(upd->ndocs + 1, sizeof *pw);
-        float *pwcopy = slda_xmalloc((upd->npairs_total + 1) * sizeof *pwcopy);
+        docs = slda_xcalloc(upd->ndocs + 1, sizeof *docs);
+        pw = slda_xcalloc(upd->ndocs + 1, sizeof *pw);
+        pwcopy = slda_xmalloc((upd->npairs_total + 1) * sizeof *pwcopy);
         memcpy(pwcopy, upd->pw, upd->npairs_total * sizeof *pwcopy);
-        uint32_t *pword = slda_xmalloc((upd->npairs_total + 1) * sizeof *pword);
+        pword = slda_xmalloc((upd->npairs_total + 1) * sizeof *pword);
         uint64_t off = 0;
         for (uint32_t i = 0; i < upd->ndocs; i++) {
             docs[i].npairs = upd->npairs[i];
@@ -844,21 +834,13 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
             }
             off += upd->npairs[i];
         }
-        slda_births_update(model, docs, upd->ndocs, upd->scores, pw, upd->ntheta,
-                           upd->ntokens, rho);
-        free(pword);
-        free(pwcopy);
-        free(pw);
-        free(docs);
     }
-    if (upd->revisit) {
-        model->replay_tokens += upd->ntokens;
-    } else {
-        model->docs += upd->ntrained;
-        model->tokens += upd->ntokens;
-    }
-    model->updated_ms = slda_now_ms();
-    slda_vocab_new_epoch(model->vocab);
+    slda_model_update_done(model, docs, upd->ndocs, upd->lengths, upd->ntheta, upd->scores, pw,
+                           upd->ntokens, upd->ntrained, upd->revisit, rho);
+    free(pword);
+    free(pwcopy);
+    free(pw);
+    free(docs);
     slda_big_free(acc.sum);
     free(acc.word);
     free(acc.c1);
