@@ -39,3 +39,16 @@ int slda_test_write_file(const char *path, const char *content)
         rc = -1;
     return rc;
 }
+
+size_t slda_test_spell(char *buf, size_t cap, char prefix, uint64_t n)
+{
+    size_t len = 0;
+    buf[len++] = prefix;
+    do {
+        buf[len++] = (char)('a' + n % 26);
+        n /= 26;
+    } while (n && len + 2 < cap);
+    buf[len++] = ' ';
+    buf[len] = '\0';
+    return len;
+}

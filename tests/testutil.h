@@ -3,6 +3,7 @@
 #define SLDA_TESTUTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,10 @@ extern int slda_test_failures;
 int slda_test_done(const char *name);
 /* A fresh temporary directory (under $TMPDIR or /tmp), malloc'ed path. */
 char *slda_test_tmpdir(void);
+/* Write prefix then n spelt in letters a-z (tokenizers keep letters; digits
+ * may split or drop a token) and a space into buf (cap >= 4 bytes), NUL
+ * terminated; returns the characters written, the NUL not counted. */
+size_t slda_test_spell(char *buf, size_t cap, char prefix, uint64_t n);
 /* Write a string to a file; returns 0 on success. */
 int slda_test_write_file(const char *path, const char *content);
 

@@ -59,20 +59,6 @@ static slda_model_t *open_model(const slda_params_t *p)
     return model;
 }
 
-/* Append n spelt in letters and a space. */
-static size_t spell(char *buf, size_t cap, char prefix, uint64_t n)
-{
-    size_t len = 0;
-    buf[len++] = prefix;
-    do {
-        buf[len++] = (char)('a' + n % 26);
-        n /= 26;
-    } while (n && len + 2 < cap);
-    buf[len++] = ' ';
-    buf[len] = '\0';
-    return len;
-}
-
 /* Document d: 4 topics of 60 words, 2 topics a document, 40 tokens; from
  * document fresh_from on, one token in four is a word never seen before. */
 static void make_doc(slda_model_t *model, uint64_t seed, size_t d, size_t fresh_from,
@@ -88,9 +74,9 @@ static void make_doc(slda_model_t *model, uint64_t seed, size_t d, size_t fresh_
         double u = slda_rng_double(&rng);
         uint32_t w = (uint32_t)(60 * u * u * u);
         if (d >= fresh_from && i % 4 == 3)
-            n += spell(buf + n, sizeof buf - n, 'n', (uint64_t)d * 64 + (uint64_t)i);
+            n += slda_test_spell(buf + n, sizeof buf - n, 'n', (uint64_t)d * 64 + (uint64_t)i);
         else
-            n += spell(buf + n, sizeof buf - n, 't', k * 100 + w);
+            n += slda_test_spell(buf + n, sizeof buf - n, 't', k * 100 + w);
     }
     slda_doc_init(doc);
     if (slda_doc_from_text(model, buf, n, doc, err, sizeof err) != SLDA_OK) {

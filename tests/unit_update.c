@@ -46,20 +46,7 @@ static slda_model_t *make_model(const char *const *kv)
     return model;
 }
 
-static size_t spell(char *buf, size_t cap, char prefix, uint64_t n)
-{
-    size_t len = 0;
-    buf[len++] = prefix;
-    do {
-        buf[len++] = (char)('a' + n % 26);
-        n /= 26;
-    } while (n && len + 2 < cap);
-    buf[len++] = ' ';
-    buf[len] = '\0';
-    return len;
-}
-
-/* Document d: 2 of 4 topics (6 from batch 60 on, after the births warm-up of 50 updates,, so births have a new
+/* Document d: 2 of 4 topics (6 from batch 60 on, after the births warm-up of 50 updates, so births have a new
  * theme to find), 40 tokens; one token in eight a fresh word spelt with
  * `fresh` (each replica its own letter: words only one of them sees). */
 static size_t doc_text(size_t d, char fresh, char *buf, size_t cap)
@@ -74,9 +61,9 @@ static size_t doc_text(size_t d, char fresh, char *buf, size_t cap)
         double u = slda_rng_double(&rng);
         uint32_t w = (uint32_t)(50 * u * u * u);
         if (i % 8 == 7)
-            n += spell(buf + n, cap - n, fresh, (uint64_t)d * 64 + (uint64_t)i);
+            n += slda_test_spell(buf + n, cap - n, fresh, (uint64_t)d * 64 + (uint64_t)i);
         else
-            n += spell(buf + n, cap - n, 't', k * 100 + w);
+            n += slda_test_spell(buf + n, cap - n, 't', k * 100 + w);
     }
     return n;
 }
@@ -130,7 +117,7 @@ static const char *fixed_vocab(void)
     char *text = malloc(cap), w[32];
     for (uint32_t k = 0; k < 6; k++)
         for (uint32_t i = 0; i < 50; i++) {
-            size_t len = spell(w, sizeof w, 't', k * 100 + i);
+            size_t len = slda_test_spell(w, sizeof w, 't', k * 100 + i);
             w[len - 1] = '\n';
             memcpy(text + n, w, len);
             n += len;
@@ -375,8 +362,8 @@ static void test_replicas_agree(slda_update_values_t values, const char *const *
     /* a late word only B saw is held by A, and one only A saw by B (open
      * vocabulary; a fixed one dropped both) */
     char wz[16], wa[16];
-    spell(wz, sizeof wz, 'z', (uint64_t)(99 * 16) * 64 + 7);
-    spell(wa, sizeof wa, 'a', (uint64_t)(98 * 16) * 64 + 7);
+    slda_test_spell(wz, sizeof wz, 'z', (uint64_t)(99 * 16) * 64 + 7);
+    slda_test_spell(wa, sizeof wa, 'a', (uint64_t)(98 * 16) * 64 + 7);
     uint32_t zid = slda_vocab_find(a->vocab, wz, strlen(wz) - 1);
     uint32_t aid = slda_vocab_find(b->vocab, wa, strlen(wa) - 1);
     CHECK(open ? zid != UINT32_MAX && a->row_ready[zid] : zid == UINT32_MAX);
