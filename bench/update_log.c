@@ -145,7 +145,7 @@ static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, double
                 slda_update_t *upd, *dec;
                 void *buf;
                 size_t len;
-                if (slda_update_local(model, scratch, batch, nb, 0, &upd, err, sizeof err) ||
+                if (slda_update_local(model, scratch, batch, nb, 0, NULL, &upd, err, sizeof err) ||
                     slda_update_encode(upd, (slda_update_values_t)arm, &buf, &len, err,
                                        sizeof err) ||
                     slda_update_decode(buf, len, &dec, err, sizeof err) ||

@@ -307,10 +307,11 @@ slda_err_t slda_update_doc_from_text(const slda_model_t *model, slda_update_scra
  *  scratch NULL: documents over the model's word ids, as slda_model_train
  *  takes them; else documents over scratch's words (replicas: the record then
  *  also counts its words into the vocabulary when applied). revisit: the
- *  documents' second visit (no births inputs). Documents are borrowed and
- *  checked as slda_model_train checks them. */
+ *  documents' second visit (no births inputs). thetas (may be NULL) receives
+ *  ndocs x K topic mixtures as slda_model_train's (0 for an empty document).
+ *  Documents are borrowed and checked as slda_model_train checks them. */
 slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *scratch,
-                             const slda_doc_t *docs, size_t ndocs, int revisit,
+                             const slda_doc_t *docs, size_t ndocs, int revisit, float *thetas,
                              slda_update_t **out, char *errstr, size_t errstr_size);
 /** The global step of one record (a pending update is flushed first). Words
  *  the model does not hold are added (open vocabulary) or refused (fixed). */
@@ -336,6 +337,11 @@ uint64_t slda_update_tokens(const slda_update_t *upd); /* tokens of the minibatc
 uint32_t slda_update_docs(const slda_update_t *upd);   /* documents trained on */
 /** The minibatch statistics: *nslots rows of *K values (borrowed, as long as upd). */
 const float *slda_update_stats(const slda_update_t *upd, uint32_t *nslots, uint32_t *K);
+/** XXH3 digest of what replicas must agree on: the update index, documents,
+ *  tokens, alpha, the topic totals, and every held word's key, frequency and
+ *  row, words in key order (so word ids, which are per process, do not
+ *  matter). Equal digests: the same model. */
+uint64_t slda_model_digest(const slda_model_t *model);
 /** "float32" | "float16" | "q8" -> *out; -1 for anything else. */
 int slda_update_values_parse(const char *name, slda_update_values_t *out);
 /** @} */

@@ -215,7 +215,7 @@ static void test_local_apply_equals_train(const char *const *kv, const char *wha
         size_t n1 = make_batch(m1, b, 'n', d1), n2 = make_batch(m2, b, 'n', d2);
         CHECK_INT(slda_model_train(m1, d1, n1, NULL, NULL, err, sizeof err), SLDA_OK);
         slda_update_t *upd = NULL;
-        CHECK_INT(slda_update_local(m2, NULL, d2, n2, 0, &upd, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_update_local(m2, NULL, d2, n2, 0, NULL, &upd, err, sizeof err), SLDA_OK);
         CHECK_INT(slda_update_base(upd), b);
         slda_update_t *rec = through_log(upd, SLDA_UPDATE_F32, NULL);
         CHECK_INT(slda_update_apply(m2, rec, err, sizeof err), SLDA_OK);
@@ -260,7 +260,7 @@ static void test_local_changes_nothing(void)
     memcpy(nz, m->NZ, sizeof nz);
     uint32_t nready = m->nready;
     slda_update_t *upd = NULL;
-    CHECK_INT(slda_update_local(m, NULL, d, n, 0, &upd, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_update_local(m, NULL, d, n, 0, NULL, &upd, err, sizeof err), SLDA_OK);
     CHECK(memcmp(A, m->A, bytes) == 0);
     CHECK(memcmp(nz, m->NZ, sizeof nz) == 0);
     CHECK_INT(m->nready, nready);
@@ -283,7 +283,7 @@ static void test_scratch_borrows_held_rows(void)
     for (size_t b = 0; b < 10; b++) { /* fill the vocabulary through records */
         size_t n = make_sbatch(m, s, b, 'n', d);
         slda_update_t *upd = NULL;
-        if (slda_update_local(m, s, d, n, 0, &upd, err, sizeof err) != SLDA_OK ||
+        if (slda_update_local(m, s, d, n, 0, NULL, &upd, err, sizeof err) != SLDA_OK ||
             slda_update_apply(m, upd, err, sizeof err) != SLDA_OK) {
             fprintf(stderr, "filling: %s\n", err);
             slda_test_failures++;
@@ -301,7 +301,7 @@ static void test_scratch_borrows_held_rows(void)
     memcpy(ready, m->row_ready, sizeof ready);
     memcpy(nz, m->NZ, sizeof nz);
     slda_update_t *upd = NULL;
-    CHECK_INT(slda_update_local(m, s, d, n, 0, &upd, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_update_local(m, s, d, n, 0, NULL, &upd, err, sizeof err), SLDA_OK);
     CHECK(memcmp(A, m->A, bytes) == 0);
     CHECK(memcmp(ready, m->row_ready, sizeof ready) == 0);
     CHECK(memcmp(nz, m->NZ, sizeof nz) == 0);
@@ -334,8 +334,8 @@ static void test_replicas_agree(slda_update_values_t values, const char *const *
         size_t nb = make_sbatch(b, sb, 2 * pair + 1, 'z', db);
         uint32_t words_a = slda_vocab_size(a->vocab);
         slda_update_t *ua = NULL, *ub = NULL;
-        CHECK_INT(slda_update_local(a, sa, da, na, 0, &ua, err, sizeof err), SLDA_OK);
-        CHECK_INT(slda_update_local(b, sb, db, nb, 0, &ub, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_update_local(a, sa, da, na, 0, NULL, &ua, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_update_local(b, sb, db, nb, 0, NULL, &ub, err, sizeof err), SLDA_OK);
         CHECK_INT(slda_vocab_size(a->vocab), words_a); /* only apply changes it */
         slda_update_add_input(ua, "docs", 0, (int64_t)pair * 16, (int64_t)pair * 16 + 15);
         slda_update_add_input(ub, "docs", 1, (int64_t)pair * 16, (int64_t)pair * 16 + 15);
@@ -395,7 +395,7 @@ static void test_codec(void)
     slda_doc_t d[16];
     size_t n = make_batch(m, 0, 'n', d);
     slda_update_t *upd = NULL;
-    CHECK_INT(slda_update_local(m, NULL, d, n, 0, &upd, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_update_local(m, NULL, d, n, 0, NULL, &upd, err, sizeof err), SLDA_OK);
     CHECK_INT(slda_update_add_input(upd, "docs", 3, 100, 115), SLDA_OK);
     CHECK_INT(slda_update_add_input(upd, "docs", 4, 7, 6), SLDA_ERR_INVALID);
     slda_update_values_t pv = SLDA_UPDATE_F32;

@@ -44,6 +44,7 @@ static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
 static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
+static const char *const update_values[] = {"float32", "float16", "q8", NULL};
 static const char *const bool_values[] = {"false", "true", NULL};
 /* text.* cleanup rules: the order is slda_text_rules_t's (slda_int.h), default first. */
 static const char *const urls_values[] = {"drop", "keep", NULL};
@@ -246,6 +247,19 @@ static const slda_prop_t props[] = {
     UINT("health.stall.ms", health_stall_ms, "10000", 100, 86400000,
          "/healthz turns 503 when records stay undelivered, consumption stays paused, or "
          "lagging partitions yield no message for this many milliseconds."),
+    /* replicas (docs/replication.md) */
+    STR("updates.topic", updates_topic, "", 0,
+        "Kafka topic (one partition) of the replicated update log: instances of model.name with "
+        "it share the input partitions and all hold the same model; empty = one instance."),
+    UINT("updates.staleness", updates_staleness, "1", 0, 1000,
+         "Replicas: records this instance published that it may not have applied yet when it "
+         "starts a minibatch (0 = wait for each to come back through the log)."),
+    ENUM("updates.values", updates_values, "float32", update_values,
+         "Replicas: encoding of the statistics in update records: float32 (exact), float16 or "
+         "q8 (smaller records, see docs/replication.md for their perplexity cost)."),
+    {"updates.prune", SLDA_PT_BOOL, OFF(updates_prune), "true", 0, 0, NULL, 0,
+     "Replicas: the snapshot writer deletes update records older than the oldest snapshot it "
+     "keeps (Kafka DeleteRecords); false leaves the log to the topic's retention."},
     /* tracking (docs/tracking.md) */
     STR("input.time.field", input_time_field, "", 0,
         "JSON field holding each document's event time (ISO 8601 or epoch seconds/ms); empty = "

@@ -158,6 +158,11 @@ struct slda_conf_s {
     int snapshot_fresh;         /* snapshot.fresh: start a new model beside unloadable snapshots */
     uint32_t shutdown_timeout_ms; /* shutdown.timeout.ms: longest wait for deliveries at stop */
     uint32_t health_stall_ms;   /* health.stall.ms: undelivered / unconsumed this long = unhealthy */
+    /* replicas (src/kafka/replica.c, docs/replication.md) */
+    char *updates_topic;        /* updates.topic: the replicated update log ("" = one instance) */
+    uint32_t updates_staleness; /* updates.staleness: own records unapplied when a minibatch starts */
+    int updates_values;         /* updates.values: slda_update_values_t */
+    int updates_prune;          /* updates.prune: the snapshot writer deletes the log it no longer needs */
     /* tracking (src/track, docs/tracking.md) */
     char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
     int track;                  /* track: prevalence, drift, events, the live page */
@@ -285,6 +290,11 @@ slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const c
  * on an error doc is cleared. */
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
                              char *errstr, size_t errstr_size);
+/* The words of bag as a document over scratch's words (update.c: replicas,
+ * whose vocabulary changes only by applying records); the model is only read. */
+slda_err_t slda_update_doc_from_bag(const slda_model_t *model, slda_update_scratch_t *scratch,
+                                    const slda_bag_t *bag, slda_doc_t *doc, char *errstr,
+                                    size_t errstr_size);
 /* text.c: on this thread, until called with NULL, slda_doc_from_text and
  * slda_doc_from_tokens only tokenise into bag and set bag->deferred (the
  * document is left without words); the vocabulary's thread then calls

@@ -228,6 +228,7 @@ typedef struct local_job_s {
     size_t *off;    /* ndocs + 1: pair offsets of the trained documents' slices */
     float *slices;  /* pairs x Kp */
     float *ntheta;  /* ndocs x K, or NULL */
+    float *thetas;  /* ndocs x K topic mixtures for the caller, or NULL */
     float *scores;  /* ndocs, or NULL */
     float *pw;      /* all pairs of all documents (births) */
     size_t *pwoff;  /* ndocs + 1 */
@@ -243,7 +244,8 @@ static void local_doc(size_t i, uint32_t worker, void *opaque)
     if (doc->npairs == 0 || doc->ntokens == 0)
         return;
     loc->stats_out = job->slices + job->off[i] * job->model->Kp;
-    slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1, NULL);
+    slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1,
+                   job->thetas ? job->thetas + i * K : NULL);
     if (job->ntheta)
         memcpy(job->ntheta + i * K, loc->ntheta_sum, K * sizeof(float));
     if (job->scores)
@@ -347,6 +349,13 @@ slda_err_t slda_update_doc_from_text(const slda_model_t *model, slda_update_scra
     slda_err_t err = slda_bag_tokenize(model, bag, text, len, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
+    return slda_update_doc_from_bag(model, scratch, bag, doc, errstr, errstr_size);
+}
+
+slda_err_t slda_update_doc_from_bag(const slda_model_t *model, slda_update_scratch_t *scratch,
+                                    const slda_bag_t *bag, slda_doc_t *doc, char *errstr,
+                                    size_t errstr_size)
+{
     if (bag->n == 0)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
                             "document: no tokens (after the text.* cleanup rules, stop words "
@@ -557,7 +566,8 @@ static slda_err_t translate(slda_model_t *model, const slda_update_scratch_t *sc
 
 slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *scratch,
                              const slda_doc_t *odocs, size_t ndocs, int revisit,
-                             slda_update_t **out, char *errstr, size_t errstr_size)
+                             float *thetas, slda_update_t **out, char *errstr,
+                             size_t errstr_size)
 {
     *out = NULL;
     if (!model || (ndocs && !odocs) || ndocs > UINT32_MAX)
@@ -626,7 +636,9 @@ slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *s
     model->nready = nready_saved + ntemp; /* every word new to the model counts once */
     idmap_clear(&bset);
 
-    local_job_t job = {.model = model, .docs = docs, .t = model->t};
+    local_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t};
+    if (thetas) /* an empty document's mixture stays 0 */
+        memset(thetas, 0, ndocs * K * sizeof *thetas);
     slda_err_t err = slda_frozen_init(&job.fz, model, errstr, errstr_size);
     if (err == SLDA_OK) {
         job.fz.revisit = upd->revisit;
@@ -1502,4 +1514,47 @@ slda_err_t slda_update_decode(const void *buf, size_t len, slda_update_t **out, 
     }
     *out = upd;
     return SLDA_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Digest: do two replicas hold the same model?                              */
+
+typedef struct digest_word_s {
+    uint64_t key;
+    uint32_t id;
+} digest_word_t;
+
+static int digest_word_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const digest_word_t *)a)->key, y = ((const digest_word_t *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+uint64_t slda_model_digest(const slda_model_t *model)
+{
+    uint32_t n = 0, max = slda_vocab_max_id(model->vocab), K = model->K;
+    digest_word_t *w = slda_xmalloc(((size_t)max + 1) * sizeof *w);
+    for (uint32_t id = 0; id < max && id < model->W; id++)
+        if (slda_vocab_word(model->vocab, id))
+            w[n].key = slda_vocab_key(model->vocab, id), w[n++].id = id;
+    qsort(w, n, sizeof *w, digest_word_cmp); /* ids are per process, keys are not */
+    uint64_t head[4] = {model->t, model->docs, model->tokens, K};
+    uint64_t h = slda_hash64(head, sizeof head, 0x5344); /* "SD" */
+    h = slda_hash64(&model->sigma, sizeof model->sigma, h);
+    h = slda_hash64(model->alpha, K * sizeof *model->alpha, h);
+    h = slda_hash64(model->NZ, K * sizeof *model->NZ, h);
+    for (uint32_t i = 0; i < n; i++) {
+        struct {
+            uint64_t key;
+            double freq;
+            uint32_t ready;
+        } rec = {w[i].key, slda_vocab_freq(model->vocab, w[i].id),
+                 model->row_ready[w[i].id]};
+        h = slda_hash64(&rec.key, sizeof rec.key, h);
+        h = slda_hash64(&rec.freq, sizeof rec.freq, h);
+        h = slda_hash64(&rec.ready, sizeof rec.ready, h);
+        h = slda_hash64(model->A + (size_t)w[i].id * model->Kp, K * sizeof(float), h);
+    }
+    free(w);
+    return h;
 }

@@ -6,6 +6,9 @@
 #include "metrics.h"
 #include "slda_int.h"
 
+/* client.id prefix of replicas (updates.topic) in the model's consumer group. */
+#define SLDA_REPLICA_CLIENT "streamlda-replica/"
+
 /* One consumed message; every pointer is borrowed until slda_ksource_release. */
 typedef struct slda_kmsg_s {
     const char *topic;
@@ -57,6 +60,12 @@ slda_err_t slda_ksource_pause(slda_ksource_t *src, int pause);
  * at assignment, the snapshot being older): its records were delivered before. */
 int slda_ksource_replayed(slda_ksource_t *src, const char *topic, int32_t partition,
                           int64_t offset);
+/* Rebalances seen so far (each assignment and each revocation counts). */
+uint64_t slda_ksource_generation(const slda_ksource_t *src);
+/* Replicas: fetch every assigned partition again from the group's committed
+ * offset (after a dropped minibatch; the strategy is eager, so nothing of a
+ * partition is kept past its committed offset). */
+slda_err_t slda_ksource_rewind(slda_ksource_t *src, char *errstr, size_t errstr_size);
 /* SLDA_ERR_KAFKA (errstr says why) after a fatal consumer error. */
 slda_err_t slda_ksource_fatal(const slda_ksource_t *src, char *errstr, size_t errstr_size);
 
@@ -105,15 +114,67 @@ slda_err_t slda_ksink_fatal(const slda_ksink_t *sink, char *errstr, size_t errst
 /* Transactional mode: commit the open transaction with offs as the group's
  * offsets, then begin the next one. SLDA_ERR_KAFKA when the transaction had
  * to be aborted or the producer is fenced (the service must stop and restart
- * from its last snapshot). */
+ * from its last snapshot). With aborted non-NULL, an abortable failure (the
+ * group rebalanced, a broker timed out) is not an error: the transaction is
+ * aborted, the next one begun, *aborted = 1 and errstr says why. */
 slda_err_t slda_ksink_txn_commit(slda_ksink_t *sink, slda_ksource_t *src,
-                                 const slda_offset_t *offs, size_t n, char *errstr,
-                                 size_t errstr_size);
+                                 const slda_offset_t *offs, size_t n, int *aborted,
+                                 char *errstr, size_t errstr_size);
+/* Abort the open transaction (its records are never visible) and begin the next. */
+slda_err_t slda_ksink_txn_abort(slda_ksink_t *sink, char *errstr, size_t errstr_size);
+/* Replicas: one encoded update record to topic, inside the open transaction
+ * (copied; delivered by the next slda_ksink_txn_commit). */
+slda_err_t slda_ksink_update(slda_ksink_t *sink, const char *topic, const char *key,
+                             size_t keylen, const void *buf, size_t len);
 /* Publish an encoded snapshot to snapshot.topic: chunks of chunk_bytes, then a
  * manifest (docs/service.md). Skipped (SLDA_ERR_KAFKA, errstr says why) while
  * the previous publication is still in flight. */
 slda_err_t slda_ksink_snapshot(slda_ksink_t *sink, const char *model, uint64_t id,
                                const void *buf, size_t len, char *errstr,
                                size_t errstr_size);
+
+/* ---- replica.c: the replicated update log (docs/replication.md) ---- */
+typedef struct slda_replica_s slda_replica_t;
+/* Called for each record applied (after the model took it). */
+typedef void (*slda_replica_applied_cb)(void *opaque, const slda_update_t *upd);
+
+/* Open updates.topic (created with one partition when missing; refused with
+ * another count) at the log position among restored (a snapshot's offsets;
+ * none: offset 0). Refused when the log was pruned past that position. */
+slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
+                                 slda_metrics_t *metrics, const slda_offset_t *restored,
+                                 size_t nrestored, char *errstr, size_t errstr_size);
+void slda_replica_destroy(slda_replica_t *r);
+/* Apply the records fetched, in log order, waiting up to wait_ms for the
+ * first: the number applied, or -1 (errstr) when the replica cannot go on. */
+int slda_replica_apply(slda_replica_t *r, slda_model_t *model, int wait_ms,
+                       slda_replica_applied_cb cb, void *opaque, char *errstr,
+                       size_t errstr_size);
+/* This instance's records in the open transaction or committed, and not yet
+ * applied back (its staleness budget: updates.staleness). */
+uint64_t slda_replica_unapplied(const slda_replica_t *r);
+/* Records in the open transaction. */
+uint64_t slda_replica_pending(const slda_replica_t *r);
+/* 1 when the last fetch reached the log's end and every own record is applied. */
+int slda_replica_at_end(const slda_replica_t *r);
+/* Produce upd (encoded with values) into the open transaction. */
+slda_err_t slda_replica_add(slda_replica_t *r, slda_ksink_t *sink, const slda_update_t *upd,
+                            slda_update_values_t values, char *errstr, size_t errstr_size);
+/* Commit the open transaction (its records, dead letters, outputs) with commit
+ * as the group's offsets. *aborted = 1 when it was aborted (a rebalance, a
+ * timeout): nothing of it is visible; the caller drops its minibatches and
+ * rewinds. SLDA_ERR_* when the service must stop. */
+slda_err_t slda_replica_commit(slda_replica_t *r, slda_ksink_t *sink, slda_ksource_t *src,
+                               const slda_offset_t *commit, size_t ncommit, int *aborted,
+                               char *errstr, size_t errstr_size);
+/* The open transaction was aborted by the caller (slda_ksink_txn_abort). */
+void slda_replica_aborted(slda_replica_t *r);
+/* For snapshots: the input offsets covered by the records applied, and the
+ * log's (updates.topic, partition 0, next offset to apply). */
+const slda_offset_t *slda_replica_offsets(const slda_replica_t *r, size_t *n);
+int64_t slda_replica_position(const slda_replica_t *r);
+uint64_t slda_replica_bytes(const slda_replica_t *r);
+/* Delete the log's records below offset below (the snapshot writer). */
+slda_err_t slda_replica_prune(slda_replica_t *r, int64_t below, char *errstr, size_t errstr_size);
 
 #endif

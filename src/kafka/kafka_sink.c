@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SNAPSHOT_FORMAT 1 /* manifest format version (docs/service.md) */
 #define TXN_TIMEOUT_MS 30000
@@ -45,7 +46,7 @@
 #define RECORD_SLACK 512  /* bytes a record needs beyond key, value and headers */
 
 /* What a data record is, for counting on delivery (msg_opaque). */
-enum { KIND_DEADLETTER = 1, KIND_OUTPUT = 2, KIND_EVENT = 3 };
+enum { KIND_DEADLETTER = 1, KIND_OUTPUT = 2, KIND_EVENT = 3, KIND_UPDATE = 4 };
 typedef struct rec_meta_s {
     int kind;
     slda_err_t code;      /* dead-letter reason */
@@ -188,6 +189,8 @@ static void count_delivered(slda_ksink_t *sink, const rec_meta_t *meta)
         slda_metrics_deadletter(sink->metrics, meta->code);
     else if (meta->kind == KIND_EVENT)
         slda_metrics_add(sink->metrics, SLDA_M_EVENTS, 1);
+    else if (meta->kind == KIND_UPDATE)
+        ; /* counted when its transaction commits (replica.c) */
     else
         slda_metrics_add(sink->metrics, SLDA_M_OUTPUTS, 1);
 }
@@ -228,7 +231,8 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         !(oversize && meta->kind == KIND_DEADLETTER && !meta->value_omitted)) {
         set_fatal(sink, "kafka: a %s record to %s can never be delivered: %s",
                   meta->kind == KIND_DEADLETTER ? "dead-letter"
-                  : meta->kind == KIND_EVENT ? "topic event" : "output", topic,
+                  : meta->kind == KIND_EVENT ? "topic event"
+                  : meta->kind == KIND_UPDATE ? "update" : "output", topic,
                   rd_kafka_err2str(m->err));
         sink->data_inflight--;
         free(meta);
@@ -318,13 +322,16 @@ static int conf_set(rd_kafka_conf_t *rconf, const char *name, const char *value,
 
 /* Producer handle with the user's kafka.* (transactional.id only if txn). */
 static rd_kafka_t *producer_new(const slda_conf_t *conf, const char *bootstrap, int txn,
-                                int forever, slda_ksink_t *sink,
+                                const char *const *defaults, int forever, slda_ksink_t *sink,
                                 void (*dr)(rd_kafka_t *, const rd_kafka_message_t *, void *),
                                 char *errstr, size_t errstr_size)
 {
     rd_kafka_conf_t *rconf = rd_kafka_conf_new();
     if (forever && conf_set(rconf, "message.timeout.ms", "0", errstr, errstr_size))
         goto fail;
+    for (size_t i = 0; defaults && defaults[i]; i += 2) /* name, value, ...: the user's win */
+        if (conf_set(rconf, defaults[i], defaults[i + 1], errstr, errstr_size))
+            goto fail;
     for (size_t i = 0; i < slda_conf_kafka_count(conf); i++) {
         const char *n, *v;
         slda_conf_kafka_get(conf, i, &n, &v);
@@ -396,7 +403,7 @@ static slda_err_t txn_call(slda_ksink_t *sink, rd_kafka_error_t *e, const char *
 static slda_err_t snap_setup(slda_ksink_t *sink, const slda_conf_t *conf, const char *bootstrap,
                              char *errstr, size_t errstr_size)
 {
-    sink->snap = producer_new(conf, bootstrap, 0, 0, sink, snap_dr, errstr, errstr_size);
+    sink->snap = producer_new(conf, bootstrap, 0, NULL, 0, sink, snap_dr, errstr, errstr_size);
     if (!sink->snap)
         return SLDA_ERR_KAFKA;
     rd_kafka_topic_conf_t *tconf = rd_kafka_topic_conf_new();
@@ -416,11 +423,26 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
     sink->deadletter_topic = slda_xstrdup(conf->deadletter_topic ? conf->deadletter_topic : "");
     sink->output_topic = slda_xstrdup(conf->output_topic ? conf->output_topic : "");
     sink->chunk_bytes = conf->snapshot_chunk_bytes ? conf->snapshot_chunk_bytes : 900000;
-    sink->transactional = conf_has(conf, "transactional.id") && *sink->output_topic;
-    if (conf_has(conf, "transactional.id") && !*sink->output_topic)
+    int replica = conf->updates_topic && *conf->updates_topic;
+    sink->transactional = replica || (conf_has(conf, "transactional.id") && *sink->output_topic);
+    if (conf_has(conf, "transactional.id") && !sink->transactional)
         slda_log(metrics, SLDA_LOG_WARN, NULL,
                  "kafka.transactional.id is ignored without output.topic");
-    sink->data = producer_new(conf, bootstrap, sink->transactional, 1, sink, data_dr, errstr,
+    /* Replicas (replica.c) publish every minibatch in a transaction: unless
+     * set, a transactional.id of their own (fencing is by the consumer group's
+     * generation, KIP-447), a short transaction timeout (a killed replica's
+     * open transaction holds the updates log's readers until it ends) and
+     * room for an update record. */
+    char txn_id[512];
+    char host[128] = "host";
+    gethostname(host, sizeof host - 1);
+    snprintf(txn_id, sizeof txn_id, "%s%s/%s/%ld/%016" PRIx64, SLDA_REPLICA_CLIENT,
+             conf->model_name ? conf->model_name : "", host, (long)getpid(),
+             slda_hash64(&sink, sizeof sink, (uint64_t)time(NULL)));
+    const char *replica_defaults[] = {"transactional.id", txn_id, "transaction.timeout.ms",
+                                      "10000", "message.max.bytes", "67108864", NULL};
+    sink->data = producer_new(conf, bootstrap, sink->transactional,
+                              replica ? replica_defaults : NULL, 1, sink, data_dr, errstr,
                               errstr_size);
     if (!sink->data)
         goto fail;
@@ -656,6 +678,14 @@ slda_err_t slda_ksink_event(slda_ksink_t *sink, const char *topic, const char *k
                         meta);
 }
 
+slda_err_t slda_ksink_update(slda_ksink_t *sink, const char *topic, const char *key,
+                             size_t keylen, const void *buf, size_t len)
+{
+    rec_meta_t *meta = slda_xcalloc(1, sizeof *meta);
+    meta->kind = KIND_UPDATE;
+    return data_produce(sink, topic, key, keylen, buf, len, NULL, 0, meta);
+}
+
 void slda_ksink_poll(slda_ksink_t *sink)
 {
     rd_kafka_poll(sink->data, 0);
@@ -705,9 +735,11 @@ int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms)
 }
 
 slda_err_t slda_ksink_txn_commit(slda_ksink_t *sink, slda_ksource_t *src,
-                                 const slda_offset_t *offs, size_t n, char *errstr,
-                                 size_t errstr_size)
+                                 const slda_offset_t *offs, size_t n, int *aborted,
+                                 char *errstr, size_t errstr_size)
 {
+    if (aborted)
+        *aborted = 0;
     if (sink->txn_failed || sink->fatal[0]) {
         rd_kafka_error_destroy(rd_kafka_abort_transaction(sink->data, TXN_TIMEOUT_MS));
         sink->txn_open = 0;
@@ -728,12 +760,35 @@ slda_err_t slda_ksink_txn_commit(slda_ksink_t *sink, slda_ksource_t *src,
     if (!e)
         e = rd_kafka_commit_transaction(sink->data, TXN_TIMEOUT_MS);
     if (e) {
-        if (rd_kafka_error_txn_requires_abort(e))
+        int abortable = rd_kafka_error_txn_requires_abort(e);
+        if (abortable)
             rd_kafka_error_destroy(rd_kafka_abort_transaction(sink->data, TXN_TIMEOUT_MS));
         sink->txn_open = 0;
-        return txn_call(sink, e, "commit", errstr, errstr_size);
+        slda_err_t r = txn_call(sink, e, "commit", errstr, errstr_size);
+        if (!aborted || !abortable || sink->fatal[0])
+            return r;
+        /* e.g. a rebalance fenced our generation: nothing of it is visible */
+        *aborted = 1;
+        if (txn_call(sink, rd_kafka_begin_transaction(sink->data), "begin", errstr, errstr_size))
+            return SLDA_ERR_KAFKA;
+        sink->txn_open = 1;
+        return SLDA_OK;
     }
     sink->txn_open = 0;
+    if (txn_call(sink, rd_kafka_begin_transaction(sink->data), "begin", errstr, errstr_size))
+        return SLDA_ERR_KAFKA;
+    sink->txn_open = 1;
+    return SLDA_OK;
+}
+
+slda_err_t slda_ksink_txn_abort(slda_ksink_t *sink, char *errstr, size_t errstr_size)
+{
+    if (sink->txn_open) {
+        sink->txn_open = 0;
+        if (txn_call(sink, rd_kafka_abort_transaction(sink->data, TXN_TIMEOUT_MS), "abort",
+                     errstr, errstr_size))
+            return SLDA_ERR_KAFKA;
+    }
     if (txn_call(sink, rd_kafka_begin_transaction(sink->data), "begin", errstr, errstr_size))
         return SLDA_ERR_KAFKA;
     sink->txn_open = 1;

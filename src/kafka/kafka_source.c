@@ -32,6 +32,8 @@ struct slda_ksource_s {
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
     int paused;         /* consumption paused (the service's backpressure) */
+    int replica;        /* updates.topic: one of the model's replicas (replica.c) */
+    uint64_t generation; /* rebalances seen (assignments and revocations) */
     char fatal[600];    /* non-empty after a fatal consumer error */
 };
 
@@ -98,6 +100,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 {
     slda_ksource_t *src = opaque;
     int cooperative = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+    src->generation++;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         note_replays(src, parts);
         for (int i = 0; i < parts->cnt; i++) {
@@ -250,7 +253,8 @@ static rd_kafka_conf_t *consumer_conf(const slda_conf_t *conf, const char *boots
     for (size_t i = 0; i < slda_conf_kafka_count(conf); i++) {
         const char *n, *v;
         slda_conf_kafka_get(conf, i, &n, &v);
-        if (!strcmp(n, "transactional.id") || (bootstrap && !strcmp(n, "bootstrap.servers")))
+        if (!strcmp(n, "transactional.id") || !strncmp(n, "transaction.", 12) ||
+            (bootstrap && !strcmp(n, "bootstrap.servers")))
             continue; /* producer-only / replaced by the embedded cluster */
         if (conf_set(rconf, n, v, errstr, errstr_size))
             goto fail;
@@ -260,6 +264,26 @@ static rd_kafka_conf_t *consumer_conf(const slda_conf_t *conf, const char *boots
         conf_set(rconf, "enable.auto.offset.store", "false", errstr, errstr_size) ||
         conf_set(rconf, "enable.partition.eof", "false", errstr, errstr_size))
         goto fail;
+    if (conf->updates_topic && *conf->updates_topic) {
+        /* Replicas: members are told apart from other instances of the model by
+         * client.id (check_alone); committed offsets are read only once stable
+         * (read_committed: KIP-447), and a rebalance revokes every partition so
+         * a dropped minibatch is read again from the committed offsets. */
+        char cid[300];
+        snprintf(cid, sizeof cid, "%s%s", SLDA_REPLICA_CLIENT, conf->model_name);
+        char strategy[200] = "";
+        size_t ss = sizeof strategy;
+        rd_kafka_conf_get(rconf, "partition.assignment.strategy", strategy, &ss);
+        if (strstr(strategy, "cooperative")) {
+            slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                         "kafka.partition.assignment.strategy=%s: replicas (updates.topic) need "
+                         "an eager strategy (range, roundrobin)", strategy);
+            goto fail;
+        }
+        if (conf_set(rconf, "client.id", cid, errstr, errstr_size) ||
+            conf_set(rconf, "isolation.level", "read_committed", errstr, errstr_size))
+            goto fail;
+    }
     rd_kafka_conf_set_rebalance_cb(rconf, on_rebalance);
     rd_kafka_conf_set_error_cb(rconf, on_error);
     rd_kafka_conf_set_log_cb(rconf, on_log);
@@ -296,14 +320,17 @@ static double mono_s(void)
  * documents). So before joining, the group must have no member: members that
  * stay longer than session.timeout.ms (plus 3 s) belong to a live instance
  * and the start is refused; a killed instance's membership lapses within that
- * time. A broker without DescribeGroups (librdkafka's mock cluster) or one
+ * time. Replicas (updates.topic, replica_id = their client.id) share the
+ * group with replicas of the same model and refuse any other member; an
+ * instance without updates.topic refuses replicas too. A broker without DescribeGroups (librdkafka's mock cluster) or one
  * that cannot answer now lets the start go on, with a log line. The question
  * goes through a probe handle of its own with socket.timeout.ms=5000:
  * rd_kafka_list_groups waits for its requests without a deadline of its own,
  * so on the consumer (default 60 s) one lost request held the start for a
  * minute (seen once against a broker just started). */
 static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *group,
-                              double session_s, char *errstr, size_t errstr_size)
+                              const char *replica_id, double session_s, char *errstr,
+                              size_t errstr_size)
 {
     double deadline = mono_s() + session_s + 3.0;
     int waited = 0;
@@ -324,8 +351,11 @@ static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *g
             if (strcmp(g->group, group) || g->err || !strcmp(g->state, "Empty") ||
                 !strcmp(g->state, "Dead"))
                 continue;
-            members += g->member_cnt;
             for (int j = 0; j < g->member_cnt; j++) {
+                /* replicas share the group with replicas of the same model only */
+                if (replica_id && !strcmp(g->members[j].client_id, replica_id))
+                    continue;
+                members++;
                 size_t used = strlen(who);
                 snprintf(who + used, sizeof who - used, "%s%s@%s", used ? ", " : "",
                          g->members[j].client_id, g->members[j].client_host);
@@ -342,11 +372,13 @@ static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *g
             return slda_set_err(
                 errstr, errstr_size, SLDA_ERR_INVALID,
                 "consumer group %s already has %d member(s) (%s) after %.0f s: another instance "
-                "of this model is running. One instance learns a model; a second one in the same "
-                "group would learn a second, different model from part of the input. Stop the "
-                "other instance, or give this one another model.name (docs/service.md, \"One "
-                "instance per model\")",
-                group, members, who, session_s + 3.0);
+                "of this model is running%s. One instance learns a model; a second one in the "
+                "same group would learn a second, different model from part of the input. Stop "
+                "the other instance, give this one another model.name, or run every instance "
+                "as a replica with the same updates.topic (docs/service.md, \"One instance per "
+                "model\"; docs/replication.md)",
+                group, members, who, session_s + 3.0,
+                replica_id ? " without updates.topic" : "");
         if (!waited)
             slda_log(src->metrics, SLDA_LOG_WARN, NULL,
                      "kafka: consumer group %s has %d member(s) (%s): waiting up to %.0f s for "
@@ -380,8 +412,11 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
     if (rd_kafka_conf_set(pconf, "socket.timeout.ms", "5000", rderr, sizeof rderr) ==
             RD_KAFKA_CONF_OK &&
         (probe = rd_kafka_new(RD_KAFKA_CONSUMER, pconf, rderr, sizeof rderr)) != NULL) {
-        slda_err_t alone = check_alone(src, probe, group, atof(session) / 1000.0, errstr,
-                                       errstr_size);
+        char cid[300];
+        snprintf(cid, sizeof cid, "%s%s", SLDA_REPLICA_CLIENT, conf->model_name);
+        src->replica = conf->updates_topic && *conf->updates_topic;
+        slda_err_t alone = check_alone(src, probe, group, src->replica ? cid : NULL,
+                                       atof(session) / 1000.0, errstr, errstr_size);
         rd_kafka_destroy(probe);
         if (alone != SLDA_OK)
             goto fail;
@@ -537,4 +572,32 @@ int slda_ksource_replayed(slda_ksource_t *src, const char *topic, int32_t partit
 {
     size_t k = pos_find(src, topic, partition, 0);
     return k != SIZE_MAX && offset < src->replay_end[k];
+}
+
+uint64_t slda_ksource_generation(const slda_ksource_t *src)
+{
+    return src->generation;
+}
+
+slda_err_t slda_ksource_rewind(slda_ksource_t *src, char *errstr, size_t errstr_size)
+{
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_assignment(src->rk, &parts);
+    if (!err && parts->cnt)
+        err = rd_kafka_committed(src->rk, parts, 30000);
+    if (!err && parts->cnt)
+        err = rd_kafka_assign(src->rk, parts); /* fetching restarts at the committed offsets */
+    if (!err && src->paused && parts->cnt)
+        rd_kafka_pause_partitions(src->rk, parts);
+    for (int i = 0; !err && i < parts->cnt; i++) {
+        size_t k = pos_find(src, parts->elems[i].topic, parts->elems[i].partition, 1);
+        src->pos[k].offset = parts->elems[i].offset >= 0 ? parts->elems[i].offset : -1;
+    }
+    if (parts)
+        rd_kafka_topic_partition_list_destroy(parts);
+    if (err)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
+                            "kafka: cannot rewind to the committed offsets: %s",
+                            rd_kafka_err2str(err));
+    return SLDA_OK;
 }

@@ -203,6 +203,11 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Documents older than the newest event time seen (late data, accepted)."},
         {SLDA_M_TIME_MISSING, "streamlda_event_time_missing_total",
          "Documents whose input.time.field was missing or not a time (newest event time used)."},
+        {SLDA_M_UPDATES_PUBLISHED, "streamlda_updates_published_total",
+         "Replicas: update records this instance committed to updates.topic."},
+        {SLDA_M_DROPPED, "streamlda_replica_dropped_documents_total",
+         "Replicas: documents of minibatches dropped at a rebalance or an aborted transaction "
+         "(read again from the committed offsets)."},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         prom_metric(f, counters[i].name, "counter", counters[i].help, model,
@@ -235,6 +240,10 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Newest event time seen, seconds since the epoch (0 = none yet)."},
         {SLDA_G_EVENT_LAG, "streamlda_event_time_lag_seconds",
          "Event-time lag: wall clock minus the newest event time seen."},
+        {SLDA_G_STALENESS, "streamlda_update_staleness",
+         "Updates applied between the model a record's local steps read and the record."},
+        {SLDA_G_MODEL_UPDATES, "streamlda_model_updates", "Global updates the model holds."},
+        {SLDA_G_MODEL_DOCS, "streamlda_model_documents", "Documents the model was trained on."},
     };
     for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++)
         prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model,

@@ -21,6 +21,8 @@ typedef enum {
     SLDA_M_TIME_CLAMPED, /* event times more than a day ahead of the clock, clamped */
     SLDA_M_TIME_LATE,    /* documents older than the newest event time seen (late data) */
     SLDA_M_TIME_MISSING, /* input.time.field missing or unreadable: newest event time used */
+    SLDA_M_UPDATES_PUBLISHED, /* replicas: update records this instance committed */
+    SLDA_M_DROPPED,      /* replicas: documents of minibatches dropped (read again) */
     SLDA_M__COUNT
 } slda_metric_counter_t;
 
@@ -35,6 +37,9 @@ typedef enum {
     SLDA_G_UNDELIVERED,      /* dead-letter/output records produced, not yet delivered */
     SLDA_G_EVENT_TIME,       /* newest event time seen, seconds since the epoch (0 = none) */
     SLDA_G_EVENT_LAG,        /* wall clock minus the newest event time, seconds */
+    SLDA_G_STALENESS,        /* replicas: updates between a record's base and its apply */
+    SLDA_G_MODEL_UPDATES,    /* update index of the model */
+    SLDA_G_MODEL_DOCS,       /* documents in the model */
     SLDA_G__COUNT
 } slda_metric_gauge_t;
 

@@ -107,6 +107,21 @@ struct slda_service_s {
     int64_t restored_event_ms; /* its header's newest event time, 0 = none */
     double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
     uint64_t rate_docs;
+    /* replicas (updates.topic; replica.c, docs/replication.md) */
+    slda_replica_t *replica;
+    slda_update_scratch_t *scratch; /* the open minibatch's words */
+    uint64_t batch_gen;        /* the consumer's rebalances when the minibatch began */
+    slda_offset_t *inputs;     /* per input partition of the minibatch: first offset */
+    int64_t *input_last;       /* ... and last offset */
+    size_t ninputs, capinputs;
+    slda_offset_t *txn_offs;   /* the open transaction's offsets to commit */
+    size_t ntxn_offs, captxn;
+    size_t txn_docs;           /* documents of the records in the open transaction */
+    double txn_start;          /* when the open transaction got its first minibatch, or 0 */
+    int writer;                /* holds the snapshot.dir lock: writes snapshots, prunes the log */
+    int64_t kept_log[64];      /* log positions of the snapshots kept, oldest first */
+    size_t nkept;
+    int64_t pruned;            /* the log was pruned below this offset */
 };
 
 static double now_s(void)
@@ -213,9 +228,10 @@ static void remove_stale_temps(slda_service_t *svc, const char *dir)
 
 /* One model, one writer: an exclusive flock on <dir>/<model>.lock for the
  * service's life, holding "pid P host H" of the holder. */
-static slda_err_t lock_model(slda_service_t *svc, const char *dir, char *errstr,
+static slda_err_t lock_model(slda_service_t *svc, const char *dir, int *busy, char *errstr,
                              size_t errstr_size)
 {
+    *busy = 0;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.lock", dir, svc->conf->model_name);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -229,6 +245,7 @@ static slda_err_t lock_model(slda_service_t *svc, const char *dir, char *errstr,
         holder[n > 0 ? n : 0] = '\0';
         holder[strcspn(holder, "\n")] = '\0';
         close(fd);
+        *busy = e == EWOULDBLOCK;
         if (e == EWOULDBLOCK)
             return slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
                                 "model \"%s\" in snapshot.dir \"%s\" is in use by another "
@@ -316,12 +333,24 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
     const char *dir = svc->conf->snapshot_dir;
     if (!dir || !*dir)
         return SLDA_OK;
+    int busy = 0;
     slda_err_t e = mkdir_p(dir, errstr, errstr_size);
     if (!e)
-        e = lock_model(svc, dir, errstr, errstr_size);
+        e = lock_model(svc, dir, &busy, errstr, errstr_size);
+    if (e && busy && svc->conf->updates_topic && *svc->conf->updates_topic) {
+        /* a replica: another replica is the snapshot writer; read its files */
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "replica: not the snapshot writer (%s)",
+                 errstr);
+        e = SLDA_OK;
+    } else if (!e && svc->conf->updates_topic && *svc->conf->updates_topic) {
+        svc->writer = 1;
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "replica: snapshot writer (lock %s/%s.lock)",
+                 dir, svc->conf->model_name);
+    }
     if (e)
         return e;
-    remove_stale_temps(svc, dir);
+    if (svc->lock_fd >= 0)
+        remove_stale_temps(svc, dir); /* only the lock holder: others' may be in progress */
     size_t n, bad = 0;
     snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
     slda_model_t *model = NULL;
@@ -476,6 +505,8 @@ static void engine_event(slda_service_t *svc, const slda_event_t *ev)
                             ev->update);
 }
 
+static void engine_events(slda_service_t *svc);
+
 static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
 {
     if (!svc->ndocs)
@@ -501,7 +532,22 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
     for (size_t i = 0; svc->conf->track && i < svc->ndocs; i++)
         if (svc->docs[i].ntokens) /* an empty document was not trained */
             slda_track_add(svc->track, svc->meta[i].event_ms, svc->thetas + i * K);
-    slda_event_t ev[16]; /* births.c: topic births, deaths and merges, one line each */
+    engine_events(svc);
+    for (size_t i = 0; output && i < svc->ndocs; i++)
+        produce_output(svc, i, K, warmup);
+    slda_docs_clear(svc->docs, svc->ndocs);
+    svc->ndocs = 0;
+    svc->batches_since++;
+    event_gauges(svc);
+    if (svc->page && now_s() - svc->last_page >= PAGE_S)
+        page_publish(svc);
+    return SLDA_OK;
+}
+
+/* births.c's topic births, deaths and merges since the last call: one line each. */
+static void engine_events(slda_service_t *svc)
+{
+    slda_event_t ev[16];
     size_t nev;
     while ((nev = slda_model_events(svc->model, svc->events_seen, ev, 16)) > 0) {
         for (size_t i = 0; i < nev; i++) {
@@ -515,15 +561,6 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
         }
         svc->events_seen = ev[nev - 1].seq;
     }
-    for (size_t i = 0; output && i < svc->ndocs; i++)
-        produce_output(svc, i, K, warmup);
-    slda_docs_clear(svc->docs, svc->ndocs);
-    svc->ndocs = 0;
-    svc->batches_since++;
-    event_gauges(svc);
-    if (svc->page && now_s() - svc->last_page >= PAGE_S)
-        page_publish(svc);
-    return SLDA_OK;
 }
 
 static void heldout_add(slda_service_t *svc, slda_doc_t *doc)
@@ -627,12 +664,22 @@ static void decode_one(size_t i, uint32_t worker, void *opaque)
     slda_text_defer(NULL);
 }
 
+static void note_input(slda_service_t *svc, const slda_kmsg_t *msg);
+
 static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t code,
                            slda_doc_t doc, const slda_bag_t *bag, char *err)
 {
-    svc->dirty = 1;
-    if (!code && bag->deferred) /* its words, in message order */
-        code = slda_doc_from_bag(svc->model, bag, &doc, err, 512);
+    if (svc->replica) { /* words by string: the replica changes only by the log */
+        note_input(svc, msg);
+        if (!code && bag->deferred)
+            code = slda_update_doc_from_bag(svc->model, svc->scratch, bag, &doc, err, 512);
+        else if (!code)
+            code = slda_set_err(err, 512, SLDA_ERR_INVALID, "replica: document not deferred");
+    } else {
+        svc->dirty = 1;
+        if (!code && bag->deferred) /* its words, in message order */
+            code = slda_doc_from_bag(svc->model, bag, &doc, err, 512);
+    }
     if (code) {
         slda_doc_clear(&doc);
         deadletter(svc, msg, code, err);
@@ -912,7 +959,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
     offs = slda_model_offsets(svc->model, &n);
     double t0 = now_s(), bytes = 0;
     if (slda_ksink_transactional(svc->sink) &&
-        slda_ksink_txn_commit(svc->sink, svc->src, offs, n, errstr, errstr_size))
+        slda_ksink_txn_commit(svc->sink, svc->src, offs, n, NULL, errstr, errstr_size))
         return SLDA_ERR_KAFKA; /* restart from the last snapshot: nothing lost */
     const char *dir = svc->conf->snapshot_dir;
     if (dir && *dir) {
@@ -965,6 +1012,304 @@ static void status(slda_service_t *svc)
     char line[512];
     slda_metrics_status_line(svc->metrics, line, sizeof line);
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "status: %s", line);
+}
+
+/* ---- replicas: minibatches published to the update log (replica.c) ---- */
+
+/* The open minibatch covers msg (a document, a dead letter or a held-out one). */
+static void note_input(slda_service_t *svc, const slda_kmsg_t *msg)
+{
+    for (size_t i = 0; i < svc->ninputs; i++)
+        if (svc->inputs[i].partition == msg->partition && !strcmp(svc->inputs[i].topic, msg->topic)) {
+            if (msg->offset > svc->input_last[i])
+                svc->input_last[i] = msg->offset;
+            if (msg->offset < svc->inputs[i].offset)
+                svc->inputs[i].offset = msg->offset;
+            return;
+        }
+    if (svc->ninputs == svc->capinputs) {
+        svc->capinputs = svc->capinputs ? 2 * svc->capinputs : 16;
+        svc->inputs = slda_xrealloc(svc->inputs, svc->capinputs * sizeof *svc->inputs);
+        svc->input_last = slda_xrealloc(svc->input_last, svc->capinputs * sizeof *svc->input_last);
+    }
+    if (!svc->ninputs && !svc->ndocs)
+        svc->batch_start = now_s();
+    slda_offset_t *o = &svc->inputs[svc->ninputs];
+    memset(o, 0, sizeof *o);
+    snprintf(o->topic, sizeof o->topic, "%s", msg->topic);
+    o->partition = msg->partition;
+    o->offset = msg->offset;
+    svc->input_last[svc->ninputs++] = msg->offset;
+}
+
+/* Forget the open minibatch (after publishing it, or to drop it). */
+static void clear_batch(slda_service_t *svc)
+{
+    slda_docs_clear(svc->docs, svc->ndocs);
+    svc->ndocs = 0;
+    svc->ninputs = 0;
+    slda_update_scratch_clear(svc->scratch);
+    if (!slda_replica_pending(svc->replica) && !svc->ntxn_offs)
+        svc->batch_gen = slda_ksource_generation(svc->src);
+}
+
+/* Nothing of the open transaction and the open minibatch becomes visible:
+ * abort the transaction (unless already aborted), forget both, and read
+ * their partitions again from the committed offsets. */
+static slda_err_t drop_all(slda_service_t *svc, const char *why, int abort_txn, char *errstr,
+                           size_t errstr_size)
+{
+    size_t docs = svc->ndocs + svc->txn_docs;
+    slda_log(svc->metrics, SLDA_LOG_WARN, "replica-drop",
+             "replica: %zu document(s) dropped (%s): %" PRIu64 " record(s) of the open "
+             "transaction and the open minibatch; their partitions are read again from the "
+             "committed offsets", docs, why, slda_replica_pending(svc->replica));
+    slda_metrics_add(svc->metrics, SLDA_M_DROPPED, docs);
+    if (abort_txn && slda_ksink_txn_abort(svc->sink, errstr, errstr_size))
+        return SLDA_ERR_KAFKA;
+    slda_replica_aborted(svc->replica);
+    svc->ntxn_offs = 0;
+    svc->txn_docs = 0;
+    clear_batch(svc);
+    slda_err_t e = slda_ksource_rewind(svc->src, errstr, errstr_size);
+    svc->batch_gen = slda_ksource_generation(svc->src);
+    return e;
+}
+
+/* The open minibatch's offsets join the open transaction's. */
+static void txn_offsets_add(slda_service_t *svc)
+{
+    for (size_t i = 0; i < svc->ninputs; i++) {
+        size_t k = 0;
+        while (k < svc->ntxn_offs && (svc->txn_offs[k].partition != svc->inputs[i].partition ||
+                                      strcmp(svc->txn_offs[k].topic, svc->inputs[i].topic)))
+            k++;
+        if (!svc->ntxn_offs)
+            svc->txn_start = now_s();
+        if (k == svc->ntxn_offs) {
+            if (svc->ntxn_offs == svc->captxn) {
+                svc->captxn = svc->captxn ? 2 * svc->captxn : 16;
+                svc->txn_offs = slda_xrealloc(svc->txn_offs, svc->captxn * sizeof *svc->txn_offs);
+            }
+            svc->txn_offs[svc->ntxn_offs++] = svc->inputs[i];
+            svc->txn_offs[k].offset = -1;
+        }
+        if (svc->input_last[i] + 1 > svc->txn_offs[k].offset)
+            svc->txn_offs[k].offset = svc->input_last[i] + 1;
+    }
+}
+
+/* Commit the open transaction: its records, dead letters and outputs with the
+ * input offsets of its minibatches. Only at minibatch boundaries (no dead
+ * letter of an unpublished minibatch may commit without its offsets). */
+static slda_err_t commit_txn(slda_service_t *svc, char *errstr, size_t errstr_size)
+{
+    if (!slda_replica_pending(svc->replica) && !svc->ntxn_offs)
+        return SLDA_OK;
+    if (slda_ksource_generation(svc->src) != svc->batch_gen)
+        return drop_all(svc, "the consumer group rebalanced", 1, errstr, errstr_size);
+    int aborted = 0;
+    slda_err_t e = slda_replica_commit(svc->replica, svc->sink, svc->src, svc->txn_offs,
+                                       svc->ntxn_offs, &aborted, errstr, errstr_size);
+    if (!e && aborted) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", errstr);
+        return drop_all(svc, why, 0, errstr, errstr_size);
+    }
+    if (e)
+        return e;
+    slda_log_reset(svc->metrics, "replica-drop");
+    svc->ntxn_offs = 0;
+    svc->txn_docs = 0;
+    if (!svc->ndocs && !svc->ninputs)
+        svc->batch_gen = slda_ksource_generation(svc->src);
+    return SLDA_OK;
+}
+
+static void replica_applied(void *opaque, const slda_update_t *upd)
+{
+    slda_service_t *svc = opaque;
+    slda_metrics_add(svc->metrics, SLDA_M_DOCS, slda_update_docs(upd));
+    slda_metrics_add(svc->metrics, SLDA_M_TOKENS, slda_update_tokens(upd));
+    slda_metrics_add(svc->metrics, SLDA_M_UPDATES, 1);
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES, (double)slda_model_updates(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
+    engine_events(svc);
+    svc->dirty = 1;
+    svc->batches_since++;
+}
+
+static slda_err_t replica_apply(slda_service_t *svc, int wait_ms, char *errstr, size_t errstr_size)
+{
+    return slda_replica_apply(svc->replica, svc->model, wait_ms, replica_applied, svc, errstr,
+                              errstr_size) < 0 ? SLDA_ERR_KAFKA : SLDA_OK;
+}
+
+/* The open minibatch: its local steps against the replica as it is, the
+ * record into the open transaction (with the minibatch's outputs; its dead
+ * letters are there already). Then the staleness bound for the next one: when
+ * more than updates.staleness of this instance's records are not applied back
+ * (in the open transaction or on their way), commit and wait for them. A
+ * transaction also commits once it is minibatch.ms old. */
+static slda_err_t publish_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
+{
+    if (!svc->ndocs && !svc->ninputs)
+        return SLDA_OK;
+    if (slda_ksource_generation(svc->src) != svc->batch_gen)
+        return drop_all(svc, "the consumer group rebalanced while it was read", 1, errstr,
+                        errstr_size);
+    slda_err_t e = replica_apply(svc, 0, errstr, errstr_size);
+    if (e)
+        return e;
+    uint32_t K = slda_model_topics(svc->model);
+    int output = svc->conf->output_topic && *svc->conf->output_topic;
+    int want = output || svc->conf->track;
+    int warmup = slda_model_docs(svc->model) < svc->conf->track_warmup_docs;
+    if (want)
+        svc->thetas = slda_xrealloc(svc->thetas, (svc->ndocs + 1) * K * sizeof *svc->thetas);
+    slda_update_t *upd = NULL;
+    if (svc->ndocs) {
+        e = slda_update_local(svc->model, svc->scratch, svc->docs, svc->ndocs, 0,
+                              want ? svc->thetas : NULL, &upd, errstr, errstr_size);
+        if (e)
+            return e;
+        if (!slda_update_tokens(upd)) { /* every word dropped (fixed vocabulary) */
+            slda_update_destroy(upd);
+            upd = NULL;
+        }
+    }
+    if (upd) {
+        for (size_t i = 0; i < svc->ninputs; i++)
+            slda_update_add_input(upd, svc->inputs[i].topic, svc->inputs[i].partition,
+                                  svc->inputs[i].offset, svc->input_last[i]);
+        for (size_t i = 0; output && i < svc->ndocs; i++)
+            produce_output(svc, i, K, warmup);
+        e = slda_replica_add(svc->replica, svc->sink, upd,
+                             (slda_update_values_t)svc->conf->updates_values, errstr,
+                             errstr_size);
+        for (size_t i = 0; !e && svc->conf->track && i < svc->ndocs; i++)
+            if (svc->docs[i].ntokens)
+                slda_track_add(svc->track, svc->meta[i].event_ms, svc->thetas + i * K);
+        slda_update_destroy(upd);
+        if (e)
+            return e;
+    }
+    txn_offsets_add(svc);
+    svc->txn_docs += svc->ndocs;
+    clear_batch(svc);
+    event_gauges(svc);
+    if (svc->page && now_s() - svc->last_page >= PAGE_S)
+        page_publish(svc);
+    uint64_t S = svc->conf->updates_staleness;
+    if (slda_replica_unapplied(svc->replica) > S ||
+        (now_s() - svc->txn_start) * 1000.0 >= svc->conf->minibatch_ms) {
+        e = commit_txn(svc, errstr, errstr_size);
+        double t0 = now_s();
+        while (!e && slda_replica_unapplied(svc->replica) > S) {
+            if (now_s() - t0 > 120)
+                return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
+                                    "replica: %" PRIu64 " update record(s) committed by this "
+                                    "instance did not come back through updates.topic %s in "
+                                    "120 s", slda_replica_unapplied(svc->replica),
+                                    svc->conf->updates_topic);
+            e = replica_apply(svc, POLL_MAX_MS, errstr, errstr_size);
+        }
+    }
+    return e;
+}
+
+/* Apply the log until this replica is at its end (every own record back), for
+ * up to max_s seconds or until *stop. */
+static slda_err_t replica_catch_up(slda_service_t *svc, volatile int *stop, double max_s,
+                                   char *errstr, size_t errstr_size)
+{
+    double end = now_s() + max_s;
+    while (!slda_replica_at_end(svc->replica) && !(stop && *stop) && now_s() < end) {
+        slda_err_t e = replica_apply(svc, POLL_MAX_MS, errstr, errstr_size);
+        if (e)
+            return e;
+    }
+    if (!slda_replica_at_end(svc->replica))
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "replica: not at the end of updates.topic after %.0f s (%" PRIu64
+                 " own record(s) not back)", max_s, slda_replica_unapplied(svc->replica));
+    return SLDA_OK;
+}
+
+/* The snapshot writer (the holder of snapshot.dir's lock; a replica that is
+ * not tries to become it) writes the replica with its log position, keeps
+ * snapshot.keep files and prunes the log below the oldest one it keeps. */
+static slda_err_t replica_snapshot(slda_service_t *svc, char *errstr, size_t errstr_size)
+{
+    const char *dir = svc->conf->snapshot_dir;
+    (void)errstr;
+    (void)errstr_size;
+    if (!svc->writer) {
+        int busy;
+        char err[700];
+        if (!lock_model(svc, dir, &busy, err, sizeof err)) {
+            svc->writer = 1;
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                     "replica: snapshot writer (lock %s/%s.lock taken over)", dir,
+                     svc->conf->model_name);
+            remove_stale_temps(svc, dir);
+            size_t n; /* the previous writer's files: written whole (rename), prunable */
+            snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
+            for (size_t i = 0; i < n; i++)
+                good_add(svc, files[i].updates);
+            snapfiles_free(files, n);
+        } else if (!busy)
+            slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-lock", "%s", err);
+    }
+    svc->last_snapshot = now_s();
+    svc->batches_since = 0;
+    if (!svc->writer || !svc->dirty)
+        return SLDA_OK;
+    size_t n;
+    const slda_offset_t *offs = slda_replica_offsets(svc->replica, &n);
+    slda_model_set_offsets(svc->model, offs, n);
+    char path[4096], err2[512];
+    snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", dir, svc->conf->model_name,
+             slda_model_updates(svc->model));
+    double t0 = now_s(), bytes = 0;
+    track_snapshot(svc, path);
+    slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
+    if (slda_snapshot_write_meta(svc->model, &meta, path, err2, sizeof err2)) {
+        slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
+        slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err2);
+        defer(svc);
+        return SLDA_OK;
+    }
+    svc->deferred = 0;
+    slda_metrics_set_service_health(svc->metrics, 1, NULL);
+    slda_log_reset(svc->metrics, "snapshot-write");
+    struct stat st;
+    if (!stat(path, &st))
+        bytes = (double)st.st_size;
+    slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOTS, 1);
+    slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
+    good_add(svc, slda_model_updates(svc->model));
+    prune_snapshots(svc);
+    size_t keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
+    if (keep > sizeof svc->kept_log / sizeof svc->kept_log[0])
+        keep = sizeof svc->kept_log / sizeof svc->kept_log[0];
+    if (svc->nkept == keep) {
+        memmove(svc->kept_log, svc->kept_log + 1, (keep - 1) * sizeof *svc->kept_log);
+        svc->nkept--;
+    }
+    svc->kept_log[svc->nkept++] = slda_replica_position(svc->replica);
+    if (svc->conf->updates_prune && svc->nkept == keep && svc->kept_log[0] > svc->pruned) {
+        char err3[600];
+        if (slda_replica_prune(svc->replica, svc->kept_log[0], err3, sizeof err3))
+            slda_log(svc->metrics, SLDA_LOG_WARN, "replica-prune", "%s", err3);
+        else
+            svc->pruned = svc->kept_log[0];
+    }
+    if (svc->conf->snapshot_topic && *svc->conf->snapshot_topic)
+        publish_snapshot(svc, &bytes);
+    slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_BYTES, bytes);
+    svc->dirty = 0;
+    return SLDA_OK;
 }
 
 /* ---- flow: backpressure and stall health ---- */
@@ -1066,6 +1411,19 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "http: 127.0.0.1:%d", slda_http_port(svc->http));
     }
     const char *bootstrap = conf_bootstrap(svc->conf);
+    int replica = svc->conf->updates_topic && *svc->conf->updates_topic;
+    if (replica && (!bootstrap || !strcmp(bootstrap, "embedded"))) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                     "updates.topic needs a Kafka broker with transactions (set "
+                     "kafka.bootstrap.servers); the embedded cluster has none");
+        goto fail;
+    }
+    if (replica && svc->conf->heldout_modulo) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                     "heldout.modulo is not supported with updates.topic yet: held-out "
+                     "documents would be scored by one replica only");
+        goto fail;
+    }
     if ((!bootstrap || !strcmp(bootstrap, "embedded")) &&
         start_embedded(svc, errstr, errstr_size))
         goto fail;
@@ -1082,13 +1440,28 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
     }
     size_t noffs;
     const slda_offset_t *offs = slda_model_offsets(svc->model, &noffs);
-    svc->src = slda_ksource_new(svc->conf, override, offs, noffs, svc->metrics, errstr,
-                                errstr_size);
+    /* replicas start every partition at the group's committed offset: the
+     * offsets of the records in the log, committed with them */
+    svc->src = slda_ksource_new(svc->conf, override, replica ? NULL : offs, replica ? 0 : noffs,
+                                svc->metrics, errstr, errstr_size);
     if (!svc->src)
         goto fail;
     svc->sink = slda_ksink_new(svc->conf, override, svc->metrics, errstr, errstr_size);
     if (!svc->sink)
         goto fail;
+    if (replica) {
+        svc->replica = slda_replica_new(svc->conf, bootstrap, svc->metrics, offs, noffs, errstr,
+                                        errstr_size);
+        if (!svc->replica)
+            goto fail;
+        svc->scratch = slda_update_scratch_new();
+        svc->batch_gen = slda_ksource_generation(svc->src);
+        if (svc->restored[0])
+            svc->kept_log[svc->nkept++] = slda_replica_position(svc->replica);
+        slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES,
+                         (double)slda_model_updates(svc->model));
+        slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
+    }
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
     return svc;
 fail:
@@ -1110,10 +1483,20 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
     uint32_t batch_docs = c->minibatch_docs ? c->minibatch_docs : 256;
     svc->last_snapshot = svc->last_status = svc->last_msg_t = now_s();
     slda_err_t err = SLDA_OK;
+    if (svc->replica) { /* the first minibatch reads the model at the log's end */
+        err = replica_catch_up(svc, stop, 1e9, errstr, errstr_size);
+        if (!err)
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                     "replica: at the end of updates.topic: %" PRIu64 " updates, %" PRIu64
+                     " documents", slda_model_updates(svc->model), slda_model_docs(svc->model));
+    }
     while (!*stop && !err) {
         double t = now_s();
+        int open = svc->ndocs || svc->ninputs;
+        if (svc->replica && !open)
+            svc->batch_gen = slda_ksource_generation(svc->src);
         int timeout = POLL_MAX_MS;
-        if (svc->ndocs && c->minibatch_ms) {
+        if (open && c->minibatch_ms) {
             double left = svc->batch_start + c->minibatch_ms / 1000.0 - t;
             timeout = left <= 0 ? 0 : left * 1000 < timeout ? (int)(left * 1000) + 1 : timeout;
         }
@@ -1129,12 +1512,20 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
                 slda_ksource_release(svc->src, &msgs[i]);
         }
         t = now_s();
-        if (!svc->awaiting &&
-            (svc->ndocs >= batch_docs || (svc->ndocs && c->minibatch_ms &&
+        open = svc->ndocs || svc->ninputs;
+        if (svc->replica)
+            err = replica_apply(svc, 0, errstr, errstr_size);
+        if (!err && !svc->awaiting &&
+            (svc->ndocs >= batch_docs || (open && c->minibatch_ms &&
                                           (t - svc->batch_start) * 1000.0 >= c->minibatch_ms)))
-            err = train_batch(svc, errstr, errstr_size);
+            err = svc->replica ? publish_batch(svc, errstr, errstr_size)
+                               : train_batch(svc, errstr, errstr_size);
+        if (!err && svc->replica && !svc->ndocs && !svc->ninputs && svc->ntxn_offs &&
+            (t - svc->txn_start) * 1000.0 >= c->minibatch_ms)
+            err = commit_txn(svc, errstr, errstr_size); /* a quiet stream: no record waits */
         if (!err && snapshot_due(svc, t))
-            err = snapshot(svc, 0, errstr, errstr_size);
+            err = svc->replica ? replica_snapshot(svc, errstr, errstr_size)
+                               : snapshot(svc, 0, errstr, errstr_size);
         slda_ksink_poll(svc->sink);
         if (!err)
             err = fatal(svc, errstr, errstr_size);
@@ -1151,6 +1542,27 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
         return err;
     }
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "stopping: final minibatch and snapshot");
+    if (svc->replica) {
+        err = publish_batch(svc, errstr, errstr_size);
+        if (!err)
+            err = commit_txn(svc, errstr, errstr_size);
+        if (!err)
+            err = replica_catch_up(svc, NULL, c->shutdown_timeout_ms / 1000.0, errstr,
+                                   errstr_size);
+        if (!err)
+            err = replica_snapshot(svc, errstr, errstr_size);
+        if (!err)
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                     "replica: final update=%" PRIu64 " docs=%" PRIu64 " tokens=%" PRIu64
+                     " digest=%016" PRIx64, slda_model_updates(svc->model),
+                     slda_model_docs(svc->model), slda_model_tokens(svc->model),
+                     slda_model_digest(svc->model));
+        if (!err)
+            err = fatal(svc, errstr, errstr_size);
+        svc->failed = err != SLDA_OK;
+        status(svc);
+        return err;
+    }
     err = snapshot(svc, 1, errstr, errstr_size);
     if (!err)
         err = fatal(svc, errstr, errstr_size);
@@ -1170,6 +1582,11 @@ void slda_service_destroy(slda_service_t *svc)
 {
     if (!svc)
         return;
+    slda_replica_destroy(svc->replica);
+    slda_update_scratch_destroy(svc->scratch);
+    free(svc->inputs);
+    free(svc->input_last);
+    free(svc->txn_offs);
     slda_ksource_destroy(svc->src);
     /* Delivered already after a clean stop; after a failure, a short last try. */
     slda_ksink_destroy(svc->sink, svc->failed ? 1000 : (int)svc->conf->shutdown_timeout_ms);

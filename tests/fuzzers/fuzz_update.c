@@ -112,7 +112,7 @@ void slda_fuzz_generate(slda_fuzz_feed_fn feed)
             FUZZ_ASSERT(e == SLDA_OK, "harness: document: %s", err);
         }
         slda_update_t *upd = NULL;
-        FUZZ_ASSERT(slda_update_local(model, s, docs, 4, 0, &upd, err, sizeof err) == SLDA_OK,
+        FUZZ_ASSERT(slda_update_local(model, s, docs, 4, 0, NULL, &upd, err, sizeof err) == SLDA_OK,
                     "harness: local: %s", err);
         slda_update_add_input(upd, "docs", 0, 10, 13);
         for (int v = 0; v < 3; v++) {
