@@ -213,9 +213,15 @@ static void test_local_apply_equals_train(const char *const *kv, const char *wha
     slda_doc_t d1[16], d2[16];
     for (size_t b = 0; b < 100; b++) {
         size_t n1 = make_batch(m1, b, 'n', d1), n2 = make_batch(m2, b, 'n', d2);
-        CHECK_INT(slda_model_train(m1, d1, n1, NULL, NULL, err, sizeof err), SLDA_OK);
+        uint32_t K = slda_model_topics(m1);
+        float *th1 = calloc(16 * K, sizeof *th1), *th2 = calloc(16 * K, sizeof *th2);
+        CHECK_INT(slda_model_train(m1, d1, n1, th1, NULL, err, sizeof err), SLDA_OK);
         slda_update_t *upd = NULL;
-        CHECK_INT(slda_update_local(m2, NULL, d2, n2, 0, NULL, &upd, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_update_local(m2, NULL, d2, n2, 0, th2, &upd, err, sizeof err), SLDA_OK);
+        /* the documents' mixtures (outputs, tracking) are train's too */
+        CHECK(memcmp(th1, th2, n1 * K * sizeof *th1) == 0);
+        free(th1);
+        free(th2);
         CHECK_INT(slda_update_base(upd), b);
         slda_update_t *rec = through_log(upd, SLDA_UPDATE_F32, NULL);
         CHECK_INT(slda_update_apply(m2, rec, err, sizeof err), SLDA_OK);
@@ -355,6 +361,18 @@ static void test_replicas_agree(slda_update_values_t values, const char *const *
     CHECK_INT(compare_models(a, b), 0);
     CHECK_INT(compare_models(b, a), 0);
     CHECK_INT(compare_models(a, one), 0);
+    /* the digest the service logs at a stop says so too, and sees one float change */
+    CHECK(slda_model_digest(a) == slda_model_digest(b));
+    CHECK(slda_model_digest(a) == slda_model_digest(one));
+    uint32_t held = 0;
+    while (held < a->W && !a->row_ready[held])
+        held++;
+    CHECK(held < a->W);
+    float saved = a->A[(size_t)held * a->Kp + 1];
+    a->A[(size_t)held * a->Kp + 1] = nextafterf(saved, 1e30f);
+    CHECK(slda_model_digest(a) != slda_model_digest(b));
+    a->A[(size_t)held * a->Kp + 1] = saved;
+    CHECK(slda_model_digest(a) == slda_model_digest(b));
     /* the vocabularies evicted (4096 words, ~9000 seen) the same words */
     CHECK(slda_vocab_evictions(a->vocab) > 0 || !open);
     CHECK_INT(slda_vocab_evictions(a->vocab), slda_vocab_evictions(b->vocab));

@@ -431,8 +431,9 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
     /* Replicas (replica.c) publish every minibatch in a transaction: unless
      * set, a transactional.id of their own (fencing is by the consumer group's
      * generation, KIP-447), a short transaction timeout (a killed replica's
-     * open transaction holds the updates log's readers until it ends) and
-     * room for an update record. */
+     * open transaction holds the updates log's readers until it ends), room
+     * for an update record, and no linger (a transaction's records are
+     * produced together just before its commit, which waits for them). */
     char txn_id[512];
     char host[128] = "host";
     gethostname(host, sizeof host - 1);
@@ -440,7 +441,8 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
              conf->model_name ? conf->model_name : "", host, (long)getpid(),
              slda_hash64(&sink, sizeof sink, (uint64_t)time(NULL)));
     const char *replica_defaults[] = {"transactional.id", txn_id, "transaction.timeout.ms",
-                                      "10000", "message.max.bytes", "67108864", NULL};
+                                      "10000", "message.max.bytes", "67108864", "linger.ms", "0",
+                                      NULL};
     sink->data = producer_new(conf, bootstrap, sink->transactional,
                               replica ? replica_defaults : NULL, 1, sink, data_dr, errstr,
                               errstr_size);

@@ -51,6 +51,8 @@ struct slda_replica_s {
     slda_offset_t *offs;   /* input offsets covered by applied records + the log's */
     size_t noffs, capoffs;
     uint64_t bytes;        /* bytes of records published */
+    void **buf;            /* the open transaction's records, produced at its commit */
+    size_t *len, nbuf, capbuf;
     char fatal[512];
 };
 
@@ -291,6 +293,14 @@ fail:
     return NULL;
 }
 
+static void drop_records(slda_replica_t *r)
+{
+    for (size_t i = 0; i < r->nbuf; i++)
+        free(r->buf[i]);
+    r->nbuf = 0;
+    r->pending = 0;
+}
+
 void slda_replica_destroy(slda_replica_t *r)
 {
     if (!r)
@@ -299,6 +309,9 @@ void slda_replica_destroy(slda_replica_t *r)
         rd_kafka_consumer_close(r->rk);
         rd_kafka_destroy(r->rk);
     }
+    drop_records(r);
+    free(r->buf);
+    free(r->len);
     free(r->offs);
     free(r->topic);
     free(r);
@@ -425,15 +438,15 @@ slda_err_t slda_replica_add(slda_replica_t *r, slda_ksink_t *sink, const slda_up
     slda_err_t e = slda_update_encode(upd, values, &buf, &len, errstr, errstr_size);
     if (e)
         return e;
-    char key[sizeof r->id + 20];
-    snprintf(key, sizeof key, "%s/%016" PRIx64, r->id, r->produced);
-    e = slda_ksink_update(sink, r->topic, key, strlen(key), buf, len);
-    free(buf);
-    if (e)
-        return slda_ksink_fatal(sink, errstr, errstr_size);
-    r->produced++;
+    (void)sink;
+    if (r->nbuf == r->capbuf) {
+        r->capbuf = r->capbuf ? 2 * r->capbuf : 8;
+        r->buf = slda_xrealloc(r->buf, r->capbuf * sizeof *r->buf);
+        r->len = slda_xrealloc(r->len, r->capbuf * sizeof *r->len);
+    }
+    r->buf[r->nbuf] = buf;
+    r->len[r->nbuf++] = len;
     r->pending++;
-    r->bytes += len;
     return SLDA_OK;
 }
 
@@ -442,6 +455,23 @@ slda_err_t slda_replica_commit(slda_replica_t *r, slda_ksink_t *sink, slda_ksour
                                char *errstr, size_t errstr_size)
 {
     *aborted = 0;
+    /* The records go to the log only now: a read_committed reader of the log
+     * stops at the first record of an open transaction, so every replica's
+     * reading waits while a transaction with records in the log is open;
+     * producing them just before the commit keeps that window short. */
+    for (size_t i = 0; i < r->nbuf; i++) {
+        char key[sizeof r->id + 20];
+        snprintf(key, sizeof key, "%s/%016" PRIx64, r->id, r->produced++);
+        slda_err_t e = slda_ksink_update(sink, r->topic, key, strlen(key), r->buf[i], r->len[i]);
+        if (e) {
+            drop_records(r);
+            return slda_ksink_fatal(sink, errstr, errstr_size);
+        }
+        r->bytes += r->len[i];
+    }
+    for (size_t i = 0; i < r->nbuf; i++)
+        free(r->buf[i]);
+    r->nbuf = 0;
     /* every record of the transaction delivered, then the commit */
     char ferr[512];
     if (!slda_ksink_drain(sink, 60000) && !slda_ksink_fatal(sink, ferr, sizeof ferr))
@@ -460,7 +490,7 @@ slda_err_t slda_replica_commit(slda_replica_t *r, slda_ksink_t *sink, slda_ksour
 
 void slda_replica_aborted(slda_replica_t *r)
 {
-    r->pending = 0;
+    drop_records(r);
 }
 
 const slda_offset_t *slda_replica_offsets(const slda_replica_t *r, size_t *n)
