@@ -14,6 +14,9 @@
  * document-completion perplexity of the held-out documents (slda_eval_perplexity, seed 1),
  * and the change against float32 in percent. A fixed-vocabulary float32 run must give
  * slda_model_train's perplexity exactly (local + apply == train).
+ * UPDATE_LOG_STALE="0 1 4 16": instead of the encodings, float32 records whose local halves
+ * read the model that many records behind (a replica's updates.staleness, always at its
+ * bound), against train (global.stale=0).
  */
 #include "streamlda.h"
 
@@ -108,10 +111,15 @@ static void read_uci(corpus_t *c, slda_conf_t *conf, slda_model_t *model, const 
     slda_reader_close(rd);
 }
 
-/* arm < 0: slda_model_train; else the value encoding of the records. */
-static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, double *ppl,
-                double *bytes_per_doc)
+/* arm < 0: slda_model_train; else the value encoding of the records, each
+ * record's local half reading the model without the stale records before it
+ * (a replica with updates.staleness = stale, at its worst: always that far
+ * behind). */
+static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, size_t stale,
+                double *ppl, double *bytes_per_doc)
 {
+    slda_update_t **fifo = calloc(stale + 2, sizeof *fifo);
+    size_t nfifo = 0;
     char err[512];
     slda_model_t *model = slda_model_new(conf, err, sizeof err);
     if (!model)
@@ -148,14 +156,19 @@ static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, double
                 if (slda_update_local(model, scratch, batch, nb, 0, NULL, &upd, err, sizeof err) ||
                     slda_update_encode(upd, (slda_update_values_t)arm, &buf, &len, err,
                                        sizeof err) ||
-                    slda_update_decode(buf, len, &dec, err, sizeof err) ||
-                    slda_update_apply(model, dec, err, sizeof err))
+                    slda_update_decode(buf, len, &dec, err, sizeof err))
                     die("update", err);
+                fifo[nfifo++] = dec; /* applied once `stale` newer records wait */
+                while (nfifo > stale) {
+                    if (slda_update_apply(model, fifo[0], err, sizeof err))
+                        die("apply", err);
+                    slda_update_destroy(fifo[0]);
+                    memmove(fifo, fifo + 1, --nfifo * sizeof *fifo);
+                }
                 bytes += len;
                 trained += slda_update_docs(upd);
                 free(buf);
                 slda_update_destroy(upd);
-                slda_update_destroy(dec);
             }
             if (c->text)
                 slda_docs_clear(batch, nb);
@@ -163,7 +176,28 @@ static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, double
             slda_update_scratch_clear(scratch);
         }
     }
+    for (size_t i = 0; i < nfifo; i++) {
+        char err2[512];
+        if (slda_update_apply(model, fifo[i], err2, sizeof err2))
+            die("apply", err2);
+        slda_update_destroy(fifo[i]);
+    }
+    free(fifo);
     slda_model_flush(model);
+    if (getenv("UPDATE_LOG_VERBOSE")) {
+        slda_topic_counts_t tc;
+        slda_model_topic_counts(model, &tc);
+        fprintf(stderr, "arm %d stale %zu: births %llu deaths %llu merges %llu proposals %llu "
+                "flagged %llu\n", arm, stale, (unsigned long long)tc.births,
+                (unsigned long long)tc.deaths, (unsigned long long)tc.merges,
+                (unsigned long long)tc.proposals, (unsigned long long)tc.flagged);
+        slda_event_t ev[64];
+        size_t nev = slda_model_events(model, 0, ev, 64);
+        for (size_t i = 0; i < nev; i++)
+            fprintf(stderr, "  %s topic %u other %u update %llu docs %u value %.4f\n",
+                    slda_event_kind_name(ev[i].kind), ev[i].topic, ev[i].other,
+                    (unsigned long long)ev[i].update, ev[i].docs, ev[i].value);
+    }
     /* held-out documents, through the trained model's vocabulary */
     size_t nh = 0;
     slda_doc_t *held = calloc(c->n / 10 + 1, sizeof *held);
@@ -237,9 +271,25 @@ int main(int argc, char **argv)
     }
     static const char *const names[] = {"float32", "float16", "q8"};
     double ppl_train, ppl[3], bpd[3], dummy;
-    run(&c, conf, -1, mb, &ppl_train, &dummy);
+    run(&c, conf, -1, mb, 0, &ppl_train, &dummy);
+    const char *stales = getenv("UPDATE_LOG_STALE");
+    if (stales && *stales) { /* float32 records at each staleness instead of the encodings */
+        char *copy = strdup(stales), *save = NULL;
+        printf("documents %zu (held out %zu), K=%u, minibatch %zu, seed %u\n", c.n, c.n / 10,
+               K, mb, seed);
+        printf("RESULT train 0 %.6f\n", ppl_train);
+        for (char *v = strtok_r(copy, " ", &save); v; v = strtok_r(NULL, " ", &save)) {
+            double p, b;
+            run(&c, conf, 0, mb, (size_t)atoi(v), &p, &b);
+            printf("stale %-4s perplexity %10.3f %+8.3f%% vs train\n", v, p,
+                   100 * (p / ppl_train - 1));
+            printf("RESULT stale%s %.3f %.6f\n", v, b, p);
+        }
+        free(copy);
+        return 0;
+    }
     for (int arm = 0; arm < 3; arm++)
-        run(&c, conf, arm, mb, &ppl[arm], &bpd[arm]);
+        run(&c, conf, arm, mb, 0, &ppl[arm], &bpd[arm]);
     printf("documents %zu (held out %zu), K=%u, minibatch %zu, seed %u\n", c.n, c.n / 10, K, mb,
            seed);
     printf("%-10s %14s %12s %10s\n", "model", "bytes/doc", "perplexity", "vs float32");

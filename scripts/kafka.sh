@@ -21,9 +21,10 @@
 #
 # The broker is one combined broker+controller node with a static one-voter quorum, both
 # listeners on 127.0.0.1 (ports picked free at start), replication factor 1 everywhere (including
-# __consumer_offsets and __transaction_state), group.initial.rebalance.delay.ms=0, topic
-# auto-creation off (the service never creates topics on a real cluster; tests create theirs
-# with the Admin API) and a small heap. It logs to DIR/kafka.log. Both `start` and `stop` are
+# __consumer_offsets and __transaction_state), group.initial.rebalance.delay.ms=0, timed-out
+# transactions aborted within a second, topic auto-creation off (the service creates only a
+# missing updates.topic, through the Admin API; tests create theirs the same way) and a small
+# heap. It logs to DIR/kafka.log. Both `start` and `stop` are
 # idempotent: `start` on a running broker prints its address again; `stop` on a stopped one is
 # fine. Needs: java (openjdk-17-jre-headless), mvn (maven) and python3-venv for `fetch`, python3
 # (free ports, cluster id), kcat (the readiness probe). scripts/setup.sh installs all of them.
@@ -183,6 +184,9 @@ share.coordinator.state.topic.min.isr=1
 # tests: no wait for more members before the first rebalance; topics only by the Admin API
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
+# tests kill replicas mid-transaction: abort their open transactions within ~1 s of
+# transaction.timeout.ms (default check every 10 s), so survivors' reading resumes soon
+transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 # a 2-core machine shared with the tests
 num.network.threads=2
 num.io.threads=2

@@ -513,8 +513,54 @@ static void test_codec(void)
     slda_model_destroy(m);
 }
 
+/* A stale record's columns follow the slots' events since it was made
+ * (slda_births_remap, applied by slda_update_apply): a merge of 2 into 1 at
+ * update 5, then at update 6 a death of 4 and a birth into 2. */
+static void test_births_remap(void)
+{
+    slda_model_t *m = make_model(NULL);
+    m->t = 10;
+    slda_births_t *fresh = slda_births_new(m);
+    slda_births_state_t st;
+    slda_births_export(fresh, &st);
+    slda_event_t ev[3] = {
+        {.seq = 1, .update = 5, .kind = SLDA_EVENT_MERGE, .topic = 2, .other = 1},
+        {.seq = 2, .update = 6, .kind = SLDA_EVENT_DEATH, .topic = 4, .other = 4},
+        {.seq = 3, .update = 6, .kind = SLDA_EVENT_BIRTH, .topic = 2, .other = 2},
+    };
+    free(st.ev);
+    st.ev = malloc(sizeof ev);
+    memcpy(st.ev, ev, sizeof ev);
+    st.nev = st.nkept = 3;
+    char err[256];
+    slda_births_t *b = slda_births_import(m, &st, err, sizeof err);
+    if (!b)
+        fprintf(stderr, "import: %s\n", err);
+    CHECK(b != NULL);
+    slda_births_export_clear(&st);
+    for (uint64_t base = 3; b && base <= 7; base++) {
+        float x[2][9];
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 9; k++)
+                x[r][k] = (float)(10 * r + k + 1);
+        size_t n = slda_births_remap(b, base, &x[0][0], 2, 9);
+        CHECK_INT(n, base < 5 ? 3 : base < 6 ? 2 : 0);
+        for (int r = 0; r < 2; r++) {
+            float one = (float)(10 * r + 2), two = (float)(10 * r + 3), four = (float)(10 * r + 5);
+            CHECK(x[r][1] == (base < 5 ? one + two : one)); /* merged into 1 */
+            CHECK(x[r][2] == (base < 6 ? 0 : two));          /* merged away, then reborn */
+            CHECK(x[r][4] == (base < 6 ? 0 : four));         /* died */
+            CHECK(x[r][0] == (float)(10 * r + 1) && x[r][8] == (float)(10 * r + 9));
+        }
+    }
+    slda_births_free(b);
+    slda_births_free(fresh);
+    slda_model_destroy(m);
+}
+
 int main(void)
 {
+    test_births_remap();
     test_local_changes_nothing();
     test_scratch_borrows_held_rows();
     test_local_apply_equals_train(NULL, "births on", 1);

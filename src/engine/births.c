@@ -42,11 +42,18 @@
  *    phi_k(w) ~ split_k(w) x total(w) mixed the new splits with the old
  *    totals, and every topic, old and new, ended 0.3-0.4 (L1) from the truth.
  *    So after the first birth the running count is windowed: before an
- *    update of m tokens at step rho_t it holds at most m / rho_t - m tokens
- *    (its start only moves forward), so r_t >= rho_t and the totals follow
- *    the recent stream as the plain step's do (slda_births_count_start,
- *    called by train.c for every update). A stream where nothing is born
- *    keeps the exact running count, bit for bit.
+ *    update of m tokens at step rho_t it holds at most
+ *    WINDOW_RATIO x (m / rho_t - m) tokens (its start only moves forward), so
+ *    r_t >= rho_t / WINDOW_RATIO, about, and the totals follow the recent
+ *    stream (slda_births_count_start, called by train.c for every update).
+ *    A stream where nothing is born keeps the exact running count, bit for
+ *    bit. WINDOW_RATIO 1 (r_t >= rho_t, the plain step's memory) cost a
+ *    stationary stream 9-10% of perplexity after one legitimate birth
+ *    (Reuters, records 4 updates stale: a merge of two duplicated topics
+ *    and a birth); 4 costs 0.9-2.3% there and finds the new topics of
+ *    bench/shift as well (new topics 0.035-0.12 L1 from the truth against
+ *    0.054-0.17, old ones 0.02-0.25 against 0.03-0.22); 8 lets the shared-
+ *    word streams' topics drift (0.12-0.16) - docs/engine.md, "Births".
  * Dead topics are retired eagerly (column zeroed, alpha_k at its floor so no
  * document uses the slot until a birth). Events and counters are read with
  * slda_model_events / slda_model_topic_counts.
@@ -75,6 +82,7 @@
 #define MIN_CLUSTER 8     /* members needed for a proposal (4 to build, 4 to test) */
 #define EM_ITERS 30
 #define EVENTS_KEPT 1024
+#define WINDOW_RATIO 4.0 /* windowed running count: WINDOW_RATIO x (m / rho_t - m) tokens ("5.") */
 #define MAX_CAP 200000    /* buffer capacity: 2 x births.docs, at most 100000 */
 
 typedef struct bdoc_s {
@@ -194,6 +202,28 @@ uint32_t slda_births_buffered(const slda_births_t *b)
 uint32_t slda_births_events_kept(void)
 {
     return EVENTS_KEPT;
+}
+
+size_t slda_births_remap(const slda_births_t *b, uint64_t base, float *rows, size_t n,
+                         size_t stride)
+{
+    if (!b || !b->nev)
+        return 0;
+    uint64_t first = b->nev > EVENTS_KEPT ? b->nev - EVENTS_KEPT + 1 : 1, seq = b->nev + 1;
+    while (seq > first && b->ev[(seq - 2) % EVENTS_KEPT].update > base)
+        seq--; /* the first event after update base (events come in update order) */
+    size_t done = 0;
+    for (; seq <= b->nev; seq++, done++) {
+        const slda_event_t *e = &b->ev[(seq - 1) % EVENTS_KEPT];
+        uint32_t from = e->topic, to = e->kind == SLDA_EVENT_MERGE ? e->other : UINT32_MAX;
+        for (size_t r = 0; r < n; r++) { /* as slda_pending_column does for train.c */
+            float *x = rows + r * stride;
+            if (to != UINT32_MAX)
+                x[to] += x[from];
+            x[from] = 0;
+        }
+    }
+    return done;
 }
 
 void slda_births_export(const slda_births_t *b, slda_births_state_t *st)
@@ -929,7 +959,8 @@ uint64_t slda_births_count_start(slda_births_t *b, uint64_t total, uint64_t ntok
     if (ntokens == 0) /* a minibatch of empty documents: nothing to count (keep would be 0) */
         return b->counted;
     uint64_t before = b->counted;
-    double keep = (double)ntokens / rho - (double)ntokens; /* r = ntokens / (keep + ntokens) = rho */
+    /* WINDOW_RATIO 1: r = ntokens / (keep + ntokens) = rho */
+    double keep = WINDOW_RATIO * ((double)ntokens / rho - (double)ntokens);
     if (rho > 0 && rho < 1 && (double)before > keep)
         before = (uint64_t)keep;
     b->counted = before + ntokens;

@@ -45,6 +45,15 @@ typedef struct slda_births_state_s {
 } slda_births_state_t;
 /* Events a model keeps (the ring of slda_model_events). */
 uint32_t slda_births_events_kept(void);
+/* A record computed against the model after update base and applied later
+ * (a replica's staleness, docs/replication.md) holds topic columns as the
+ * slots were then: follow the slot events since (a merge of j into i moves
+ * column j into i; a death or a birth zeroes the slot's column), on n rows of
+ * stride floats. Returns the events followed (events older than the ring
+ * are gone: a record more than slda_births_events_kept() events stale keeps
+ * those columns as they are). */
+size_t slda_births_remap(const slda_births_t *b, uint64_t base, float *rows, size_t n,
+                         size_t stride);
 /* st receives b's state: its arrays are borrowed from b (valid until b's next
  * update or free) except buf and ev, which slda_births_export_clear frees. */
 void slda_births_export(const slda_births_t *b, slda_births_state_t *st);
@@ -65,7 +74,8 @@ float slda_births_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
  * update of a minibatch of ntokens tokens with step rho, when total tokens
  * (first and second visits) were trained on before it. total until the first
  * birth (and for b = NULL); after it the running count is windowed: it keeps
- * at most ntokens / rho - ntokens tokens before the minibatch, so r_t >= rho_t. */
+ * at most 4 (ntokens / rho - ntokens) tokens before the minibatch, so
+ * r_t >= rho_t / 4, about (births.c, "5. Row totals"). */
 uint64_t slda_births_count_start(slda_births_t *b, uint64_t total, uint64_t ntokens, double rho);
 /* After the global update of a minibatch (model thread, document order):
  * retire dead topics, flag and buffer poorly explained documents, and maybe

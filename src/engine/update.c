@@ -815,6 +815,14 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
     }
     if (model->p.births && !upd->revisit && !model->births)
         model->births = slda_births_new(model);
+    /* a stale record: its columns follow the slots' births, deaths and merges since */
+    float *ntheta = NULL;
+    if (upd->base < model->t && model->births &&
+        slda_births_remap(model->births, upd->base, acc.sum, upd->nslots, Kp) && upd->ntheta) {
+        ntheta = slda_xmalloc(((size_t)upd->ndocs * K + 1) * sizeof *ntheta);
+        memcpy(ntheta, upd->ntheta, (size_t)upd->ndocs * K * sizeof *ntheta);
+        slda_births_remap(model->births, upd->base, ntheta, upd->ndocs, K);
+    }
     double rho = slda_rho(&model->p, model->t);
     uint64_t before = slda_model_tokens_before(model, upd->ntokens, rho);
     slda_gprep_t *g = slda_big_alloc(sizeof *g, "update", NULL, 0); /* 32-byte vectors */
@@ -847,8 +855,9 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
             off += upd->npairs[i];
         }
     }
-    slda_model_update_done(model, docs, upd->ndocs, upd->lengths, upd->ntheta, upd->scores, pw,
-                           upd->ntokens, upd->ntrained, upd->revisit, rho);
+    slda_model_update_done(model, docs, upd->ndocs, upd->lengths, ntheta ? ntheta : upd->ntheta,
+                           upd->scores, pw, upd->ntokens, upd->ntrained, upd->revisit, rho);
+    free(ntheta);
     free(pword);
     free(pwcopy);
     free(pw);
