@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""0105-realkafka_replicas - two replicas of one model, kill -9 at random: one model, each document once.
+
+Issue 10: two `streamlda run` with the same model.name and updates.topic share
+a 4-partition input topic and one snapshot.dir (the lock holder writes
+snapshots). 8,000 short documents stream in over about 25 s while the
+replicas are killed with SIGKILL three times (each at least once, so the
+snapshot writer too; the other takes its lock over) (at random moments, restarted
+after a random pause: it restores the newest snapshot and replays the update
+log from its position). Once both replicas report every document
+(streamlda_model_documents), SIGTERM stops them: both exit 0 and their final
+lines ("replica: final update=N docs=D tokens=T digest=H") agree on N and H,
+with D = 8,000 exactly (no document lost or counted twice) and no dead
+letter. Then item 4: a third replica in an empty snapshot.dir (the log is not
+pruned here: updates.prune=false) replays the whole log and, stopped, logs the
+same update index and digest. On the old code updates.topic is an unknown
+property and the services exit 2. SLDA_REPLICA_SEED replays a run's choices.
+"""
+
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+import realkafka as rk  # noqa: E402
+
+check = rk.check
+N = 8000
+WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
+         "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
+
+
+def final_line(text):
+    m = re.findall(r"replica: final update=(\d+) docs=(\d+) tokens=(\d+) digest=([0-9a-f]{16})", text)
+    return m[-1] if m else None
+
+
+def main():
+    seed = int(os.environ.get("SLDA_REPLICA_SEED", str(int(time.time()) % 100000)))
+    print("SLDA_REPLICA_SEED=%d" % seed)
+    rng = random.Random(seed)
+    addr = rk.bootstrap()
+    tmp = tempfile.mkdtemp(prefix="slda-0105-")
+    p = rk.unique("r")
+    topic, model = p + ".docs", p + "-m"
+    rk.create_topics(addr, {topic: 4, p + ".dead": 1})
+    docs = [" ".join(WORDS[(i % 2) * 8 + rng.randrange(8)] for _ in range(30)).encode() for i in range(N)]
+    feeder = rk.Feeder(addr, topic, [(None, v, None, i % 4) for i, v in enumerate(docs)], 25)
+
+    def props(snapdir):
+        return ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=4",
+                "model.name=" + model, "http.port=0", "snapshot.topic=", "minibatch.docs=20",
+                "snapshot.every.ms=1000", "snapshot.dir=" + snapdir, "updates.topic=" + p + ".updates",
+                "updates.prune=false", "kafka.session.timeout.ms=6000",
+                "kafka.heartbeat.interval.ms=500", "kafka.transaction.timeout.ms=5000"]
+
+    snap = os.path.join(tmp, "snap")
+    svcs = [rk.service(tmp, addr, props(snap), "a0"), rk.service(tmp, addr, props(snap), "b0")]
+    try:
+        if not all(rk.assigned(s, timeout=90) for s in svcs):
+            return rk.done("0105-realkafka_replicas", tmp)
+        feeder.start()
+        victims = rng.sample([0, 1], 2) + [rng.randrange(2)]  # the snapshot writer too
+        for k, v in enumerate(victims):
+            time.sleep(2 + rng.random() * 4)
+            check(rk.alive(svcs[v]), "replica %d alive before kill %d" % (v, k + 1))
+            svcs[v].kill9()
+            print("kill %d: replica %d, %d documents produced" % (k + 1, v, feeder.delivered))
+            time.sleep(rng.random() * 3)
+            svcs[v] = rk.service(tmp, addr, props(snap), "%s%d" % ("ab"[v], k + 1))
+        feeder.join(200)
+        check(feeder.delivered == N and not feeder.errors, "the feeder delivered every document",
+              feeder.delivered)
+        rk.wait_for(lambda: all(rk.metrics(s).get("streamlda_model_documents", -1) >= N for s in svcs),
+                    180, "both replicas to hold every document", step=0.5)
+        time.sleep(1)  # a record counted twice would show by now
+        counts = [rk.metrics(s).get("streamlda_model_documents", -1) for s in svcs]
+        dead = sum(rk.metrics(s).get("streamlda_deadletters_total", 0) for s in svcs)
+        check(counts == [N, N], "each replica holds exactly every document", counts)
+        check(dead == 0, "no dead letter", dead)
+        rcs = [s.stop() for s in svcs]
+        check(rcs == [0, 0], "SIGTERM: both exit 0", rcs)
+        finals = [final_line(s.text()) for s in svcs]
+        print("final lines:", finals)
+        check(all(finals) and finals[0] == finals[1], "the replicas end identical (update, digest)",
+              finals)
+        check(finals[0] and int(finals[0][1]) == N, "the final model counts each document once",
+              finals[0])
+        restored = sum("restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read()
+                       for n in ["a1", "a2", "a3", "b1", "b2", "b3"] if os.path.exists(os.path.join(tmp, n + ".log")))
+        check(restored >= 1, "restarted replicas restored a snapshot", restored)
+        # item 4: one replica that only applies the log builds the same model
+        c = rk.service(tmp, addr, props(os.path.join(tmp, "empty")), "c")
+        svcs.append(c)
+        want = int(finals[0][0]) if finals[0] else -1
+        rk.wait_for(lambda: rk.metrics(c).get("streamlda_model_updates", -1) >= want or not rk.alive(c),
+                    120, "the log-only replica to apply the whole log", step=0.5)
+        check(c.stop() == 0, "log-only replica: exit 0")
+        fc = final_line(c.text())
+        print("log-only replica:", fc)
+        check(fc is not None and finals[0] is not None and fc[0] == finals[0][0] and fc[3] == finals[0][3],
+              "the log-only replica equals the replicas bit for bit (digest)", fc, finals[0])
+    finally:
+        for s in svcs:
+            if rk.alive(s):
+                s.kill9()
+    return rk.done("0105-realkafka_replicas", tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
