@@ -2,7 +2,7 @@
 """measure.py - streamlda's held-out perplexity on the prepare.py splits, for one configuration.
 
     measure.py DATADIR [--streamlda PATH] [--corpora kos,ap,reuters,20news] [--passes 1]
-               [--seeds 1,2,3] [-X key=value]... [--label NAME] [--ref ref.json]
+               [--seeds 1,2,3] [-X key=value]... [--label NAME] [--ref ref.json] [--stream]
 
 For each corpus and seed: `streamlda train -f uci -q -p PASSES -X topics=100 -X threads=1
 -X seed=S [-X ...] -o M.slda DATADIR/<corpus>/docword.train.txt` (the project's defaults for
@@ -12,6 +12,16 @@ evaluate.py (the independent evaluator, em estimator, alpha 0.1). Prints one lin
 gap is the mean perplexity over seeds against the Gibbs reference in ref.json (a JSON map
 corpus -> perplexity) when given; tokens_per_s the median of streamlda's own training-only
 figure over the seeds (one thread). A closing line gives the mean gap over the corpora.
+
+--stream (one pass only) feeds docword.train.txt to `streamlda train ... -` on standard input
+instead of naming it, so train streams it as it would any stream of unknown length: no
+document waits for the end of the input, second visits follow the 2n rule (docs/engine.md,
+"Second visits"), as in the service with replay=on or an input larger than replay.docs. A
+stream has no file to find the vocabulary beside, and its size is unknown (corpus.tokens
+would default to 1,000,000), so it is given what a stream user would configure:
+`-X vocab.file=DATADIR/<corpus>/vocab.train.txt -X corpus.tokens=<training tokens>` (the
+size a file run takes; a later -X corpus.tokens=... overrides it). The model is then the
+one a file run gets with -X replay.docs=<documents - 1> (the 2n rule, bit for bit).
 """
 import argparse
 import json
@@ -47,6 +57,13 @@ def evaluator(split, alpha):
     return score
 
 
+def uci_tokens(path):
+    """The tokens of a UCI docword file (the sum of its counts)."""
+    with open(path, "rb") as f:
+        nums = np.array(f.read().split(), dtype=np.int64)
+    return int(nums[3:].reshape(-1, 3)[:, 2].sum())
+
+
 def parse_train(out):
     fields = dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
     return float(fields["tokens_per_s"])
@@ -62,26 +79,41 @@ def main():
     ap.add_argument("-X", action="append", default=[])
     ap.add_argument("--label", default="")
     ap.add_argument("--ref")
+    ap.add_argument("--stream", action="store_true",
+                    help="feed the training file on standard input (the 2n rule); one pass")
     a = ap.parse_args()
+    if a.stream and a.passes != 1:
+        sys.exit("measure: --stream is one pass (train holds several passes in memory)")
     ref = {}
     if a.ref:
         with open(a.ref) as f:
             ref = json.load(f)
     label = a.label or (" ".join(a.X) if a.X else "defaults")
+    if a.stream and not a.label:
+        label = "stream " + label
     gaps = []
     with tempfile.TemporaryDirectory(prefix="slda-quality-") as tmp:
         for corpus in a.corpora.split(","):
             split = os.path.join(a.data, corpus)
             score = evaluator(split, 0.1)
             perps, speeds = [], []
+            docword = os.path.join(split, "docword.train.txt")
+            stream = []
+            if a.stream:
+                stream = ["-X", "vocab.file=" + os.path.join(split, "vocab.train.txt"),
+                          "-X", f"corpus.tokens={uci_tokens(docword)}"]
             for seed in a.seeds.split(","):
                 snap = os.path.join(tmp, "m.slda")
                 cmd = [a.streamlda, "train", "-f", "uci", "-q", "-p", str(a.passes),
-                       "-X", "topics=100", "-X", "threads=1", "-X", f"seed={seed}"]
+                       "-X", "topics=100", "-X", "threads=1", "-X", f"seed={seed}"] + stream
                 for x in a.X:
                     cmd += ["-X", x]
-                cmd += ["-o", snap, os.path.join(split, "docword.train.txt")]
-                r = subprocess.run(cmd, capture_output=True, text=True)
+                cmd += ["-o", snap, "-" if a.stream else docword]
+                if a.stream:
+                    with open(docword, "rb") as f:
+                        r = subprocess.run(cmd, stdin=f, capture_output=True, text=True)
+                else:
+                    r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode:
                     sys.exit(f"measure: {' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
                 speeds.append(parse_train(r.stdout))
