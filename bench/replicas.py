@@ -9,10 +9,12 @@ Start a broker with `bash scripts/kafka.sh start DIR` (address in DIR/address). 
 first N lines of CORPUS into a 4-partition topic, then for each run NAME:INSTANCES:REPLICA
 starts the instances (K=100, track=false) and times from the first document in any model to
 every model holding all N documents (/metrics: streamlda_model_documents for replicas,
-streamlda_documents_total otherwise). One run per configuration: run it several times on a
-quiet machine and take medians. Prints figures only.
+streamlda_documents_total otherwise). REPEAT (default 3) rounds run the configurations
+interleaved (so a noisy moment of the shared machine hits all of them); the closing lines give
+each configuration's median docs/s and its ratio to the first one. Prints figures only; run on a
+quiet machine.
 """
-import os, sys, time, tempfile
+import os, statistics, sys, time, tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 sys.dont_write_bytecode = True
 import realkafka as rk
@@ -25,8 +27,9 @@ topic = p + ".docs"
 rk.create_topics(addr, {topic: 4, p + ".dead": 1})
 rk.produce(addr, topic, [(None, v, None, i % 4) for i, v in enumerate(lines)])
 extra = os.environ.get("EXTRA", "").split()
-def run(name, inst, replica):
+def run(name, inst, replica, rnd):
     tmp = tempfile.mkdtemp(prefix="slda-replicas-")
+    name = "%s-%d" % (name, rnd)
     model = p + "-" + name
     props = ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=100", "model.name=" + model,
              "http.port=0", "snapshot.topic=", "snapshot.every.ms=60000", "snapshot.dir=" + os.path.join(tmp, "snap"),
@@ -45,7 +48,16 @@ def run(name, inst, replica):
         time.sleep(0.2)
     t1 = time.time()
     for s in svcs: s.stop()
-    print(name, "inst", inst, "replica", replica, "docs", ds, "seconds from first doc", round(t1 - tstart, 2), "docs/s", round(ds[0] / (t1 - tstart)), flush=True)
-for spec in os.environ.get("RUNS", "single:1:0 rep1:1:1 rep2:2:1").split():
-    name, inst, rep = spec.split(":")
-    run(name, int(inst), int(rep))
+    rate = ds[0] / (t1 - tstart)
+    print(name, "inst", inst, "replica", replica, "docs", ds, "seconds from first doc", round(t1 - tstart, 2), "docs/s", round(rate), flush=True)
+    return rate
+specs = [spec.split(":") for spec in os.environ.get("RUNS", "single:1:0 rep1:1:1 rep2:2:1").split()]
+rates = {name: [] for name, _, _ in specs}
+for rnd in range(int(os.environ.get("REPEAT", "3"))):
+    for name, inst, rep in specs:
+        rates[name].append(run(name, int(inst), int(rep), rnd))
+base = statistics.median(rates[specs[0][0]])
+for name, _, _ in specs:
+    med = statistics.median(rates[name])
+    print("median %-8s %7.0f docs/s  (%s)  %.2fx %s" % (name, med, " ".join("%.0f" % r for r in rates[name]),
+                                                    med / base, specs[0][0]), flush=True)

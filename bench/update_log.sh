@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # update_log.sh - update records (docs/replication.md): bytes per document of each value encoding
-# and the held-out perplexity of a model built through encoded records against float32.
+# and the held-out perplexity of a model built through encoded records against float32; with
+# STALE, what updates.staleness costs instead: the perplexity of a model whose records' local
+# halves read the model S records behind (the bound of a replica with updates.staleness=S, held
+# all the time) against slda_model_train (global.stale=0).
 #
-#   bench/update_log.sh         env: K (100), MB (32, minibatch documents), SEEDS ("1 2 3 4 5"),
+#   bench/update_log.sh         env: K (100), MB (32, minibatch documents), SEEDS ("1 2 3 4 5";
+#                               "1 2 3" with STALE), STALE (e.g. "0 1 4 8 16": staleness mode),
 #                               UPDATE_LOG_CONF (more properties, e.g. "births=false"),
 #                               SLDA_SHARED_DIR (default ../shared beside the repository)
 #
@@ -21,7 +25,13 @@ repo=$(cd "$here/.." && pwd)
 shared=${SLDA_SHARED_DIR:-$repo/../shared}
 K=${K:-100}
 MB=${MB:-32}
-SEEDS=${SEEDS:-1 2 3 4 5}
+STALE=${STALE:-}
+if [ -n "$STALE" ]; then
+    export UPDATE_LOG_STALE=$STALE
+    SEEDS=${SEEDS:-1 2 3}
+else
+    SEEDS=${SEEDS:-1 2 3 4 5}
+fi
 cmake -S "$repo" -B "$repo/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$repo/build" -j2 --target slda >/dev/null
 T=$(mktemp -d)
@@ -47,9 +57,10 @@ for s in $SEEDS; do
     "$T/update_log" text "$T/reuters.txt" "$K" "$MB" "$s" | tee -a "$T/reuters.out" |
         grep -v '^RESULT'
 done
-python3 - "$T/kos.out" "$T/reuters.out" <<'PY'
+python3 - "$T/kos.out" "$T/reuters.out" "$STALE" <<'PY'
 import sys
-for path, name in zip(sys.argv[1:], ("KOS", "Reuters")):
+stale = sys.argv[3]
+for path, name in zip(sys.argv[1:3], ("KOS", "Reuters")):
     runs, cur = [], None
     for line in open(path):
         f = line.split()
@@ -58,6 +69,12 @@ for path, name in zip(sys.argv[1:], ("KOS", "Reuters")):
                 cur = {}
                 runs.append(cur)
             cur[f[1]] = (float(f[2]), float(f[3]))
+    if stale:
+        print(f"== {name}: perplexity change against train, mean over {len(runs)} seeds (min, max)")
+        for arm in [k for k in runs[0] if k != "train"]:
+            ch = [100 * (r[arm][1] / r["train"][1] - 1) for r in runs]
+            print(f"  S={arm[5:]:4} {sum(ch) / len(ch):+7.2f}%  ({min(ch):+.2f}, {max(ch):+.2f})")
+        continue
     print(f"== {name}: mean over {len(runs)} seeds")
     print(f"{'model':10} {'bytes/doc':>10} {'mean vs float32':>16} {'min':>8} {'max':>8}")
     for arm in ("train", "float32", "float16", "q8"):

@@ -923,15 +923,43 @@ static void publish_snapshot(slda_service_t *svc, double *bytes)
     free(buf);
 }
 
-/* Checkpoint: train the open minibatch, wait for the data producer, write the
- * snapshot (model + offsets) and commit the offsets. A failure to write is
- * logged and retried later; only a failed transaction is fatal. */
 static void defer(slda_service_t *svc)
 {
     svc->deferred = 1;
     svc->retry_at = now_s() + RETRY_S;
 }
 
+/* Write the model (with the offsets it holds) to snapshot.dir as
+ * MODEL-<updates>.slda, the tracker's state first (a snapshot never lacks its
+ * state for long); then keep snapshot.keep files. On failure the service turns
+ * unhealthy and the snapshot is deferred: returns -1. */
+static int write_snapshot_file(slda_service_t *svc, double *bytes)
+{
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", svc->conf->snapshot_dir,
+             svc->conf->model_name, slda_model_updates(svc->model));
+    track_snapshot(svc, path);
+    slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
+    if (slda_snapshot_write_meta(svc->model, &meta, path, err, sizeof err)) {
+        slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
+        slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err);
+        defer(svc);
+        return -1;
+    }
+    slda_metrics_set_service_health(svc->metrics, 1, NULL);
+    slda_log_reset(svc->metrics, "snapshot-write");
+    struct stat st;
+    if (!stat(path, &st))
+        *bytes = (double)st.st_size;
+    slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOTS, 1);
+    good_add(svc, slda_model_updates(svc->model));
+    prune_snapshots(svc);
+    return 0;
+}
+
+/* Checkpoint: train the open minibatch, wait for the data producer, write the
+ * snapshot (model + offsets) and commit the offsets. A failure to write is
+ * logged and retried later; only a failed transaction is fatal. */
 static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t errstr_size)
 {
     /* Still waiting for the brokers: keep the minibatch open (its composition
@@ -963,25 +991,8 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         return SLDA_ERR_KAFKA; /* restart from the last snapshot: nothing lost */
     const char *dir = svc->conf->snapshot_dir;
     if (dir && *dir) {
-        char path[4096], err2[512];
-        snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", dir, svc->conf->model_name,
-                 slda_model_updates(svc->model));
-        track_snapshot(svc, path); /* first: a snapshot never lacks its state for long */
-        slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
-        if (slda_snapshot_write_meta(svc->model, &meta, path, err2, sizeof err2)) {
-            slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
-            slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err2);
-            defer(svc);
-            return SLDA_OK;
-        }
-        slda_metrics_set_service_health(svc->metrics, 1, NULL);
-        slda_log_reset(svc->metrics, "snapshot-write");
-        struct stat st;
-        if (!stat(path, &st))
-            bytes = (double)st.st_size;
-        slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOTS, 1);
-        good_add(svc, slda_model_updates(svc->model));
-        prune_snapshots(svc);
+        if (write_snapshot_file(svc, &bytes))
+            return SLDA_OK; /* deferred, retried */
     } else
         track_snapshot(svc, NULL);
     slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
@@ -1268,28 +1279,11 @@ static slda_err_t replica_snapshot(slda_service_t *svc, char *errstr, size_t err
     size_t n;
     const slda_offset_t *offs = slda_replica_offsets(svc->replica, &n);
     slda_model_set_offsets(svc->model, offs, n);
-    char path[4096], err2[512];
-    snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", dir, svc->conf->model_name,
-             slda_model_updates(svc->model));
     double t0 = now_s(), bytes = 0;
-    track_snapshot(svc, path);
-    slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
-    if (slda_snapshot_write_meta(svc->model, &meta, path, err2, sizeof err2)) {
-        slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
-        slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err2);
-        defer(svc);
-        return SLDA_OK;
-    }
+    if (write_snapshot_file(svc, &bytes))
+        return SLDA_OK; /* deferred, retried at the next interval */
     svc->deferred = 0;
-    slda_metrics_set_service_health(svc->metrics, 1, NULL);
-    slda_log_reset(svc->metrics, "snapshot-write");
-    struct stat st;
-    if (!stat(path, &st))
-        bytes = (double)st.st_size;
-    slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOTS, 1);
     slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
-    good_add(svc, slda_model_updates(svc->model));
-    prune_snapshots(svc);
     size_t keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
     if (keep > sizeof svc->kept_log / sizeof svc->kept_log[0])
         keep = sizeof svc->kept_log / sizeof svc->kept_log[0];
