@@ -19,7 +19,6 @@ property and the services exit 2. SLDA_REPLICA_SEED replays a run's choices.
 
 import os
 import random
-import re
 import sys
 import tempfile
 import time
@@ -31,11 +30,6 @@ check = rk.check
 N = 8000
 WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
          "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
-
-
-def final_line(text):
-    m = re.findall(r"replica: final update=(\d+) docs=(\d+) tokens=(\d+) digest=([0-9a-f]{16})", text)
-    return m[-1] if m else None
 
 
 def main():
@@ -83,7 +77,7 @@ def main():
         check(dead == 0, "no dead letter", dead)
         rcs = [s.stop() for s in svcs]
         check(rcs == [0, 0], "SIGTERM: both exit 0", rcs)
-        finals = [final_line(s.text()) for s in svcs]
+        finals = [rk.replica_final(s.text()) for s in svcs]
         print("final lines:", finals)
         check(all(finals) and finals[0] == finals[1], "the replicas end identical (update, digest)",
               finals)
@@ -99,7 +93,7 @@ def main():
         rk.wait_for(lambda: rk.metrics(c).get("streamlda_model_updates", -1) >= want or not rk.alive(c),
                     120, "the log-only replica to apply the whole log", step=0.5)
         check(c.stop() == 0, "log-only replica: exit 0")
-        fc = final_line(c.text())
+        fc = rk.replica_final(c.text())
         print("log-only replica:", fc)
         check(fc is not None and finals[0] is not None and fc[0] == finals[0][0] and fc[3] == finals[0][3],
               "the log-only replica equals the replicas bit for bit (digest)", fc, finals[0])

@@ -16,6 +16,7 @@ import collections
 import importlib.util
 import os
 import random
+import re
 import threading
 import time
 
@@ -148,6 +149,30 @@ def high_watermarks(addr, topic):
     hw = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
     cons.close()
     return hw
+
+
+def low_watermarks(addr, topic):
+    """{partition: log start offset} of topic (moved by retention or DeleteRecords)."""
+    cons = Consumer({"bootstrap.servers": addr, "group.id": unique("-lw"), "enable.auto.commit": False})
+    parts = sorted(cons.list_topics(topic, timeout=10).topics[topic].partitions)
+    lw = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[0] for p in parts}
+    cons.close()
+    return lw
+
+
+def committed(addr, group, topic):
+    """{partition: offset} consumer group `group` has committed on topic (-1001: none)."""
+    cons = Consumer({"bootstrap.servers": addr, "group.id": group, "enable.auto.commit": False})
+    parts = sorted(cons.list_topics(topic, timeout=10).topics[topic].partitions)
+    got = cons.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+    cons.close()
+    return {tp.partition: tp.offset for tp in got}
+
+
+def replica_final(text):
+    """(update, docs, tokens, digest) of a replica's last "replica: final" line, or None."""
+    m = re.findall(r"replica: final update=(\d+) docs=(\d+) tokens=(\d+) digest=([0-9a-f]{16})", text)
+    return m[-1] if m else None
 
 
 def headers_dict(headers):

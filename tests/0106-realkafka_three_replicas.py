@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""0106-realkafka_three_replicas - three replicas, the snapshot writer killed, a pruned log.
+
+Issue 10 items 2 and 3 with three instances and pruning on: three `streamlda
+run` with the same model.name and updates.topic share a 6-partition input
+topic and one snapshot.dir (snapshot.keep=2, updates.prune=true). 9,000 short
+documents stream in over about 25 s; the snapshot writer (the replica whose log
+says "replica: snapshot writer") is killed -9 first, then the two others in a
+random order, at random moments, each restarted after a random pause. At every kill at most one live
+replica is the writer. Once all three report every document:
+- each holds exactly 9,000 documents, no dead letter;
+- the group's committed input offsets equal the input topic's high
+  watermarks (every document's offset committed with its update, none left);
+- the writer pruned the updates log (its start offset moved past 0);
+- a non-replica instance of the same model (no updates.topic) is refused
+  with a message naming the running members, and the replicas go on;
+- SIGTERM: all exit 0 with the same final update index and digest and
+  docs=9,000;
+- a new replica in an empty snapshot.dir is refused: the records it would
+  need "were pruned" (exit 1, not a model missing documents);
+- a replica whose group holds a non-replica member (another model) is refused
+  with "without updates.topic".
+On the old code updates.topic is an unknown property and the services exit 2.
+SLDA_REPLICA_SEED replays a run's choices.
+"""
+
+import os
+import random
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+import realkafka as rk  # noqa: E402
+
+check = rk.check
+N = 9000
+PARTS = 6
+WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
+         "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
+
+
+def is_writer(svc):
+    return rk.alive(svc) and "replica: snapshot writer (" in svc.text()
+
+
+def main():
+    seed = int(os.environ.get("SLDA_REPLICA_SEED", str(int(time.time()) % 100000)))
+    print("SLDA_REPLICA_SEED=%d" % seed)
+    rng = random.Random(seed)
+    addr = rk.bootstrap()
+    tmp = tempfile.mkdtemp(prefix="slda-0106-")
+    p = rk.unique("t")
+    topic, model, updates = p + ".docs", p + "-m", p + ".updates"
+    rk.create_topics(addr, {topic: PARTS, p + ".dead": 1})
+    docs = [" ".join(WORDS[(i % 2) * 8 + rng.randrange(8)] for _ in range(30)).encode() for i in range(N)]
+    feeder = rk.Feeder(addr, topic, [(None, v, None, i % PARTS) for i, v in enumerate(docs)], 25)
+
+    def props(snapdir, mdl=model, replica=True):
+        out = ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=4",
+               "model.name=" + mdl, "http.port=0", "snapshot.topic=", "minibatch.docs=20",
+               "snapshot.every.ms=1000", "snapshot.keep=2", "snapshot.dir=" + snapdir,
+               "kafka.session.timeout.ms=6000", "kafka.heartbeat.interval.ms=500",
+               "kafka.transaction.timeout.ms=5000"]
+        return out + (["updates.topic=" + updates, "updates.prune=true"] if replica else [])
+
+    snap = os.path.join(tmp, "snap")
+    names = "abc"
+    svcs = [rk.service(tmp, addr, props(snap), n + "0") for n in names]
+    extra = []
+    try:
+        if not all(rk.assigned(s, timeout=120) for s in svcs):
+            return rk.done("0106-realkafka_three_replicas", tmp)
+        writers = [i for i, s in enumerate(svcs) if is_writer(s)]
+        check(len(writers) == 1, "one replica is the snapshot writer at the start", writers)
+        feeder.start()
+        order = []
+        for k in range(3):
+            time.sleep(2 + rng.random() * 4)
+            writers = [i for i, s in enumerate(svcs) if is_writer(s)]
+            check(len(writers) <= 1, "at most one live snapshot writer before kill %d" % (k + 1), writers)
+            # the writer first (another replica must take its lock over), then the two
+            # others in a random order: each replica is killed once
+            if not order:
+                first = writers[0] if writers else rng.randrange(3)
+                rest = [i for i in range(3) if i != first]
+                rng.shuffle(rest)
+                order = [first] + rest
+            v = order[k]
+            check(rk.alive(svcs[v]), "replica %s alive before kill %d" % (names[v], k + 1))
+            svcs[v].kill9()
+            print("kill %d: replica %s%s, %d documents produced"
+                  % (k + 1, names[v], " (the writer)" if v in writers else "", feeder.delivered))
+            time.sleep(rng.random() * 3)
+            svcs[v] = rk.service(tmp, addr, props(snap), "%s%d" % (names[v], k + 1))
+        feeder.join(200)
+        check(feeder.delivered == N and not feeder.errors, "the feeder delivered every document",
+              feeder.delivered)
+        rk.wait_for(lambda: all(rk.metrics(s).get("streamlda_model_documents", -1) >= N for s in svcs),
+                    240, "every replica to hold every document", step=0.5)
+        time.sleep(1)  # a record counted twice would show by now
+        counts = [rk.metrics(s).get("streamlda_model_documents", -1) for s in svcs]
+        dead = sum(rk.metrics(s).get("streamlda_deadletters_total", 0) for s in svcs)
+        check(counts == [N] * 3, "each replica holds exactly every document", counts)
+        check(dead == 0, "no dead letter", dead)
+        writers = [i for i, s in enumerate(svcs) if is_writer(s)]
+        check(len(writers) == 1, "one snapshot writer at the end", writers)
+        hw = rk.high_watermarks(addr, topic)
+        got = rk.committed(addr, "streamlda-" + model, topic)
+        check(got == hw, "the committed input offsets are the high watermarks", got, hw)
+        lw = rk.low_watermarks(addr, updates)
+        print("updates log start:", lw, "end:", rk.high_watermarks(addr, updates))
+        check(lw.get(0, 0) > 0, "the snapshot writer pruned the updates log", lw)
+
+        # a non-replica instance of the same model: refused, the replicas unaffected
+        lone = rk.service(tmp, addr, props(os.path.join(tmp, "lone"), replica=False), "lone")
+        extra.append(lone)
+        rk.wait_for(lambda: not rk.alive(lone), 60, "the non-replica instance to be refused")
+        text = lone.text()
+        check(not rk.alive(lone) and lone.proc.returncode != 0 and "already has" in text
+              and "streamlda-replica/" in text, "a non-replica joining replicas is refused",
+              lone.proc.returncode, text[-600:])
+        check(all(rk.alive(s) for s in svcs), "the replicas go on")
+
+        rcs = [s.stop() for s in svcs]
+        check(rcs == [0, 0, 0], "SIGTERM: every replica exits 0", rcs)
+        finals = [rk.replica_final(s.text()) for s in svcs]
+        print("final lines:", finals)
+        check(all(finals) and len(set(finals)) == 1, "the replicas end identical (update, digest)",
+              finals)
+        check(finals[0] and int(finals[0][1]) == N, "the final model counts each document once",
+              finals[0])
+        restored = sum("restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read()
+                       for n in [a + str(k) for a in names for k in (1, 2, 3)]
+                       if os.path.exists(os.path.join(tmp, n + ".log")))
+        check(restored >= 1, "restarted replicas restored a snapshot", restored)
+
+        # a new replica with no snapshot cannot replay a pruned log: refused, says why
+        fresh = rk.service(tmp, addr, props(os.path.join(tmp, "empty")), "fresh")
+        extra.append(fresh)
+        rk.wait_for(lambda: not rk.alive(fresh), 60, "the fresh replica to be refused")
+        text = fresh.text()
+        check(not rk.alive(fresh) and fresh.proc.returncode == 1 and "were pruned" in text,
+              "a replica without a snapshot over a pruned log is refused", fresh.proc.returncode,
+              text[-600:])
+
+        # a replica whose group holds a non-replica member (of another model): refused
+        other = model + "-x"
+        solo = rk.service(tmp, addr, props(os.path.join(tmp, "solo"), other, replica=False), "solo")
+        extra.append(solo)
+        if rk.assigned(solo, timeout=60):
+            rep = rk.service(tmp, addr, props(os.path.join(tmp, "rep"), other), "rep")
+            extra.append(rep)
+            rk.wait_for(lambda: not rk.alive(rep), 60, "the replica to be refused")
+            text = rep.text()
+            check(not rk.alive(rep) and rep.proc.returncode != 0 and "without updates.topic" in text,
+                  "a replica joining a non-replica instance is refused", rep.proc.returncode,
+                  text[-600:])
+            check(solo.stop() == 0, "the non-replica instance goes on and stops cleanly")
+    finally:
+        for s in svcs + extra:
+            if rk.alive(s):
+                s.kill9()
+    return rk.done("0106-realkafka_three_replicas", tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
