@@ -60,31 +60,12 @@ def main():
         victims = rng.sample([0, 1], 2) + [rng.randrange(2)]  # the snapshot writer too
         for k, v in enumerate(victims):
             time.sleep(2 + rng.random() * 4)
-            check(rk.alive(svcs[v]), "replica %d alive before kill %d" % (v, k + 1))
-            svcs[v].kill9()
-            print("kill %d: replica %d, %d documents produced" % (k + 1, v, feeder.delivered))
-            time.sleep(rng.random() * 3)
-            svcs[v] = rk.service(tmp, addr, props(snap), "%s%d" % ("ab"[v], k + 1))
-        feeder.join(200)
-        check(feeder.delivered == N and not feeder.errors, "the feeder delivered every document",
-              feeder.delivered)
-        rk.wait_for(lambda: all(rk.metrics(s).get("streamlda_model_documents", -1) >= N for s in svcs),
-                    180, "both replicas to hold every document", step=0.5)
-        time.sleep(1)  # a record counted twice would show by now
-        counts = [rk.metrics(s).get("streamlda_model_documents", -1) for s in svcs]
-        dead = sum(rk.metrics(s).get("streamlda_deadletters_total", 0) for s in svcs)
-        check(counts == [N, N], "each replica holds exactly every document", counts)
-        check(dead == 0, "no dead letter", dead)
-        rcs = [s.stop() for s in svcs]
-        check(rcs == [0, 0], "SIGTERM: both exit 0", rcs)
-        finals = [rk.replica_final(s.text()) for s in svcs]
-        print("final lines:", finals)
-        check(all(finals) and finals[0] == finals[1], "the replicas end identical (update, digest)",
-              finals)
-        check(finals[0] and int(finals[0][1]) == N, "the final model counts each document once",
-              finals[0])
-        restored = sum("restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read()
-                       for n in ["a1", "a2", "a3", "b1", "b2", "b3"] if os.path.exists(os.path.join(tmp, n + ".log")))
+            name = "%s%d" % ("ab"[v], k + 1)
+            rk.kill_restart(svcs, v, "ab"[v], k + 1, feeder, rng,
+                            lambda: rk.service(tmp, addr, props(snap), name))
+        rk.replicas_hold_all(svcs, feeder, N, 180)
+        finals = rk.replicas_stop_identical(svcs, N)
+        restored = rk.restored_any(tmp, [a + str(k) for a in "ab" for k in (1, 2, 3)])
         check(restored >= 1, "restarted replicas restored a snapshot", restored)
         # item 4: one replica that only applies the log builds the same model
         c = rk.service(tmp, addr, props(os.path.join(tmp, "empty")), "c")

@@ -87,22 +87,11 @@ def main():
                 rng.shuffle(rest)
                 order = [first] + rest
             v = order[k]
-            check(rk.alive(svcs[v]), "replica %s alive before kill %d" % (names[v], k + 1))
-            svcs[v].kill9()
-            print("kill %d: replica %s%s, %d documents produced"
-                  % (k + 1, names[v], " (the writer)" if v in writers else "", feeder.delivered))
-            time.sleep(rng.random() * 3)
-            svcs[v] = rk.service(tmp, addr, props(snap), "%s%d" % (names[v], k + 1))
-        feeder.join(200)
-        check(feeder.delivered == N and not feeder.errors, "the feeder delivered every document",
-              feeder.delivered)
-        rk.wait_for(lambda: all(rk.metrics(s).get("streamlda_model_documents", -1) >= N for s in svcs),
-                    240, "every replica to hold every document", step=0.5)
-        time.sleep(1)  # a record counted twice would show by now
-        counts = [rk.metrics(s).get("streamlda_model_documents", -1) for s in svcs]
-        dead = sum(rk.metrics(s).get("streamlda_deadletters_total", 0) for s in svcs)
-        check(counts == [N] * 3, "each replica holds exactly every document", counts)
-        check(dead == 0, "no dead letter", dead)
+            name = "%s%d" % (names[v], k + 1)
+            rk.kill_restart(svcs, v, names[v], k + 1, feeder, rng,
+                            lambda: rk.service(tmp, addr, props(snap), name),
+                            " (the writer)" if v in writers else "")
+        rk.replicas_hold_all(svcs, feeder, N, 240)
         writers = [i for i, s in enumerate(svcs) if is_writer(s)]
         check(len(writers) == 1, "one snapshot writer at the end", writers)
         hw = rk.high_watermarks(addr, topic)
@@ -115,34 +104,21 @@ def main():
         # a non-replica instance of the same model: refused, the replicas unaffected
         lone = rk.service(tmp, addr, props(os.path.join(tmp, "lone"), replica=False), "lone")
         extra.append(lone)
-        rk.wait_for(lambda: not rk.alive(lone), 60, "the non-replica instance to be refused")
-        text = lone.text()
-        check(not rk.alive(lone) and lone.proc.returncode != 0 and "already has" in text
-              and "streamlda-replica/" in text, "a non-replica joining replicas is refused",
-              lone.proc.returncode, text[-600:])
+        rc, text = rk.refused(lone, "the non-replica instance")
+        check(rc not in (None, 0) and "already has" in text and "streamlda-replica/" in text,
+              "a non-replica joining replicas is refused", rc, text[-600:])
         check(all(rk.alive(s) for s in svcs), "the replicas go on")
 
-        rcs = [s.stop() for s in svcs]
-        check(rcs == [0, 0, 0], "SIGTERM: every replica exits 0", rcs)
-        finals = [rk.replica_final(s.text()) for s in svcs]
-        print("final lines:", finals)
-        check(all(finals) and len(set(finals)) == 1, "the replicas end identical (update, digest)",
-              finals)
-        check(finals[0] and int(finals[0][1]) == N, "the final model counts each document once",
-              finals[0])
-        restored = sum("restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read()
-                       for n in [a + str(k) for a in names for k in (1, 2, 3)]
-                       if os.path.exists(os.path.join(tmp, n + ".log")))
+        rk.replicas_stop_identical(svcs, N)
+        restored = rk.restored_any(tmp, [a + str(k) for a in names for k in (1, 2, 3)])
         check(restored >= 1, "restarted replicas restored a snapshot", restored)
 
         # a new replica with no snapshot cannot replay a pruned log: refused, says why
         fresh = rk.service(tmp, addr, props(os.path.join(tmp, "empty")), "fresh")
         extra.append(fresh)
-        rk.wait_for(lambda: not rk.alive(fresh), 60, "the fresh replica to be refused")
-        text = fresh.text()
-        check(not rk.alive(fresh) and fresh.proc.returncode == 1 and "were pruned" in text,
-              "a replica without a snapshot over a pruned log is refused", fresh.proc.returncode,
-              text[-600:])
+        rc, text = rk.refused(fresh, "the fresh replica")
+        check(rc == 1 and "were pruned" in text,
+              "a replica without a snapshot over a pruned log is refused", rc, text[-600:])
 
         # a replica whose group holds a non-replica member (of another model): refused
         other = model + "-x"
@@ -151,11 +127,9 @@ def main():
         if rk.assigned(solo, timeout=60):
             rep = rk.service(tmp, addr, props(os.path.join(tmp, "rep"), other), "rep")
             extra.append(rep)
-            rk.wait_for(lambda: not rk.alive(rep), 60, "the replica to be refused")
-            text = rep.text()
-            check(not rk.alive(rep) and rep.proc.returncode != 0 and "without updates.topic" in text,
-                  "a replica joining a non-replica instance is refused", rep.proc.returncode,
-                  text[-600:])
+            rc, text = rk.refused(rep, "the replica")
+            check(rc not in (None, 0) and "without updates.topic" in text,
+                  "a replica joining a non-replica instance is refused", rc, text[-600:])
             check(solo.stop() == 0, "the non-replica instance goes on and stops cleanly")
     finally:
         for s in svcs + extra:

@@ -142,22 +142,23 @@ def consume_all(addr, topic, isolation="read_committed", idle_s=5.0, timeout_s=1
     return out
 
 
+def _watermarks(addr, topic, which):
+    """{partition: low (which=0) or high (1) watermark} of topic."""
+    cons = Consumer({"bootstrap.servers": addr, "group.id": unique("-wm"), "enable.auto.commit": False})
+    parts = sorted(cons.list_topics(topic, timeout=10).topics[topic].partitions)
+    wm = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[which] for p in parts}
+    cons.close()
+    return wm
+
+
 def high_watermarks(addr, topic):
     """{partition: high watermark} of topic."""
-    cons = Consumer({"bootstrap.servers": addr, "group.id": unique("-hw"), "enable.auto.commit": False})
-    parts = sorted(cons.list_topics(topic, timeout=10).topics[topic].partitions)
-    hw = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
-    cons.close()
-    return hw
+    return _watermarks(addr, topic, 1)
 
 
 def low_watermarks(addr, topic):
     """{partition: log start offset} of topic (moved by retention or DeleteRecords)."""
-    cons = Consumer({"bootstrap.servers": addr, "group.id": unique("-lw"), "enable.auto.commit": False})
-    parts = sorted(cons.list_topics(topic, timeout=10).topics[topic].partitions)
-    lw = {p: cons.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[0] for p in parts}
-    cons.close()
-    return lw
+    return _watermarks(addr, topic, 0)
 
 
 def committed(addr, group, topic):
@@ -173,6 +174,57 @@ def replica_final(text):
     """(update, docs, tokens, digest) of a replica's last "replica: final" line, or None."""
     m = re.findall(r"replica: final update=(\d+) docs=(\d+) tokens=(\d+) digest=([0-9a-f]{16})", text)
     return m[-1] if m else None
+
+
+def kill_restart(svcs, v, name, k, feeder, rng, restart, note=""):
+    """Kill -9 replica svcs[v] (kill number k), wait a random pause of up to 3 s, put
+    restart() in its place."""
+    check(alive(svcs[v]), "replica %s alive before kill %d" % (name, k))
+    svcs[v].kill9()
+    print("kill %d: replica %s%s, %d documents produced" % (k, name, note, feeder.delivered))
+    time.sleep(rng.random() * 3)
+    svcs[v] = restart()
+
+
+def replicas_hold_all(svcs, feeder, n, timeout):
+    """The feeder delivered its n documents; every replica comes to hold exactly n
+    (streamlda_model_documents) within timeout s and no dead letter was written."""
+    feeder.join(200)
+    check(feeder.delivered == n and not feeder.errors, "the feeder delivered every document",
+          feeder.delivered)
+    wait_for(lambda: all(metrics(s).get("streamlda_model_documents", -1) >= n for s in svcs),
+             timeout, "every replica to hold every document", step=0.5)
+    time.sleep(1)  # a record counted twice would show by now
+    counts = [metrics(s).get("streamlda_model_documents", -1) for s in svcs]
+    dead = sum(metrics(s).get("streamlda_deadletters_total", 0) for s in svcs)
+    check(counts == [n] * len(svcs), "each replica holds exactly every document", counts)
+    check(dead == 0, "no dead letter", dead)
+
+
+def replicas_stop_identical(svcs, n):
+    """SIGTERM every replica: each exits 0 and logs the same final line (update index,
+    digest) with docs = n. Returns the final lines."""
+    rcs = [s.stop() for s in svcs]
+    check(rcs == [0] * len(svcs), "SIGTERM: every replica exits 0", rcs)
+    finals = [replica_final(s.text()) for s in svcs]
+    print("final lines:", finals)
+    check(all(finals) and len(set(finals)) == 1, "the replicas end identical (update, digest)",
+          finals)
+    check(finals[0] and int(finals[0][1]) == n, "the final model counts each document once",
+          finals[0])
+    return finals
+
+
+def restored_any(tmp, names):
+    """Whether any of the services' logs tmp/NAME.log says it restored a snapshot."""
+    return sum("restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read()
+               for n in names if os.path.exists(os.path.join(tmp, n + ".log")))
+
+
+def refused(svc, what, timeout=60):
+    """Wait for a service that must refuse to start; (exit code or None, its log)."""
+    wait_for(lambda: not alive(svc), timeout, what + " to be refused")
+    return (None if alive(svc) else svc.proc.returncode), svc.text()
 
 
 def headers_dict(headers):
