@@ -3,7 +3,8 @@
 #
 #   bench/threads.sh            env: STREAMLDA (binary; default: a Release build in build/),
 #                               THREADS_MAX (default: nproc, at most 4), REPEAT (5), K (100),
-#                               SLDA_SHARED_DIR (default ../shared beside the repository)
+#                               SLDA_SHARED_DIR (default ../shared beside the repository),
+#                               X (extra settings, space-separated k=v, each given as -X k=v)
 #
 # Corpora: Reuters-21578 as text (title + body of each article, in time order: read, tokenised,
 # trained) and KOS (UCI bag of words). For each thread count: the median over REPEAT runs of the
@@ -27,6 +28,8 @@ if [ -z "${STREAMLDA:-}" ]; then
     STREAMLDA=$repo/build/streamlda
 fi
 S=$STREAMLDA
+extra=()
+for x in ${X:-}; do extra+=(-X "$x"); done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
@@ -40,7 +43,7 @@ with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w")
         if text:
             o.write(text + "\n")
 EOF
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); K=$K, one pass, defaults"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); K=$K, one pass, defaults${X:+ but $X}"
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
@@ -51,14 +54,14 @@ run_corpus() { # name args...
         for t in $(seq 1 "$THREADS_MAX"); do
             local t0 t1 out
             t0=$(date +%s.%N)
-            out=$("$S" train -q -k "$K" -X threads="$t" "$@" 2>/dev/null)
+            out=$("$S" train -q -k "$K" -X threads="$t" "${extra[@]}" "$@" 2>/dev/null)
             t1=$(date +%s.%N)
             awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}' >>"$T/$name.$t.wall"
             echo "$out" | sed -n 's/.* seconds=\([0-9.]*\) .*/\1/p' >>"$T/$name.$t.train"
         done
     done
     for t in $(seq 1 "$THREADS_MAX"); do # the models, for the identity check (not timed)
-        "$S" train -q -k "$K" -X threads="$t" -o "$T/$name.$t.slda" "$@" >/dev/null 2>&1
+        "$S" train -q -k "$K" -X threads="$t" "${extra[@]}" -o "$T/$name.$t.slda" "$@" >/dev/null 2>&1
     done
     "$S" export "$T/$name.1.slda" --npy "$T/$name.1.npy" 2>/dev/null
     local w1 s1

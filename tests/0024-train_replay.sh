@@ -40,7 +40,7 @@ updates() { ls "$1" | sed -n 's/^streamlda-0*\([0-9][0-9]*\)\.slda$/\1/p' | sort
 run() {
     local name=$1 want=$2
     shift 2
-    if ! "$S" train -q -k 4 -X seed=3 --snapshot-dir "$T/$name" --snapshot-every 320 "$@" \
+    if ! "$S" train -q -k 4 -X seed=3 -X minibatch.docs=32 --snapshot-dir "$T/$name" --snapshot-every 320 "$@" \
         > "$T/$name.out" 2> "$T/$name.err"; then
         fail "$name: train failed: $(cat "$T/$name.err")"
         return

@@ -18,14 +18,16 @@ A=("$SRC"/examples/janeausten/*.txt)
 # one visit per document (replay=off): the snapshot names below are update counts, and
 # second visits of the old themes' documents would slow the takeover of the shift stream
 R=(-X replay=off)
+# the snapshot names below are also the update counts of 32-document minibatches
+M=(-X minibatch.docs=32)
 snap() { printf '%s/streamlda-%020d.slda' "$1" "$2"; }
 
-"$S" train -q -k 8 -X seed=3 "${R[@]}" --snapshot-dir "$T/d" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1 ||
+"$S" train -q -k 8 -X seed=3 "${R[@]}" "${M[@]}" --snapshot-dir "$T/d" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1 ||
     fail "train --snapshot-dir"
 ls "$T/d"
 [ "$(ls "$T/d" | grep -c '^streamlda-[0-9]\{20\}\.slda$')" -eq 7 ] || fail "wanted 7 snapshots"
-"$S" train -q -k 5 -X seed=3 "${R[@]}" --snapshot-dir "$T/k5" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1
-"$S" train -q -k 8 -X seed=9 "${R[@]}" --snapshot-dir "$T/run2" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1
+"$S" train -q -k 5 -X seed=3 "${R[@]}" "${M[@]}" --snapshot-dir "$T/k5" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1
+"$S" train -q -k 8 -X seed=9 "${R[@]}" "${M[@]}" --snapshot-dir "$T/run2" --snapshot-every 300 "${A[@]}" >/dev/null 2>&1
 
 # the full directory first: every snapshot used, nothing skipped
 "$S" report "$T/d" --json "$T/full.json" 2>"$T/err" || fail "report (clean): $(cat "$T/err")"

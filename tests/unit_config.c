@@ -130,7 +130,7 @@ static void test_defaults(void)
     CHECK_STR(conf->p.stopwords, "smart");
     CHECK_INT(conf->p.min_length, 3);
     CHECK_INT(conf->p.max_doc_bytes, 1048576);
-    CHECK_INT(conf->minibatch_docs, 32);
+    CHECK_INT(conf->minibatch_docs, 16);
     CHECK_INT(conf->minibatch_ms, 1000);
     CHECK_INT(conf->heldout_modulo, 0);
     CHECK_INT(conf->progress_ms, 2000);
@@ -140,7 +140,7 @@ static void test_defaults(void)
     CHECK_INT(conf->input_max_bytes, 1048576);
     CHECK_STR(conf->snapshot_dir, "snapshots");
     CHECK_INT(conf->snapshot_keep, 3);
-    CHECK_INT(conf->snapshot_every_batches, 50);
+    CHECK_INT(conf->snapshot_every_batches, 100);
     CHECK_INT(conf->snapshot_every_ms, 60000);
     CHECK_STR(conf->snapshot_topic, "streamlda.snapshots");
     CHECK_INT(conf->snapshot_chunk_bytes, 900000);

@@ -18,7 +18,7 @@ run() { # config-words corpus -> tokens/s
     local args=()
     for kv in $1; do args+=(-X "$kv"); done
     "$bin" train -f uci -q -X topics=100 -X threads=1 -X seed=1 ${args[@]+"${args[@]}"} \
-        "$data/$2/docword.train.txt" | sed -n 's/.*tokens_per_s=\([0-9.]*\).*/\1/p'
+        "$data/$2/docword.train.txt" 2>/dev/null | sed -n 's/.*tokens_per_s=\([0-9.]*\).*/\1/p'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 IFS=, read -r -a list <<< "${CORPORA:-kos,20news}"

@@ -145,7 +145,7 @@ static const slda_prop_t props[] = {
          "Documents waiting for their second visit at most (kept in memory as word keys and "
          "counts); 0 = off. streamlda train keeps every document until the end of its input "
          "when they all fit (all passes counted)."),
-    UINT("replay.burnin", p.replay_burnin, "1", 0, 1000,
+    UINT("replay.burnin", p.replay_burnin, "2", 0, 1000,
          "Burn-in sweeps of a document's second visit (replay)."),
     UINT("replay.samples", p.replay_samples, "1", 1, 1000,
          "Collection sweeps of a document's second visit (replay)."),
@@ -194,7 +194,7 @@ static const slda_prop_t props[] = {
          "digit (2024, abc123); mixed keeps those with a letter (abc123, mp3); keep keeps all; "
          "split cuts tokens at digits (abc123 -> abc), as snapshots made before this rule did."),
     /* training */
-    UINT("minibatch.docs", minibatch_docs, "32", 1, 1000000,
+    UINT("minibatch.docs", minibatch_docs, "16", 1, 1000000,
          "Documents per minibatch; each minibatch makes one global update."),
     UINT("minibatch.ms", minibatch_ms, "1000", 1, 3600000,
          "A minibatch that is not full is closed after this many milliseconds (stream input)."),
@@ -217,7 +217,7 @@ static const slda_prop_t props[] = {
         "Directory of the snapshot files."),
     UINT("snapshot.keep", snapshot_keep, "3", 1, 1000,
          "Number of newest snapshot files kept in snapshot.dir; older ones are deleted."),
-    UINT("snapshot.every.batches", snapshot_every_batches, "50", 0, 4294967295.0,
+    UINT("snapshot.every.batches", snapshot_every_batches, "100", 0, 4294967295.0,
          "Write a snapshot after this many minibatches; 0 = off."),
     UINT("snapshot.every.ms", snapshot_every_ms, "60000", 0, 4294967295.0,
          "Write a snapshot once this many milliseconds have passed since the last one; 0 = off."),

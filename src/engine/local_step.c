@@ -222,12 +222,14 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     slda_cgs_init(loc);
 
     /* replay on: a trained document is visited twice (replay.c), the
-     * first time with half the sweeps (burn-in rounded down, collection up),
-     * the second with replay.burnin + replay.samples */
+     * first time with half of each phase's sweeps (rounded down, at least one
+     * collection sweep: 2 + 2 of the default 5 + 5), the second with
+     * replay.burnin + replay.samples (docs/engine.md, "Second visits") */
     uint32_t burnin = p->burnin, samples = p->samples;
     if (want_stats && SLDA_REPLAY_ACTIVE(p)) {
         burnin = fz->revisit ? p->replay_burnin : p->burnin / 2;
-        samples = fz->revisit ? p->replay_samples : p->samples - p->samples / 2;
+        samples = fz->revisit ? p->replay_samples
+                              : (p->samples >= 2 ? p->samples / 2 : 1);
     }
     float before[SLDA_MAX_TOPICS];
     for (uint32_t s = 0; s < burnin; s++) {
