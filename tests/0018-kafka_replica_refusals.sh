@@ -6,7 +6,7 @@
 # transaction semantics, so every guarantee of replicas is tested on the real
 # broker (tests/0105-*, 0106-*). Here, with no broker at all, the service must
 # refuse at once, exit 1 (2: a bad property) and say why: the embedded cluster with updates.topic,
-# held-out documents with updates.topic, a cooperative assignment strategy
+# a cooperative assignment strategy
 # (a dropped minibatch must be read again from the committed offsets), and an
 # unknown updates.values. None of them may leave a snapshot behind.
 set -u
@@ -32,8 +32,6 @@ refused() { # refused NAME PATTERN ARGS... : exit 1 (2 for a bad property) in 20
 
 refused embedded "needs a Kafka broker with transactions" -X updates.topic=m.updates
 refused embedded2 "the embedded cluster has none" --embedded -X updates.topic=m.updates
-refused heldout "heldout.modulo is not supported with updates.topic" \
-    -X updates.topic=m.updates -X heldout.modulo=10 -X kafka.bootstrap.servers=127.0.0.1:1
 refused cooperative "need an eager strategy" -X updates.topic=m.updates \
     -X kafka.bootstrap.servers=127.0.0.1:1 -X kafka.partition.assignment.strategy=cooperative-sticky
 refused values "updates.values" -X updates.topic=m.updates -X updates.values=float8 \

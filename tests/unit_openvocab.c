@@ -353,9 +353,54 @@ static void test_heldout_after_eviction(void)
     slda_model_destroy(model);
 }
 
+/* A replica's held-out set (slda_heldout_put_bag): keys straight from the
+ * tokens, no vocabulary lookup. Scored exactly as the same documents put by
+ * id; a word the model does not hold is counted unseen, not added. */
+static void test_heldout_from_bags(void)
+{
+    enum { NH = 12 };
+    slda_params_t p = base_params(4, 4096);
+    slda_model_t *model = open_model(&p);
+    train_stream(model, 31, 0, 200, (size_t)-1);
+    slda_heldout_t *by_id = slda_heldout_new(), *by_key = slda_heldout_new();
+    slda_bag_t *bag = slda_bag_new();
+    slda_doc_t docs[NH];
+    char buf[2048], err[256];
+    for (size_t i = 0; i < NH; i++) {
+        size_t n = doc_text(31, 500 + i, (size_t)-1, buf, sizeof buf);
+        CHECK_INT(slda_bag_tokenize(model, bag, buf, n, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_heldout_put_bag(by_key, i, model, bag, err, sizeof err), SLDA_OK);
+        make_doc(model, 31, 500 + i, (size_t)-1, &docs[i]);
+        CHECK_INT(slda_heldout_put(by_id, i, model, &docs[i], err, sizeof err), SLDA_OK);
+    }
+    double a, b;
+    slda_heldout_stats_t sa, sb;
+    CHECK_INT(slda_heldout_perplexity(model, by_id, NULL, 5, &a, &sa), SLDA_OK);
+    CHECK_INT(slda_heldout_perplexity(model, by_key, NULL, 5, &b, &sb), SLDA_OK);
+    CHECK(a == b && isfinite(a));
+    CHECK_INT(sb.scored, sa.scored);
+    CHECK_INT(sb.unseen, 0);
+    /* a document of words the model never saw: unseen, and the vocabulary keeps its size */
+    uint32_t V = slda_model_vocab_size(model);
+    size_t n = (size_t)snprintf(buf, sizeof buf, "zzunseena zzunseenb zzunseenb ta");
+    CHECK_INT(slda_bag_tokenize(model, bag, buf, n, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_heldout_put_bag(by_key, 0, model, bag, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_model_vocab_size(model), V);
+    CHECK_INT(slda_heldout_perplexity(model, by_key, NULL, 5, &b, &sb), SLDA_OK);
+    CHECK_INT(sb.unseen, 3);
+    /* past the end: refused, as by id */
+    CHECK_INT(slda_heldout_put_bag(by_key, NH + 1, model, bag, err, sizeof err), SLDA_ERR_RANGE);
+    slda_bag_free(bag);
+    slda_docs_clear(docs, NH);
+    slda_heldout_destroy(by_id);
+    slda_heldout_destroy(by_key);
+    slda_model_destroy(model);
+}
+
 int main(void)
 {
     test_smoothing_over_words_held();
+    test_heldout_from_bags();
     test_smoothing_with_eviction_and_restart();
     test_late_rows(1, SLDA_ROWS_DECAY);
     test_late_rows(10, SLDA_ROWS_DECAY);

@@ -290,6 +290,11 @@ slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const c
  * on an error doc is cleared. */
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
                              char *errstr, size_t errstr_size);
+/* Held-out document slot of held (heldout.c) from a bag's words by key: the
+ * bag's hashes are the vocabulary's keys. For replicas, whose vocabulary
+ * changes only through the update log, so a held-out document cannot add to it. */
+slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                                const slda_bag_t *bag, char *errstr, size_t errstr_size);
 /* The words of bag as a document over scratch's words (update.c: replicas,
  * whose vocabulary changes only by applying records); the model is only read. */
 slda_err_t slda_update_doc_from_bag(const slda_model_t *model, slda_update_scratch_t *scratch,

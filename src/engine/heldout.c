@@ -65,11 +65,10 @@ size_t slda_heldout_count(const slda_heldout_t *held)
     return held ? held->n : 0;
 }
 
-slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_t *model,
-                            const slda_doc_t *doc, char *errstr, size_t errstr_size)
+/* Checks slot against the set and seed against the set's hash seed. */
+static slda_err_t check_put(const slda_heldout_t *held, size_t slot, uint64_t seed,
+                            char *errstr, size_t errstr_size)
 {
-    const slda_vocab_t *vocab = model->vocab;
-    uint64_t seed = slda_vocab_seed(vocab);
     if (slot > held->n)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
                             "held-out set: slot %zu is past its %zu documents", slot, held->n);
@@ -77,17 +76,12 @@ slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "held-out set: the model's hash seed %llu is not the set's %llu",
                             (unsigned long long)seed, (unsigned long long)held->seed);
-    for (uint32_t u = 0; u < doc->npairs; u++)
-        if (!slda_vocab_word(vocab, doc->word[u]) || doc->count[u] == 0)
-            return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
-                                "document \"%s\": word id %u is not in the vocabulary",
-                                doc->id ? doc->id : "", doc->word[u]);
-    held_doc_t d = {slda_xmalloc(((size_t)doc->npairs + 1) * sizeof *d.key),
-                    slda_xmalloc(((size_t)doc->npairs + 1) * sizeof *d.count), doc->npairs};
-    for (uint32_t u = 0; u < doc->npairs; u++) {
-        d.key[u] = slda_vocab_key(vocab, doc->word[u]);
-        d.count[u] = doc->count[u];
-    }
+    return SLDA_OK;
+}
+
+/* Stores d (taken over) in slot: a new last document or over an old one. */
+static void store(slda_heldout_t *held, size_t slot, uint64_t seed, held_doc_t d)
+{
     if (slot == held->n) {
         if (held->n == held->cap) {
             held->cap = held->cap ? 2 * held->cap : 64;
@@ -100,6 +94,50 @@ slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_
     held->docs[slot] = d;
     held->seed = seed;
     held->has_seed = 1;
+}
+
+slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                            const slda_doc_t *doc, char *errstr, size_t errstr_size)
+{
+    const slda_vocab_t *vocab = model->vocab;
+    uint64_t seed = slda_vocab_seed(vocab);
+    slda_err_t err = check_put(held, slot, seed, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
+    for (uint32_t u = 0; u < doc->npairs; u++)
+        if (!slda_vocab_word(vocab, doc->word[u]) || doc->count[u] == 0)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
+                                "document \"%s\": word id %u is not in the vocabulary",
+                                doc->id ? doc->id : "", doc->word[u]);
+    held_doc_t d = {slda_xmalloc(((size_t)doc->npairs + 1) * sizeof *d.key),
+                    slda_xmalloc(((size_t)doc->npairs + 1) * sizeof *d.count), doc->npairs};
+    for (uint32_t u = 0; u < doc->npairs; u++) {
+        d.key[u] = slda_vocab_key(vocab, doc->word[u]);
+        d.count[u] = doc->count[u];
+    }
+    store(held, slot, seed, d);
+    return SLDA_OK;
+}
+
+slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                                const slda_bag_t *bag, char *errstr, size_t errstr_size)
+{
+    uint64_t seed = slda_vocab_seed(model->vocab);
+    slda_err_t err = check_put(held, slot, seed, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
+    if (bag->seed != seed)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                             "held-out document: its words were hashed with seed %llu, the "
+                             "model's vocabulary uses %llu", (unsigned long long)bag->seed,
+                             (unsigned long long)seed);
+    held_doc_t d = {slda_xmalloc(((size_t)bag->n + 1) * sizeof *d.key),
+                    slda_xmalloc(((size_t)bag->n + 1) * sizeof *d.count), bag->n};
+    for (uint32_t i = 0; i < bag->n; i++) {
+        d.key[i] = bag->hash[i];
+        d.count[i] = bag->count[i];
+    }
+    store(held, slot, seed, d);
     return SLDA_OK;
 }
 

@@ -563,7 +563,9 @@ static void engine_events(slda_service_t *svc)
     }
 }
 
-static void heldout_add(slda_service_t *svc, slda_doc_t *doc)
+/* A held-out document into the reservoir: by its ids, or for a replica (whose
+ * vocabulary only the update log changes) by its bag's word keys. */
+static void heldout_add(slda_service_t *svc, slda_doc_t *doc, const slda_bag_t *bag)
 {
     svc->heldseen++;
     slda_metrics_add(svc->metrics, SLDA_M_HELDOUT, 1);
@@ -578,7 +580,9 @@ static void heldout_add(slda_service_t *svc, slda_doc_t *doc)
     } else
         svc->nheld++;
     char err[256];
-    if (slda_heldout_put(svc->held, slot, svc->model, doc, err, sizeof err) != SLDA_OK) {
+    slda_err_t e = bag ? slda_heldout_put_bag(svc->held, slot, svc->model, bag, err, sizeof err)
+                       : slda_heldout_put(svc->held, slot, svc->model, doc, err, sizeof err);
+    if (e != SLDA_OK) {
         slda_log(svc->metrics, SLDA_LOG_WARN, "heldout", "held-out document dropped: %s", err);
         svc->nheld = slda_heldout_count(svc->held);
     }
@@ -693,7 +697,7 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
     }
     uint32_t m = svc->conf->heldout_modulo;
     if (m && slda_hash64(doc.id, strlen(doc.id), 0) % m == 0) {
-        heldout_add(svc, &doc);
+        heldout_add(svc, &doc, svc->replica ? bag : NULL);
         return;
     }
     if (svc->ndocs == svc->cap) {
@@ -1410,12 +1414,6 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                      "updates.topic needs a Kafka broker with transactions (set "
                      "kafka.bootstrap.servers); the embedded cluster has none");
-        goto fail;
-    }
-    if (replica && svc->conf->heldout_modulo) {
-        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                     "heldout.modulo is not supported with updates.topic yet: held-out "
-                     "documents would be scored by one replica only");
         goto fail;
     }
     if ((!bootstrap || !strcmp(bootstrap, "embedded")) &&

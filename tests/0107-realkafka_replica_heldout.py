@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""0107-realkafka_replica_heldout - held-out perplexity in replicas (heldout.modulo with updates.topic).
+
+Two replicas of one model share a 4-partition input topic with heldout.modulo=5:
+each holds out the documents of its partitions whose XXH3(id) % 5 == 0 (by
+word key: a replica's vocabulary changes only through the update log) and
+reports their perplexity under its replica of the model. 4,000 documents of
+two themes with disjoint 8-word vocabularies (30 words each) stream in; a
+model that learned the themes predicts a held-out word among its theme's 8
+(perplexity near 8), one that did not among all 16. Checks: both replicas
+hold out documents, every document is either trained (the same count in both
+replicas) or held out, exactly once (trained + held out by both = 4,000);
+both replicas' perplexity gauges fall below 12 once training is done; SIGTERM
+gives identical final lines. On the old code heldout.modulo with updates.topic
+was refused at start ("not supported with updates.topic yet").
+"""
+
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+import realkafka as rk  # noqa: E402
+
+check = rk.check
+N = 4000
+WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
+         "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
+
+
+def main():
+    rng = random.Random(7)
+    addr = rk.bootstrap()
+    tmp = tempfile.mkdtemp(prefix="slda-0107-")
+    p = rk.unique("h")
+    topic, model = p + ".docs", p + "-m"
+    rk.create_topics(addr, {topic: 4, p + ".dead": 1})
+    docs = [" ".join(WORDS[(i % 2) * 8 + rng.randrange(8)] for _ in range(30)).encode() for i in range(N)]
+    feeder = rk.Feeder(addr, topic, [(None, v, None, i % 4) for i, v in enumerate(docs)], 5)
+    props = ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=4",
+             "model.name=" + model, "http.port=0", "snapshot.topic=", "minibatch.docs=20",
+             "snapshot.dir=" + os.path.join(tmp, "snap"), "updates.topic=" + p + ".updates",
+             "heldout.modulo=5", "status.ms=300", "kafka.session.timeout.ms=6000",
+             "kafka.heartbeat.interval.ms=500", "kafka.transaction.timeout.ms=5000"]
+    svcs = [rk.service(tmp, addr, props, "a"), rk.service(tmp, addr, props, "b")]
+    try:
+        if not all(rk.assigned(s, timeout=90) for s in svcs):
+            return rk.done("0107-realkafka_replica_heldout", tmp)
+        feeder.start()
+        feeder.join(120)
+        check(feeder.delivered == N and not feeder.errors, "the feeder delivered every document",
+              feeder.delivered)
+
+        def accounted():
+            m = [rk.metrics(s) for s in svcs]
+            trained = [x.get("streamlda_model_documents", -1) for x in m]
+            held = [x.get("streamlda_heldout_documents_total", 0) for x in m]
+            return trained, held
+
+        rk.wait_for(lambda: (lambda t, h: len(set(t)) == 1 and t[0] + sum(h) >= N)(*accounted()),
+                    120, "every document trained or held out", step=0.5)
+        time.sleep(1)  # a document counted twice would show by now
+        trained, held = accounted()
+        print("trained by each replica:", trained, "held out by each:", held)
+        check(all(h > 0 for h in held), "both replicas hold documents out", held)
+        check(len(set(trained)) == 1 and trained[0] + sum(held) == N,
+              "each document trained or held out, exactly once", trained, held)
+        # expected share: about a fifth held out (XXH3 of the Kafka coordinates)
+        check(0.12 * N < sum(held) < 0.28 * N, "about a fifth held out", sum(held))
+
+        def perplexities():
+            return [rk.metrics(s).get("streamlda_perplexity", 0) for s in svcs]
+
+        rk.wait_for(lambda: all(0 < x < 12 for x in perplexities()), 30,
+                    "both perplexity gauges below 12", step=0.3)
+        pp = perplexities()
+        print("held-out perplexity of each replica:", pp)
+        check(all(math.isfinite(x) and 1 < x < 12 for x in pp),
+              "each replica scores its held-out documents (a themed model: < 12 of 16 words)", pp)
+        rk.replicas_stop_identical(svcs, trained[0])
+        dead = rk.consume_all(addr, p + ".dead", idle_s=2, timeout_s=30)
+        check(len(dead) == 0, "no dead letter", len(dead))
+    finally:
+        for s in svcs:
+            if rk.alive(s):
+                s.stop()
+    return rk.done("0107-realkafka_replica_heldout", tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
