@@ -33,7 +33,9 @@
  * drain (documents shuffled, the same way for the same seed and input);
  * stored counts the documents held; nothing here is in a snapshot (a
  * restored model starts with an empty store). Threads: the store belongs to
- * the model's thread.
+ * the model's thread; the documents of a minibatch that comes back are
+ * resolved on the pool (slda_pool_run: lookups only read the vocabulary),
+ * then pinned and compacted in order on the model's thread.
  */
 #include "replay.h"
 
@@ -178,19 +180,54 @@ static void drain_start(const slda_model_t *model, struct slda_replay_s *rp)
 
 /* Document i of b into d in the model's current ids (pinned: its update may
  * be left pending); 1 if any of its words is still held, else d is cleared. */
-static int resolve(slda_model_t *model, const replay_batch_t *b, size_t i, slda_doc_t *d)
+/* Document i of b in the model's current ids (words it still holds and has
+ * trained); only reads the model, so the documents of a minibatch are
+ * resolved on the pool's threads. */
+static void resolve(const slda_model_t *model, const replay_batch_t *b, size_t i, slda_doc_t *d)
 {
     for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
         uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
-        if (id < model->W && model->row_ready[id]) {
+        if (id < model->W && model->row_ready[id])
             slda_doc_add(d, id, b->count[p]);
-            slda_vocab_pin(model->vocab, id);
-        }
     }
-    if (d->npairs)
-        return 1;
-    slda_doc_clear(d);
-    return 0;
+}
+
+typedef struct resolve_job_s {
+    const slda_model_t *model;
+    const replay_batch_t **batch; /* each document's minibatch and index in it */
+    size_t *index;
+    slda_doc_t *docs;
+} resolve_job_t;
+
+static void resolve_item(size_t i, uint32_t worker, void *opaque)
+{
+    resolve_job_t *job = opaque;
+    (void)worker;
+    resolve(job->model, job->batch[i], job->index[i], &job->docs[i]);
+}
+
+/* Resolve the nd documents of job (on the pool), then, in order, pin their
+ * words for the coming update and drop the empty ones; returns how many are
+ * left, first in job->docs. */
+static size_t resolve_all(slda_model_t *model, resolve_job_t *job, size_t nd)
+{
+    size_t m = 0;
+    slda_pool_run(model, nd, resolve_item, job);
+    for (size_t i = 0; i < nd; i++) {
+        slda_doc_t *d = &job->docs[i];
+        if (!d->npairs) {
+            slda_doc_clear(d);
+            continue;
+        }
+        for (uint32_t u = 0; u < d->npairs; u++)
+            slda_vocab_pin(model->vocab, d->word[u]);
+        if (m != i) {
+            job->docs[m] = *d;
+            memset(d, 0, sizeof *d);
+        }
+        m++;
+    }
+    return m;
 }
 
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
@@ -201,14 +238,20 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
         return NULL;
     if (drain && !rp->perm_b)
         drain_start(model, rp);
-    size_t nd, m = 0;
+    size_t nd, m;
     slda_doc_t *docs;
+    resolve_job_t job = {.model = model};
     if (rp->perm_b) { /* draining: the next minibatch of shuffled documents */
         nd = rp->b[rp->head + rp->drain_next++].ndocs;
         docs = slda_xcalloc(nd + 1, sizeof *docs);
-        for (size_t i = 0; i < nd; i++, rp->perm_pos++)
-            m += resolve(model, &rp->b[rp->head + rp->perm_b[rp->perm_pos]],
-                         rp->perm_d[rp->perm_pos], &docs[m]);
+        job.batch = slda_xmalloc((nd + 1) * sizeof *job.batch);
+        job.index = slda_xmalloc((nd + 1) * sizeof *job.index);
+        job.docs = docs;
+        for (size_t i = 0; i < nd; i++, rp->perm_pos++) {
+            job.batch[i] = &rp->b[rp->head + rp->perm_b[rp->perm_pos]];
+            job.index[i] = rp->perm_d[rp->perm_pos];
+        }
+        m = resolve_all(model, &job, nd);
         if (rp->drain_next == rp->drain_end) { /* every drained document is out */
             for (size_t i = 0; i < rp->drain_end; i++)
                 batch_clear(&rp->b[rp->head + i]);
@@ -221,10 +264,18 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
         replay_batch_t *b = &rp->b[rp->head++];
         nd = b->ndocs;
         docs = slda_xcalloc(nd + 1, sizeof *docs);
-        for (size_t i = 0; i < nd; i++)
-            m += resolve(model, b, i, &docs[m]);
+        job.batch = slda_xmalloc((nd + 1) * sizeof *job.batch);
+        job.index = slda_xmalloc((nd + 1) * sizeof *job.index);
+        job.docs = docs;
+        for (size_t i = 0; i < nd; i++) {
+            job.batch[i] = b;
+            job.index[i] = i;
+        }
+        m = resolve_all(model, &job, nd);
         batch_clear(b);
     }
+    free(job.batch);
+    free(job.index);
     rp->stored -= nd;
     *ndocs = m;
     return docs;
