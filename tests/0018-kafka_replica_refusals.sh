@@ -6,7 +6,9 @@
 # transaction semantics, so every guarantee of replicas is tested on the real
 # broker (tests/0105-*, 0106-*). Here, with no broker at all, the service must
 # refuse at once, exit 1 (2: a bad property) and say why: the embedded cluster with updates.topic,
-# a cooperative assignment strategy
+# replay=on (replicas publish no second visits: a replica would run half the sweeps and never
+# the second half), a cooperative assignment strategy, no broker at the address (after the
+# transaction timeout)
 # (a dropped minibatch must be read again from the committed offsets), and an
 # unknown updates.values. None of them may leave a snapshot behind.
 set -u
@@ -22,7 +24,7 @@ cd "$tmp" || exit 1
 refused() { # refused NAME PATTERN ARGS... : exit 1 (2 for a bad property) in 20 s, PATTERN on stderr
     local name=$1 pattern=$2 want=1; shift 2
     [ "$name" = values ] && want=2
-    timeout 20 "$STREAMLDA" run -X snapshot.dir="$name.snaps" -X http.port=-1 "$@" 2> "$name.log"
+    timeout -k 5 20 "$STREAMLDA" run -X snapshot.dir="$name.snaps" -X http.port=-1 "$@" 2> "$name.log"
     local rc=$?
     check "$name: exit $want (got $rc)" test "$rc" -eq "$want"
     check "$name: says \"$pattern\"" grep -q -- "$pattern" "$name.log"
@@ -32,10 +34,24 @@ refused() { # refused NAME PATTERN ARGS... : exit 1 (2 for a bad property) in 20
 
 refused embedded "needs a Kafka broker with transactions" -X updates.topic=m.updates
 refused embedded2 "the embedded cluster has none" --embedded -X updates.topic=m.updates
+refused replay "replay=on is not supported with updates.topic" -X updates.topic=m.updates \
+    -X replay=on -X kafka.bootstrap.servers=127.0.0.1:1
 refused cooperative "need an eager strategy" -X updates.topic=m.updates \
     -X kafka.bootstrap.servers=127.0.0.1:1 -X kafka.partition.assignment.strategy=cooperative-sticky
 refused values "updates.values" -X updates.topic=m.updates -X updates.values=float8 \
     -X kafka.bootstrap.servers=127.0.0.1:1
+
+# No broker at the address: the replica cannot initialise its transactions and gives up after
+# the 30 s transaction timeout, exit 1 and why. (It used to hang for good while closing: a
+# statistics callback asked the closing consumer for its assignment.)
+start=$(date +%s)
+timeout -k 5 120 "$STREAMLDA" run -X snapshot.dir=unreachable.snaps -X http.port=-1 \
+    -X updates.topic=m.updates -X kafka.bootstrap.servers=127.0.0.1:1 2> unreachable.log
+rc=$? took=$(($(date +%s) - start))
+check "unreachable: exit 1 within 120 s (got $rc after $took s)" test "$rc" -eq 1
+check "unreachable: says \"no transaction coordinator answered\"" \
+    grep -q "no transaction coordinator answered" unreachable.log
+[ "$rc" -eq 1 ] || tail -5 unreachable.log
 
 echo "0018-kafka_replica_refusals: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] && rm -rf "$tmp"

@@ -459,7 +459,8 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
         goto fail;
     if (sink->transactional) {
         if (txn_call(sink, rd_kafka_init_transactions(sink->data, TXN_TIMEOUT_MS),
-                     "init", errstr, errstr_size) ||
+                     "init (no transaction coordinator answered: is a broker with transactions "
+                     "reachable at kafka.bootstrap.servers?)", errstr, errstr_size) ||
             txn_call(sink, rd_kafka_begin_transaction(sink->data), "begin", errstr,
                      errstr_size))
             goto fail;

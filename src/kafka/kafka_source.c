@@ -31,6 +31,7 @@ struct slda_ksource_s {
     int assigned;
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
+    int closing;        /* consumer_close is running: no more calls into the group */
     int paused;         /* consumption paused (the service's backpressure) */
     int replica;        /* updates.topic: one of the model's replicas (replica.c) */
     uint64_t generation; /* rebalances seen (assignments and revocations) */
@@ -203,7 +204,11 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     }
     src->brokers_up = up;
     src->have_stats = 1;
-    slda_metrics_set(src->metrics, SLDA_G_LAG, (double)consumer_lag(src));
+    /* not while closing: rd_kafka_assignment waits for the group's thread,
+     * which waits for consumer_close, which serves this callback (a hang seen
+     * when a replica could not reach its broker and gave up) */
+    if (!src->closing)
+        slda_metrics_set(src->metrics, SLDA_G_LAG, (double)consumer_lag(src));
     if (up > 0) {
         slda_metrics_set_health(src->metrics, 1, NULL);
         slda_log_reset(src->metrics, "kafka-error-_ALL_BROKERS_DOWN");
@@ -461,6 +466,7 @@ void slda_ksource_destroy(slda_ksource_t *src)
 {
     if (!src)
         return;
+    src->closing = 1;
     rd_kafka_consumer_close(src->rk);
     rd_kafka_destroy(src->rk);
     free(src->pos);
