@@ -128,9 +128,9 @@ slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_mo
         return err;
     if (bag->seed != seed)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                             "held-out document: its words were hashed with seed %llu, the "
-                             "model's vocabulary uses %llu", (unsigned long long)bag->seed,
-                             (unsigned long long)seed);
+                            "held-out document: its words were hashed with seed %llu, the "
+                            "model's vocabulary uses %llu", (unsigned long long)bag->seed,
+                            (unsigned long long)seed);
     held_doc_t d = {slda_xmalloc(((size_t)bag->n + 1) * sizeof *d.key),
                     slda_xmalloc(((size_t)bag->n + 1) * sizeof *d.count), bag->n};
     for (uint32_t i = 0; i < bag->n; i++) {

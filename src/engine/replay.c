@@ -178,8 +178,6 @@ static void drain_start(const slda_model_t *model, struct slda_replay_s *rp)
     rp->drain_end = nb;
 }
 
-/* Document i of b into d in the model's current ids (pinned: its update may
- * be left pending); 1 if any of its words is still held, else d is cleared. */
 /* Document i of b in the model's current ids (words it still holds and has
  * trained); only reads the model, so the documents of a minibatch are
  * resolved on the pool's threads. */
@@ -207,8 +205,9 @@ static void resolve_item(size_t i, uint32_t worker, void *opaque)
 }
 
 /* Resolve the nd documents of job (on the pool), then, in order, pin their
- * words for the coming update and drop the empty ones; returns how many are
- * left, first in job->docs. */
+ * words (the update they go into may be left pending) and drop the documents
+ * none of whose words is still held; returns how many are left, first in
+ * job->docs. */
 static size_t resolve_all(slda_model_t *model, resolve_job_t *job, size_t nd)
 {
     size_t m = 0;
