@@ -241,8 +241,19 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
             set_offset(r, restored[i].topic, restored[i].partition, restored[i].offset);
     }
     int64_t lo = 0, hi = 0;
-    rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(r->rk, r->topic, 0, &lo, &hi, ADMIN_TIMEOUT_MS);
+    rd_kafka_resp_err_t err;
+    /* a log just created (here or by a replica starting beside this one) may
+     * have no leader yet: "Not leader for partition" was seen in tests; such
+     * answers are retried for up to 20 s */
+    for (int i = 0;; i++) {
+        err = rd_kafka_query_watermark_offsets(r->rk, r->topic, 0, &lo, &hi, ADMIN_TIMEOUT_MS);
+        if (i >= 200 || (err != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION &&
+                         err != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE &&
+                         err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
+                         err != RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION))
+            break;
+        rd_kafka_poll(r->rk, 100);
+    }
     if (err) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "updates.topic \"%s\": offsets: %s",
                      r->topic, rd_kafka_err2str(err));
