@@ -295,6 +295,11 @@ slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_do
  * changes only through the update log, so a held-out document cannot add to it. */
 slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_model_t *model,
                                 const slda_bag_t *bag, char *errstr, size_t errstr_size);
+/* The same from (key, count) pairs kept elsewhere (the service stages a
+ * replica's held-out documents until their input offsets commit). */
+slda_err_t slda_heldout_put_keys(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                                 const uint64_t *keys, const uint32_t *counts, uint32_t n,
+                                 char *errstr, size_t errstr_size);
 /* The words of bag as a document over scratch's words (update.c: replicas,
  * whose vocabulary changes only by applying records); the model is only read. */
 slda_err_t slda_update_doc_from_bag(const slda_model_t *model, slda_update_scratch_t *scratch,

@@ -119,26 +119,35 @@ slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_
     return SLDA_OK;
 }
 
-slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_model_t *model,
-                                const slda_bag_t *bag, char *errstr, size_t errstr_size)
+slda_err_t slda_heldout_put_keys(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                                 const uint64_t *keys, const uint32_t *counts, uint32_t n,
+                                 char *errstr, size_t errstr_size)
 {
     uint64_t seed = slda_vocab_seed(model->vocab);
     slda_err_t err = check_put(held, slot, seed, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
+    held_doc_t d = {slda_xmalloc(((size_t)n + 1) * sizeof *d.key),
+                    slda_xmalloc(((size_t)n + 1) * sizeof *d.count), n};
+    for (uint32_t i = 0; i < n; i++) {
+        d.key[i] = keys[i];
+        d.count[i] = counts[i];
+    }
+    store(held, slot, seed, d);
+    return SLDA_OK;
+}
+
+slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_model_t *model,
+                                const slda_bag_t *bag, char *errstr, size_t errstr_size)
+{
+    uint64_t seed = slda_vocab_seed(model->vocab);
     if (bag->seed != seed)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "held-out document: its words were hashed with seed %llu, the "
                             "model's vocabulary uses %llu", (unsigned long long)bag->seed,
                             (unsigned long long)seed);
-    held_doc_t d = {slda_xmalloc(((size_t)bag->n + 1) * sizeof *d.key),
-                    slda_xmalloc(((size_t)bag->n + 1) * sizeof *d.count), bag->n};
-    for (uint32_t i = 0; i < bag->n; i++) {
-        d.key[i] = bag->hash[i];
-        d.count[i] = bag->count[i];
-    }
-    store(held, slot, seed, d);
-    return SLDA_OK;
+    return slda_heldout_put_keys(held, slot, model, bag->hash, bag->count, bag->n, errstr,
+                                 errstr_size);
 }
 
 /* Documents of held in model's current ids (words held only, sorted by id);

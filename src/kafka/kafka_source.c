@@ -452,6 +452,7 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
     }
     return src;
 fail:
+    src->closing = 1; /* rd_kafka_destroy closes the consumer (on_stats) */
     if (src->rk)
         rd_kafka_destroy(src->rk);
     else if (rconf)

@@ -243,14 +243,15 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
     int64_t lo = 0, hi = 0;
     rd_kafka_resp_err_t err;
     /* a log just created (here or by a replica starting beside this one) may
-     * have no leader yet: "Not leader for partition" was seen in tests; such
-     * answers are retried for up to 20 s */
-    for (int i = 0;; i++) {
-        err = rd_kafka_query_watermark_offsets(r->rk, r->topic, 0, &lo, &hi, ADMIN_TIMEOUT_MS);
-        if (i >= 200 || (err != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION &&
-                         err != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE &&
-                         err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
-                         err != RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION))
+     * have no leader yet: the broker's "Not leader for partition" was seen in
+     * tests. It is asked again until ADMIN_TIMEOUT_MS have passed in all
+     * (librdkafka itself waits for a leader within each call's timeout). */
+    double deadline = mono_s() + ADMIN_TIMEOUT_MS / 1000.0;
+    for (;;) {
+        int left = (int)((deadline - mono_s()) * 1000);
+        err = rd_kafka_query_watermark_offsets(r->rk, r->topic, 0, &lo, &hi,
+                                               left > 100 ? left : 100);
+        if (err != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION || mono_s() + 0.1 >= deadline)
             break;
         rd_kafka_poll(r->rk, 100);
     }

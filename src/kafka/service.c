@@ -77,6 +77,17 @@ struct slda_service_s {
     slda_heldout_t *held;
     size_t nheld;
     uint64_t heldseen, held_eval_t;
+    /* replicas: held-out documents read but not committed yet (their minibatch
+     * is open: in_txn 0, or in the open transaction: 1); they join held when
+     * the transaction commits and are forgotten when it is dropped, as the
+     * trained documents are, so a document read again is held out once */
+    struct staged_held_s {
+        uint64_t *key;
+        uint32_t *count;
+        uint32_t n;
+        int in_txn;
+    } *staged;
+    size_t nstaged, capstaged;
     slda_rng_t rng;
     /* snapshots */
     uint32_t batches_since;
@@ -563,30 +574,76 @@ static void engine_events(slda_service_t *svc)
     }
 }
 
-/* A held-out document into the reservoir: by its ids, or for a replica (whose
- * vocabulary only the update log changes) by its bag's word keys. */
-static void heldout_add(slda_service_t *svc, slda_doc_t *doc, const slda_bag_t *bag)
+/* Counts a held-out document and picks its reservoir slot (a uniform
+ * sample of at most HELDOUT_MAX); SIZE_MAX: not kept. */
+static size_t heldout_slot(slda_service_t *svc)
 {
     svc->heldseen++;
     slda_metrics_add(svc->metrics, SLDA_M_HELDOUT, 1);
-    size_t slot = svc->nheld;
-    if (svc->nheld == HELDOUT_MAX) { /* reservoir sampling: keep a uniform sample */
-        uint64_t j = slda_rng_next(&svc->rng) % svc->heldseen;
-        if (j >= HELDOUT_MAX) {
-            slda_doc_clear(doc);
-            return;
-        }
-        slot = (size_t)j;
-    } else
-        svc->nheld++;
+    if (svc->nheld < HELDOUT_MAX)
+        return svc->nheld++;
+    uint64_t j = slda_rng_next(&svc->rng) % svc->heldseen;
+    return j < HELDOUT_MAX ? (size_t)j : SIZE_MAX;
+}
+
+static void heldout_failed(slda_service_t *svc, const char *err)
+{
+    slda_log(svc->metrics, SLDA_LOG_WARN, "heldout", "held-out document dropped: %s", err);
+    svc->nheld = slda_heldout_count(svc->held);
+}
+
+/* A held-out document: into the reservoir by its ids; for a replica (whose
+ * vocabulary only the update log changes) staged by its bag's word keys. */
+static void heldout_add(slda_service_t *svc, slda_doc_t *doc, const slda_bag_t *bag)
+{
     char err[256];
-    slda_err_t e = bag ? slda_heldout_put_bag(svc->held, slot, svc->model, bag, err, sizeof err)
-                       : slda_heldout_put(svc->held, slot, svc->model, doc, err, sizeof err);
-    if (e != SLDA_OK) {
-        slda_log(svc->metrics, SLDA_LOG_WARN, "heldout", "held-out document dropped: %s", err);
-        svc->nheld = slda_heldout_count(svc->held);
+    if (bag) {
+        if (svc->nstaged == svc->capstaged) {
+            svc->capstaged = svc->capstaged ? 2 * svc->capstaged : 16;
+            svc->staged = slda_xrealloc(svc->staged, svc->capstaged * sizeof *svc->staged);
+        }
+        struct staged_held_s *h = &svc->staged[svc->nstaged++];
+        h->key = slda_xmalloc(((size_t)bag->n + 1) * sizeof *h->key);
+        h->count = slda_xmalloc(((size_t)bag->n + 1) * sizeof *h->count);
+        memcpy(h->key, bag->hash, bag->n * sizeof *h->key);
+        memcpy(h->count, bag->count, bag->n * sizeof *h->count);
+        h->n = bag->n;
+        h->in_txn = 0;
+    } else {
+        size_t slot = heldout_slot(svc);
+        if (slot != SIZE_MAX &&
+            slda_heldout_put(svc->held, slot, svc->model, doc, err, sizeof err) != SLDA_OK)
+            heldout_failed(svc, err);
     }
     slda_doc_clear(doc);
+}
+
+/* Replicas: the staged held-out documents of the open transaction join the
+ * reservoir (commit) or are forgotten with it (drop); with neither, those of
+ * the open minibatch join the open transaction. */
+static void heldout_staged(slda_service_t *svc, int commit, int drop)
+{
+    size_t m = 0;
+    char err[256];
+    for (size_t i = 0; i < svc->nstaged; i++) {
+        struct staged_held_s *h = &svc->staged[i];
+        if (!commit && !drop) {
+            h->in_txn = 1;
+            continue;
+        }
+        if (drop || h->in_txn) {
+            size_t slot = commit ? heldout_slot(svc) : SIZE_MAX;
+            if (slot != SIZE_MAX && slda_heldout_put_keys(svc->held, slot, svc->model, h->key,
+                                                          h->count, h->n, err, sizeof err))
+                heldout_failed(svc, err);
+            free(h->key);
+            free(h->count);
+        } else {
+            svc->staged[m++] = *h;
+        }
+    }
+    if (commit || drop)
+        svc->nstaged = m;
 }
 
 static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t code,
@@ -1085,15 +1142,17 @@ static slda_err_t drop_all(slda_service_t *svc, const char *why, int abort_txn, 
     slda_replica_aborted(svc->replica);
     svc->ntxn_offs = 0;
     svc->txn_docs = 0;
+    heldout_staged(svc, 0, 1);
     clear_batch(svc);
     slda_err_t e = slda_ksource_rewind(svc->src, errstr, errstr_size);
     svc->batch_gen = slda_ksource_generation(svc->src);
     return e;
 }
 
-/* The open minibatch's offsets join the open transaction's. */
+/* The open minibatch's offsets (and held-out documents) join the open transaction's. */
 static void txn_offsets_add(slda_service_t *svc)
 {
+    heldout_staged(svc, 0, 0);
     for (size_t i = 0; i < svc->ninputs; i++) {
         size_t k = 0;
         while (k < svc->ntxn_offs && (svc->txn_offs[k].partition != svc->inputs[i].partition ||
@@ -1136,6 +1195,7 @@ static slda_err_t commit_txn(slda_service_t *svc, char *errstr, size_t errstr_si
     slda_log_reset(svc->metrics, "replica-drop");
     svc->ntxn_offs = 0;
     svc->txn_docs = 0;
+    heldout_staged(svc, 1, 0);
     if (!svc->ndocs && !svc->ninputs)
         svc->batch_gen = slda_ksource_generation(svc->src);
     return SLDA_OK;
@@ -1602,6 +1662,8 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->thetas);
     for (size_t i = 0; i < DECODE_MAX; i++)
         slda_bag_free(svc->bags[i]);
+    heldout_staged(svc, 0, 1);
+    free(svc->staged);
     slda_heldout_destroy(svc->held);
     slda_model_destroy(svc->model);
     free(svc->good);
