@@ -1476,7 +1476,7 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
                      "kafka.bootstrap.servers); the embedded cluster has none");
         goto fail;
     }
-    if (replica && svc->conf->p.replay == SLDA_REPLAY_ON) {
+    if (replica && SLDA_REPLAY_ACTIVE(&svc->conf->p)) {
         /* the local steps would run the first visit's half of the sweeps and no
          * second visit would ever come: refuse rather than learn worse */
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
