@@ -28,8 +28,6 @@ import realkafka as rk  # noqa: E402
 
 check = rk.check
 N = 8000
-WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
-         "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
 
 
 def main():
@@ -38,18 +36,12 @@ def main():
     rng = random.Random(seed)
     addr = rk.bootstrap()
     tmp = tempfile.mkdtemp(prefix="slda-0105-")
-    p = rk.unique("r")
-    topic, model = p + ".docs", p + "-m"
-    rk.create_topics(addr, {topic: 4, p + ".dead": 1})
-    docs = [" ".join(WORDS[(i % 2) * 8 + rng.randrange(8)] for _ in range(30)).encode() for i in range(N)]
-    feeder = rk.Feeder(addr, topic, [(None, v, None, i % 4) for i, v in enumerate(docs)], 25)
+    p, topic, feeder = rk.themed_stream(addr, "r", N, 4, 25, rng)
+    model = p + "-m"
 
     def props(snapdir):
-        return ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=4",
-                "model.name=" + model, "http.port=0", "snapshot.topic=", "minibatch.docs=20",
-                "snapshot.every.ms=1000", "snapshot.dir=" + snapdir, "updates.topic=" + p + ".updates",
-                "updates.prune=false", "kafka.session.timeout.ms=6000",
-                "kafka.heartbeat.interval.ms=500", "kafka.transaction.timeout.ms=5000"]
+        return rk.replica_props(p, topic, model, snapdir, "snapshot.every.ms=1000",
+                                "updates.topic=" + p + ".updates", "updates.prune=false")
 
     snap = os.path.join(tmp, "snap")
     svcs = [rk.service(tmp, addr, props(snap), "a0"), rk.service(tmp, addr, props(snap), "b0")]

@@ -36,8 +36,6 @@ import realkafka as rk  # noqa: E402
 check = rk.check
 N = 9000
 PARTS = 6
-WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
-         "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
 
 
 def is_writer(svc):
@@ -50,19 +48,13 @@ def main():
     rng = random.Random(seed)
     addr = rk.bootstrap()
     tmp = tempfile.mkdtemp(prefix="slda-0106-")
-    p = rk.unique("t")
-    topic, model, updates = p + ".docs", p + "-m", p + ".updates"
-    rk.create_topics(addr, {topic: PARTS, p + ".dead": 1})
-    docs = [" ".join(WORDS[(i % 2) * 8 + rng.randrange(8)] for _ in range(30)).encode() for i in range(N)]
-    feeder = rk.Feeder(addr, topic, [(None, v, None, i % PARTS) for i, v in enumerate(docs)], 25)
+    p, topic, feeder = rk.themed_stream(addr, "t", N, PARTS, 25, rng)
+    model, updates = p + "-m", p + ".updates"
 
     def props(snapdir, mdl=model, replica=True):
-        out = ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=4",
-               "model.name=" + mdl, "http.port=0", "snapshot.topic=", "minibatch.docs=20",
-               "snapshot.every.ms=1000", "snapshot.keep=2", "snapshot.dir=" + snapdir,
-               "kafka.session.timeout.ms=6000", "kafka.heartbeat.interval.ms=500",
-               "kafka.transaction.timeout.ms=5000"]
-        return out + (["updates.topic=" + updates, "updates.prune=true"] if replica else [])
+        more = ["updates.topic=" + updates, "updates.prune=true"] if replica else []
+        return rk.replica_props(p, topic, mdl, snapdir, "snapshot.every.ms=1000",
+                                "snapshot.keep=2", *more)
 
     snap = os.path.join(tmp, "snap")
     names = "abc"

@@ -31,24 +31,15 @@ import realkafka as rk  # noqa: E402
 
 check = rk.check
 N = 4000
-WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
-         "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
 
 
 def main():
     rng = random.Random(7)
     addr = rk.bootstrap()
     tmp = tempfile.mkdtemp(prefix="slda-0107-")
-    p = rk.unique("h")
-    topic, model = p + ".docs", p + "-m"
-    rk.create_topics(addr, {topic: 4, p + ".dead": 1})
-    docs = [" ".join(WORDS[(i % 2) * 8 + rng.randrange(8)] for _ in range(30)).encode() for i in range(N)]
-    feeder = rk.Feeder(addr, topic, [(None, v, None, i % 4) for i, v in enumerate(docs)], 10)
-    props = ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=4",
-             "model.name=" + model, "http.port=0", "snapshot.topic=", "minibatch.docs=20",
-             "snapshot.dir=" + os.path.join(tmp, "snap"), "updates.topic=" + p + ".updates",
-             "heldout.modulo=5", "status.ms=300", "kafka.session.timeout.ms=6000",
-             "kafka.heartbeat.interval.ms=500", "kafka.transaction.timeout.ms=5000"]
+    p, topic, feeder = rk.themed_stream(addr, "h", N, 4, 10, rng)
+    props = rk.replica_props(p, topic, p + "-m", os.path.join(tmp, "snap"),
+                             "updates.topic=" + p + ".updates", "heldout.modulo=5", "status.ms=300")
     svcs = [rk.service(tmp, addr, props, "a"), rk.service(tmp, addr, props, "b")]
     try:
         if not all(rk.assigned(s, timeout=90) for s in svcs):

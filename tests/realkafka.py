@@ -370,3 +370,31 @@ def crash_runs(tmp, addr, props, snapdir, model, total, feeder, rng, min_step, m
                    if "restored " in open(os.path.join(tmp, n + ".log"), errors="replace").read())
     check(restored == kills, "a snapshot was restored at each of the %d restarts" % kills, restored)
     return svc
+
+
+THEME_WORDS = ["river", "mountain", "valley", "forest", "meadow", "harbor", "island", "desert",
+               "market", "banker", "credit", "shares", "profit", "trader", "export", "tariff"]
+
+
+def themed_stream(addr, test, n, parts, seconds, rng):
+    """The replica tests' input: a fresh prefix p, the topic p.docs of `parts` partitions and
+    p.dead, and a Feeder of n documents of 30 words, alternately of two themes with disjoint
+    8-word vocabularies (a themed model predicts a word among 8, not 16), drawn with rng, spread
+    round-robin over the partitions over `seconds`. Returns (p, topic, feeder)."""
+    p = unique(test)
+    topic = p + ".docs"
+    create_topics(addr, {topic: parts, p + ".dead": 1})
+    docs = [" ".join(THEME_WORDS[(i % 2) * 8 + rng.randrange(8)] for _ in range(30)).encode()
+            for i in range(n)]
+    return p, topic, Feeder(addr, topic, [(None, v, None, i % parts) for i, v in enumerate(docs)],
+                            seconds)
+
+
+def replica_props(p, topic, model, snapdir, *more):
+    """Properties of `streamlda run` in the replica tests: input topic, dead letters in p.dead,
+    K=4, 20-document minibatches, no snapshot topic, a 6 s session (joins are quick) and a 5 s
+    transaction timeout (a killed instance's transaction is aborted soon); `more` are added."""
+    return ["input.topics=" + topic, "deadletter.topic=" + p + ".dead", "topics=4",
+            "model.name=" + model, "http.port=0", "snapshot.topic=", "minibatch.docs=20",
+            "snapshot.dir=" + snapdir, "kafka.session.timeout.ms=6000",
+            "kafka.heartbeat.interval.ms=500", "kafka.transaction.timeout.ms=5000"] + list(more)
