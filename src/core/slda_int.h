@@ -290,13 +290,11 @@ slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const c
  * on an error doc is cleared. */
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
                              char *errstr, size_t errstr_size);
-/* Held-out document slot of held (heldout.c) from a bag's words by key: the
- * bag's hashes are the vocabulary's keys. For replicas, whose vocabulary
- * changes only through the update log, so a held-out document cannot add to it. */
-slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_model_t *model,
-                                const slda_bag_t *bag, char *errstr, size_t errstr_size);
-/* The same from (key, count) pairs kept elsewhere (the service stages a
- * replica's held-out documents until their input offsets commit). */
+/* Held-out document slot of held (heldout.c) from (word key, count) pairs,
+ * e.g. a bag's hashes and counts (the bag's hashes are the vocabulary's keys):
+ * for replicas, whose vocabulary changes only through the update log, so a
+ * held-out document cannot add to it (the service stages their pairs until
+ * their input offsets commit). */
 slda_err_t slda_heldout_put_keys(slda_heldout_t *held, size_t slot, const slda_model_t *model,
                                  const uint64_t *keys, const uint32_t *counts, uint32_t n,
                                  char *errstr, size_t errstr_size);

@@ -137,19 +137,6 @@ slda_err_t slda_heldout_put_keys(slda_heldout_t *held, size_t slot, const slda_m
     return SLDA_OK;
 }
 
-slda_err_t slda_heldout_put_bag(slda_heldout_t *held, size_t slot, const slda_model_t *model,
-                                const slda_bag_t *bag, char *errstr, size_t errstr_size)
-{
-    uint64_t seed = slda_vocab_seed(model->vocab);
-    if (bag->seed != seed)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                            "held-out document: its words were hashed with seed %llu, the "
-                            "model's vocabulary uses %llu", (unsigned long long)bag->seed,
-                            (unsigned long long)seed);
-    return slda_heldout_put_keys(held, slot, model, bag->hash, bag->count, bag->n, errstr,
-                                 errstr_size);
-}
-
 /* Documents of held in model's current ids (words held only, sorted by id);
  * *unseen += the tokens of the other words. Caller frees with
  * slda_docs_clear + free. */

@@ -204,6 +204,15 @@ static void resolve_item(size_t i, uint32_t worker, void *opaque)
     resolve(job->model, job->batch[i], job->index[i], &job->docs[i]);
 }
 
+/* A job for nd documents (their minibatches and indexes still to fill in);
+ * returns its documents, zeroed. */
+static slda_doc_t *resolve_job_init(resolve_job_t *job, size_t nd)
+{
+    job->batch = slda_xmalloc((nd + 1) * sizeof *job->batch);
+    job->index = slda_xmalloc((nd + 1) * sizeof *job->index);
+    return job->docs = slda_xcalloc(nd + 1, sizeof *job->docs);
+}
+
 /* Resolve the nd documents of job (on the pool), then, in order, pin their
  * words (the update they go into may be left pending) and drop the documents
  * none of whose words is still held; returns how many are left, first in
@@ -242,10 +251,7 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
     resolve_job_t job = {.model = model};
     if (rp->perm_b) { /* draining: the next minibatch of shuffled documents */
         nd = rp->b[rp->head + rp->drain_next++].ndocs;
-        docs = slda_xcalloc(nd + 1, sizeof *docs);
-        job.batch = slda_xmalloc((nd + 1) * sizeof *job.batch);
-        job.index = slda_xmalloc((nd + 1) * sizeof *job.index);
-        job.docs = docs;
+        docs = resolve_job_init(&job, nd);
         for (size_t i = 0; i < nd; i++, rp->perm_pos++) {
             job.batch[i] = &rp->b[rp->head + rp->perm_b[rp->perm_pos]];
             job.index[i] = rp->perm_d[rp->perm_pos];
@@ -262,10 +268,7 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
     } else {
         replay_batch_t *b = &rp->b[rp->head++];
         nd = b->ndocs;
-        docs = slda_xcalloc(nd + 1, sizeof *docs);
-        job.batch = slda_xmalloc((nd + 1) * sizeof *job.batch);
-        job.index = slda_xmalloc((nd + 1) * sizeof *job.index);
-        job.docs = docs;
+        docs = resolve_job_init(&job, nd);
         for (size_t i = 0; i < nd; i++) {
             job.batch[i] = b;
             job.index[i] = i;

@@ -618,32 +618,33 @@ static void heldout_add(slda_service_t *svc, slda_doc_t *doc, const slda_bag_t *
     slda_doc_clear(doc);
 }
 
-/* Replicas: the staged held-out documents of the open transaction join the
- * reservoir (commit) or are forgotten with it (drop); with neither, those of
- * the open minibatch join the open transaction. */
-static void heldout_staged(slda_service_t *svc, int commit, int drop)
+/* Replicas: what becomes of the staged held-out documents when the open
+ * minibatch joins the open transaction (TO_TXN: its documents then wait with
+ * the transaction's), when the transaction commits (COMMIT: its documents
+ * join the reservoir) or when both are dropped (DROP: all are forgotten). */
+typedef enum { STAGED_TO_TXN, STAGED_COMMIT, STAGED_DROP } staged_event_t;
+
+static void heldout_staged(slda_service_t *svc, staged_event_t ev)
 {
     size_t m = 0;
     char err[256];
     for (size_t i = 0; i < svc->nstaged; i++) {
         struct staged_held_s *h = &svc->staged[i];
-        if (!commit && !drop) {
+        if (ev == STAGED_TO_TXN) {
             h->in_txn = 1;
-            continue;
-        }
-        if (drop || h->in_txn) {
-            size_t slot = commit ? heldout_slot(svc) : SIZE_MAX;
+            m++;
+        } else if (ev == STAGED_COMMIT && !h->in_txn) {
+            svc->staged[m++] = *h; /* the open minibatch's: still waiting */
+        } else {
+            size_t slot = ev == STAGED_COMMIT ? heldout_slot(svc) : SIZE_MAX;
             if (slot != SIZE_MAX && slda_heldout_put_keys(svc->held, slot, svc->model, h->key,
                                                           h->count, h->n, err, sizeof err))
                 heldout_failed(svc, err);
             free(h->key);
             free(h->count);
-        } else {
-            svc->staged[m++] = *h;
         }
     }
-    if (commit || drop)
-        svc->nstaged = m;
+    svc->nstaged = m;
 }
 
 static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t code,
@@ -1142,7 +1143,7 @@ static slda_err_t drop_all(slda_service_t *svc, const char *why, int abort_txn, 
     slda_replica_aborted(svc->replica);
     svc->ntxn_offs = 0;
     svc->txn_docs = 0;
-    heldout_staged(svc, 0, 1);
+    heldout_staged(svc, STAGED_DROP);
     clear_batch(svc);
     slda_err_t e = slda_ksource_rewind(svc->src, errstr, errstr_size);
     svc->batch_gen = slda_ksource_generation(svc->src);
@@ -1152,7 +1153,7 @@ static slda_err_t drop_all(slda_service_t *svc, const char *why, int abort_txn, 
 /* The open minibatch's offsets (and held-out documents) join the open transaction's. */
 static void txn_offsets_add(slda_service_t *svc)
 {
-    heldout_staged(svc, 0, 0);
+    heldout_staged(svc, STAGED_TO_TXN);
     for (size_t i = 0; i < svc->ninputs; i++) {
         size_t k = 0;
         while (k < svc->ntxn_offs && (svc->txn_offs[k].partition != svc->inputs[i].partition ||
@@ -1195,7 +1196,7 @@ static slda_err_t commit_txn(slda_service_t *svc, char *errstr, size_t errstr_si
     slda_log_reset(svc->metrics, "replica-drop");
     svc->ntxn_offs = 0;
     svc->txn_docs = 0;
-    heldout_staged(svc, 1, 0);
+    heldout_staged(svc, STAGED_COMMIT);
     if (!svc->ndocs && !svc->ninputs)
         svc->batch_gen = slda_ksource_generation(svc->src);
     return SLDA_OK;
@@ -1662,7 +1663,7 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->thetas);
     for (size_t i = 0; i < DECODE_MAX; i++)
         slda_bag_free(svc->bags[i]);
-    heldout_staged(svc, 0, 1);
+    heldout_staged(svc, STAGED_DROP);
     free(svc->staged);
     slda_heldout_destroy(svc->held);
     slda_model_destroy(svc->model);
