@@ -88,6 +88,7 @@ typedef enum {
     SLDA_ERR_TOO_LARGE, /* over a configured size limit */
     SLDA_ERR_KAFKA,     /* a Kafka client error */
     SLDA_ERR_EOF,       /* no more input (not a failure) */
+    SLDA_ERR_STOPPED,   /* stopped on request (*stop set) before it was done */
     SLDA_ERR__COUNT
 } slda_err_t;
 
@@ -526,6 +527,14 @@ slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const 
  * @{ */
 typedef struct slda_service_s slda_service_t;
 slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t errstr_size);
+/** slda_service_new, but the start gives up as soon as *stop becomes non-zero
+ *  (NULL, errstr saying what it was waiting for). Starting waits for the
+ *  brokers: the consumer group to be empty of other instances (up to
+ *  session.timeout.ms + 3 s), the transaction coordinator (up to 30 s), the
+ *  update log's metadata and offsets (replicas, up to 30 s each); a signal
+ *  handler setting *stop ends each wait within about a second. */
+slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, char *errstr,
+                                   size_t errstr_size);
 /** Runs until *stop becomes non-zero (set it from a signal handler), then
  *  finishes the minibatch, writes a final snapshot, commits and returns. */
 slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,

@@ -7,10 +7,10 @@
 # broker (tests/0105-*, 0106-*). Here, with no broker at all, the service must
 # refuse at once, exit 1 (2: a bad property) and say why: the embedded cluster with updates.topic,
 # replay=on (replicas publish no second visits: a replica would run half the sweeps and never
-# the second half), a cooperative assignment strategy, no broker at the address (after the
-# transaction timeout)
-# (a dropped minibatch must be read again from the committed offsets), and an
-# unknown updates.values. None of them may leave a snapshot behind.
+# the second half), a cooperative assignment strategy (a dropped minibatch must be read again
+# from the committed offsets), an unknown updates.values, and no broker at the address (after
+# the transaction timeout). A signal while it waits for the broker ends the start at once (exit
+# 128 + the signal). None of them may leave a snapshot behind.
 set -u
 : "${STREAMLDA:?}"
 tmp=$(mktemp -d /tmp/slda-0018-XXXXXX)
@@ -52,6 +52,33 @@ check "unreachable: exit 1 within 120 s (got $rc after $took s)" test "$rc" -eq 
 check "unreachable: says \"no transaction coordinator answered\"" \
     grep -q "no transaction coordinator answered" unreachable.log
 [ "$rc" -eq 1 ] || tail -5 unreachable.log
+
+# SIGTERM while the start waits for that broker (the consumer group check, then the transaction
+# coordinator): exit 143 within 5 s, saying so, no snapshot. A replica, and a single instance
+# with exactly-once output (kafka.transactional.id): both wait for the coordinator. (Each
+# waited its 35 s out, the signal unseen, and exited 1.)
+for kind in replica exactly_once; do
+    if [ "$kind" = replica ]; then set -- -X updates.topic=m.updates
+    else set -- -X kafka.transactional.id=t1 -X output.topic=out; fi
+    "$STREAMLDA" run -X snapshot.dir="term_$kind.snaps" -X http.port=-1 \
+        -X kafka.bootstrap.servers=127.0.0.1:1 "$@" 2> "term_$kind.log" &
+    pid=$!
+    sleep 2
+    t0=$(date +%s.%N)
+    kill -TERM "$pid"
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+    wait "$pid"
+    rc=$? took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+    check "SIGTERM while starting ($kind): exit 143 (got $rc)" test "$rc" -eq 143
+    check "SIGTERM while starting ($kind): gone within 5 s (took $took s)" \
+        awk -v t="$took" 'BEGIN {exit !(t < 5)}'
+    check "SIGTERM while starting ($kind): says \"stopped by signal 15\"" \
+        grep -q "stopped by signal 15 before reading any input" "term_$kind.log"
+    check "SIGTERM while starting ($kind): no snapshot written" \
+        test -z "$(ls "term_$kind.snaps" 2>/dev/null | grep '\.slda$')"
+    [ "$rc" -eq 143 ] || tail -5 "term_$kind.log"
+done
 
 echo "0018-kafka_replica_refusals: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] && rm -rf "$tmp"

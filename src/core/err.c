@@ -22,6 +22,7 @@ static const struct {
     [SLDA_ERR_TOO_LARGE] = {"SLDA_ERR_TOO_LARGE", "over the size limit"},
     [SLDA_ERR_KAFKA] = {"SLDA_ERR_KAFKA", "Kafka client error"},
     [SLDA_ERR_EOF] = {"SLDA_ERR_EOF", "end of input"},
+    [SLDA_ERR_STOPPED] = {"SLDA_ERR_STOPPED", "stopped on request"},
 };
 
 const char *slda_err_name(slda_err_t err)

@@ -22,6 +22,13 @@ typedef struct slda_kmsg_s {
     void *handle;         /* the librdkafka message */
 } slda_kmsg_t;
 
+/* Start-up waits for the brokers (below: stop, may be NULL) end early with
+ * SLDA_ERR_STOPPED once *stop is non-zero (a signal handler's flag). */
+static inline int slda_stopping(volatile int *stop)
+{
+    return stop && *stop;
+}
+
 /* ---- kafka_source.c: the consumer ---- */
 typedef struct slda_ksource_s slda_ksource_t;
 
@@ -32,7 +39,8 @@ typedef struct slda_ksource_s slda_ksource_t;
  * auto.offset.reset (default earliest). */
 slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
                                  const slda_offset_t *positions, size_t npositions,
-                                 slda_metrics_t *metrics, char *errstr, size_t errstr_size);
+                                 slda_metrics_t *metrics, volatile int *stop, char *errstr,
+                                 size_t errstr_size);
 /* Close (leave the group) and free. NULL is fine. */
 void slda_ksource_destroy(slda_ksource_t *src);
 /* Wait up to timeout_ms for a message: 1 and *msg filled, or 0. Error
@@ -75,7 +83,8 @@ typedef struct slda_ksink_s slda_ksink_t;
 /* The data producer (dead letters, outputs; transactional when
  * kafka.transactional.id and output.topic are set) and the snapshot producer. */
 slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
-                             slda_metrics_t *metrics, char *errstr, size_t errstr_size);
+                             slda_metrics_t *metrics, volatile int *stop, char *errstr,
+                             size_t errstr_size);
 /* Flush for up to flush_ms (aborting an open transaction) and free. */
 void slda_ksink_destroy(slda_ksink_t *sink, int flush_ms);
 int slda_ksink_transactional(const slda_ksink_t *sink);
@@ -143,7 +152,8 @@ typedef void (*slda_replica_applied_cb)(void *opaque, const slda_update_t *upd);
  * none: offset 0). Refused when the log was pruned past that position. */
 slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
                                  slda_metrics_t *metrics, const slda_offset_t *restored,
-                                 size_t nrestored, char *errstr, size_t errstr_size);
+                                 size_t nrestored, volatile int *stop, char *errstr,
+                                 size_t errstr_size);
 void slda_replica_destroy(slda_replica_t *r);
 /* Apply the records fetched, in log order, waiting up to wait_ms for the
  * first: the number applied, or -1 (errstr) when the replica cannot go on. */

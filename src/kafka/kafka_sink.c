@@ -415,8 +415,35 @@ static slda_err_t snap_setup(slda_ksink_t *sink, const slda_conf_t *conf, const 
     return SLDA_OK;
 }
 
+/* rd_kafka_init_transactions in slices of at most a second (the call resumes
+ * where a timed-out one left off), so a stop request ends the wait; up to
+ * TXN_TIMEOUT_MS in all, as one call would wait. */
+static slda_err_t init_transactions(slda_ksink_t *sink, volatile int *stop, char *errstr,
+                                    size_t errstr_size)
+{
+    double deadline = mono_s() + TXN_TIMEOUT_MS / 1000.0;
+    for (;;) {
+        int left = (int)((deadline - mono_s()) * 1000);
+        int slice = left < 1 ? 1 : left < 1000 ? left : 1000;
+        rd_kafka_error_t *e = rd_kafka_init_transactions(sink->data, slice);
+        if (e && rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__TIMED_OUT &&
+            rd_kafka_error_is_retriable(e) && mono_s() < deadline) {
+            rd_kafka_error_destroy(e);
+            if (slda_stopping(stop))
+                return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                                    "stopped while waiting for the transaction coordinator");
+            continue;
+        }
+        return txn_call(sink, e,
+                        "init (no transaction coordinator answered: is a broker with "
+                        "transactions reachable at kafka.bootstrap.servers?)",
+                        errstr, errstr_size);
+    }
+}
+
 slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
-                             slda_metrics_t *metrics, char *errstr, size_t errstr_size)
+                             slda_metrics_t *metrics, volatile int *stop, char *errstr,
+                             size_t errstr_size)
 {
     slda_ksink_t *sink = slda_xcalloc(1, sizeof *sink);
     sink->metrics = metrics;
@@ -458,9 +485,7 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
         snap_setup(sink, conf, bootstrap, errstr, errstr_size))
         goto fail;
     if (sink->transactional) {
-        if (txn_call(sink, rd_kafka_init_transactions(sink->data, TXN_TIMEOUT_MS),
-                     "init (no transaction coordinator answered: is a broker with transactions "
-                     "reachable at kafka.bootstrap.servers?)", errstr, errstr_size) ||
+        if (init_transactions(sink, stop, errstr, errstr_size) ||
             txn_call(sink, rd_kafka_begin_transaction(sink->data), "begin", errstr,
                      errstr_size))
             goto fail;

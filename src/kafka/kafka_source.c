@@ -334,14 +334,27 @@ static double mono_s(void)
  * so on the consumer (default 60 s) one lost request held the start for a
  * minute (seen once against a broker just started). */
 static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *group,
-                              const char *replica_id, double session_s, char *errstr,
-                              size_t errstr_size)
+                              const char *replica_id, double session_s, volatile int *stop,
+                              char *errstr, size_t errstr_size)
 {
     double deadline = mono_s() + session_s + 3.0;
     int waited = 0;
     for (;;) {
+        if (slda_stopping(stop))
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                                "stopped while waiting for consumer group %s to have no "
+                                "other member", group);
         const struct rd_kafka_group_list *gl = NULL;
-        rd_kafka_resp_err_t e = rd_kafka_list_groups(rk, group, &gl, 5000);
+        rd_kafka_resp_err_t e;
+        double asked = mono_s();
+        do /* up to 5 s, a second at a time so a stop request is seen */
+            e = rd_kafka_list_groups(rk, group, &gl, 1000);
+        while (e == RD_KAFKA_RESP_ERR__TIMED_OUT && mono_s() < asked + 5.0 &&
+               !slda_stopping(stop));
+        if (e && slda_stopping(stop))
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                                "stopped while asking whether consumer group %s has other "
+                                "members", group);
         if (e) {
             slda_log(src->metrics, e == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE ? SLDA_LOG_INFO
                                                                           : SLDA_LOG_WARN,
@@ -390,13 +403,15 @@ static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *g
                      "them to leave (a stopped instance's membership lasts session.timeout.ms)",
                      group, members, who, session_s + 3.0);
         waited = 1;
-        sleep(1);
+        for (int i = 0; i < 10 && !slda_stopping(stop); i++)
+            usleep(100000);
     }
 }
 
 slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
                                  const slda_offset_t *positions, size_t npositions,
-                                 slda_metrics_t *metrics, char *errstr, size_t errstr_size)
+                                 slda_metrics_t *metrics, volatile int *stop, char *errstr,
+                                 size_t errstr_size)
 {
     slda_ksource_t *src = slda_xcalloc(1, sizeof *src);
     src->metrics = metrics;
@@ -421,7 +436,7 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
         snprintf(cid, sizeof cid, "%s%s", SLDA_REPLICA_CLIENT, conf->model_name);
         src->replica = conf->updates_topic && *conf->updates_topic;
         slda_err_t alone = check_alone(src, probe, group, src->replica ? cid : NULL,
-                                       atof(session) / 1000.0, errstr, errstr_size);
+                                       atof(session) / 1000.0, stop, errstr, errstr_size);
         rd_kafka_destroy(probe);
         if (alone != SLDA_OK)
             goto fail;

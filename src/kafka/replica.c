@@ -39,6 +39,7 @@
 
 struct slda_replica_s {
     rd_kafka_t *rk; /* the log's consumer (no group: assigned partition 0) */
+    volatile int *stop; /* while starting: ends the waits for the broker (kafka.h) */
     slda_metrics_t *metrics;
     char *topic;
     char id[400];          /* this instance: the key prefix of its records */
@@ -138,8 +139,18 @@ static int partitions(slda_replica_t *r, char *errstr, size_t errstr_size)
 {
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->rk, r->topic, NULL);
     const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t err = rd_kafka_metadata(r->rk, 0, rkt, &md, ADMIN_TIMEOUT_MS);
+    rd_kafka_resp_err_t err;
+    double deadline = mono_s() + ADMIN_TIMEOUT_MS / 1000.0;
+    do /* a second at a time, so a stop request is seen */
+        err = rd_kafka_metadata(r->rk, 0, rkt, &md, 1000);
+    while (err == RD_KAFKA_RESP_ERR__TIMED_OUT && mono_s() < deadline &&
+           !slda_stopping(r->stop));
     rd_kafka_topic_destroy(rkt);
+    if (err && slda_stopping(r->stop)) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                     "stopped while asking for updates.topic \"%s\"'s metadata", r->topic);
+        return -1;
+    }
     if (err) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "updates.topic \"%s\": metadata: %s",
                      r->topic, rd_kafka_err2str(err));
@@ -157,10 +168,15 @@ static int partitions(slda_replica_t *r, char *errstr, size_t errstr_size)
     return n;
 }
 
-/* Wait for one admin result event on q (destroyed by the caller). */
-static rd_kafka_event_t *admin_wait(rd_kafka_queue_t *q)
+/* Wait for one admin result event on q (destroyed by the caller): NULL when
+ * none came in time or a stop request came first. */
+static rd_kafka_event_t *admin_wait(slda_replica_t *r, rd_kafka_queue_t *q)
 {
-    return rd_kafka_queue_poll(q, ADMIN_TIMEOUT_MS + 5000);
+    double deadline = mono_s() + (ADMIN_TIMEOUT_MS + 5000) / 1000.0;
+    rd_kafka_event_t *ev = NULL;
+    while (!ev && mono_s() < deadline && !slda_stopping(r->stop))
+        ev = rd_kafka_queue_poll(q, 200);
+    return ev;
 }
 
 static slda_err_t create_topic(slda_replica_t *r, char *errstr, size_t errstr_size)
@@ -173,12 +189,15 @@ static slda_err_t create_topic(slda_replica_t *r, char *errstr, size_t errstr_si
     rd_kafka_NewTopic_set_config(nt, "max.message.bytes", RECORD_MAX_BYTES);
     rd_kafka_queue_t *q = rd_kafka_queue_new(r->rk);
     rd_kafka_CreateTopics(r->rk, &nt, 1, NULL, q);
-    rd_kafka_event_t *ev = admin_wait(q);
+    rd_kafka_event_t *ev = admin_wait(r, q);
     slda_err_t ret = SLDA_OK;
     const rd_kafka_CreateTopics_result_t *res = ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
     size_t n = 0;
     const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
-    if (!ev || rd_kafka_event_error(ev))
+    if (!ev && slda_stopping(r->stop))
+        ret = slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                           "stopped while creating updates.topic \"%s\"", r->topic);
+    else if (!ev || rd_kafka_event_error(ev))
         ret = slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
                            "updates.topic \"%s\" does not exist and cannot be created: %s",
                            r->topic, ev ? rd_kafka_event_error_string(ev) : "timed out");
@@ -200,10 +219,12 @@ static slda_err_t create_topic(slda_replica_t *r, char *errstr, size_t errstr_si
 
 slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
                                  slda_metrics_t *metrics, const slda_offset_t *restored,
-                                 size_t nrestored, char *errstr, size_t errstr_size)
+                                 size_t nrestored, volatile int *stop, char *errstr,
+                                 size_t errstr_size)
 {
     slda_replica_t *r = slda_xcalloc(1, sizeof *r);
     r->metrics = metrics;
+    r->stop = stop;
     r->topic = slda_xstrdup(conf->updates_topic);
     snprintf(r->id, sizeof r->id, "%s/%llx", conf->model_name,
              (unsigned long long)slda_hash64(&r, sizeof r, (uint64_t)time(NULL) ^ (uint64_t)(mono_s() * 1e9)));
@@ -247,13 +268,21 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
      * tests. It is asked again until ADMIN_TIMEOUT_MS have passed in all
      * (librdkafka itself waits for a leader within each call's timeout). */
     double deadline = mono_s() + ADMIN_TIMEOUT_MS / 1000.0;
-    for (;;) {
+    for (;;) { /* a second at a time, so a stop request is seen */
         int left = (int)((deadline - mono_s()) * 1000);
         err = rd_kafka_query_watermark_offsets(r->rk, r->topic, 0, &lo, &hi,
-                                               left > 100 ? left : 100);
-        if (err != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION || mono_s() + 0.1 >= deadline)
+                                               left < 100 ? 100 : left < 1000 ? left : 1000);
+        if ((err != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION &&
+             err != RD_KAFKA_RESP_ERR__TIMED_OUT) ||
+            mono_s() + 0.1 >= deadline || slda_stopping(r->stop))
             break;
-        rd_kafka_poll(r->rk, 100);
+        if (err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION)
+            rd_kafka_poll(r->rk, 100);
+    }
+    if (err && slda_stopping(r->stop)) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                     "stopped while asking for updates.topic \"%s\"'s offsets", r->topic);
+        goto fail;
     }
     if (err) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "updates.topic \"%s\": offsets: %s",
@@ -299,6 +328,7 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
     slda_log(metrics, SLDA_LOG_INFO, NULL,
              "replica: updates log %s from offset %" PRId64 " (log holds %" PRId64 "..%" PRId64
              "); this instance publishes as %s", r->topic, r->next, lo, hi, r->id);
+    r->stop = NULL; /* the caller's flag: only the start looks at it */
     return r;
 fail:
     slda_replica_destroy(r);
@@ -531,7 +561,7 @@ slda_err_t slda_replica_prune(slda_replica_t *r, int64_t below, char *errstr, si
     rd_kafka_topic_partition_list_destroy(parts);
     rd_kafka_queue_t *q = rd_kafka_queue_new(r->rk);
     rd_kafka_DeleteRecords(r->rk, &del, 1, NULL, q);
-    rd_kafka_event_t *ev = admin_wait(q);
+    rd_kafka_event_t *ev = admin_wait(r, q);
     slda_err_t ret = SLDA_OK;
     const rd_kafka_DeleteRecords_result_t *res = ev ? rd_kafka_event_DeleteRecords_result(ev) : NULL;
     const rd_kafka_topic_partition_list_t *out =

@@ -1452,6 +1452,12 @@ static slda_err_t start_embedded(slda_service_t *svc, char *errstr, size_t errst
 
 slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t errstr_size)
 {
+    return slda_service_start(conf, NULL, errstr, errstr_size);
+}
+
+slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, char *errstr,
+                                   size_t errstr_size)
+{
     slda_service_t *svc = slda_xcalloc(1, sizeof *svc);
     svc->conf = slda_conf_dup(conf);
     svc->metrics = slda_metrics_new();
@@ -1504,15 +1510,15 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
     /* replicas start every partition at the group's committed offset: the
      * offsets of the records in the log, committed with them */
     svc->src = slda_ksource_new(svc->conf, override, replica ? NULL : offs, replica ? 0 : noffs,
-                                svc->metrics, errstr, errstr_size);
+                                svc->metrics, stop, errstr, errstr_size);
     if (!svc->src)
         goto fail;
-    svc->sink = slda_ksink_new(svc->conf, override, svc->metrics, errstr, errstr_size);
+    svc->sink = slda_ksink_new(svc->conf, override, svc->metrics, stop, errstr, errstr_size);
     if (!svc->sink)
         goto fail;
     if (replica) {
-        svc->replica = slda_replica_new(svc->conf, bootstrap, svc->metrics, offs, noffs, errstr,
-                                        errstr_size);
+        svc->replica = slda_replica_new(svc->conf, bootstrap, svc->metrics, offs, noffs, stop,
+                                        errstr, errstr_size);
         if (!svc->replica)
             goto fail;
         svc->scratch = slda_update_scratch_new();
