@@ -417,7 +417,10 @@ static slda_err_t snap_setup(slda_ksink_t *sink, const slda_conf_t *conf, const 
 
 /* rd_kafka_init_transactions in slices of at most a second (the call resumes
  * where a timed-out one left off), so a stop request ends the wait; up to
- * TXN_TIMEOUT_MS in all, as one call would wait. */
+ * TXN_TIMEOUT_MS in all, as one call would wait. Every retriable error is
+ * asked again within that time, as one long call retries internally: a
+ * broker just started answers "Coordinator load in progress" for a while
+ * (seen in 0106, which failed when only timeouts were asked again). */
 static slda_err_t init_transactions(slda_ksink_t *sink, volatile int *stop, char *errstr,
                                     size_t errstr_size)
 {
@@ -425,10 +428,12 @@ static slda_err_t init_transactions(slda_ksink_t *sink, volatile int *stop, char
     for (;;) {
         int left = (int)((deadline - mono_s()) * 1000);
         int slice = left < 1 ? 1 : left < 1000 ? left : 1000;
+        double asked = mono_s();
         rd_kafka_error_t *e = rd_kafka_init_transactions(sink->data, slice);
-        if (e && rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__TIMED_OUT &&
-            rd_kafka_error_is_retriable(e) && mono_s() < deadline) {
+        if (e && rd_kafka_error_is_retriable(e) && mono_s() < deadline) {
             rd_kafka_error_destroy(e);
+            if (mono_s() - asked < 0.1 && !slda_stopping(stop))
+                usleep(100000); /* an answer at once: not a busy loop */
             if (slda_stopping(stop))
                 return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
                                     "stopped while waiting for the transaction coordinator");
