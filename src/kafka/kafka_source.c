@@ -9,6 +9,11 @@
  * (rebalance, error, stats, offset commit) are served from
  * rd_kafka_consumer_poll on the service thread, except the log callback,
  * which librdkafka calls from its own threads (slda_log is thread-safe).
+ * rd_kafka_consumer_close serves them too, while the group is closing: so no
+ * callback calls into the group (rd_kafka_assignment waits for the group's
+ * thread, which waits for the close: a replica that could not reach its
+ * broker never exited). The statistics callback's lag reads `owned`, the
+ * assignment as the rebalance callback left it.
  */
 #include "kafka.h"
 
@@ -31,7 +36,7 @@ struct slda_ksource_s {
     int assigned;
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
-    int closing;        /* consumer_close is running: no more calls into the group */
+    rd_kafka_topic_partition_list_t *owned; /* the assignment, kept by on_rebalance */
     int paused;         /* consumption paused (the service's backpressure) */
     int replica;        /* updates.topic: one of the model's replicas (replica.c) */
     uint64_t generation; /* rebalances seen (assignments and revocations) */
@@ -123,6 +128,17 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_error_destroy(e);
         }
         src->assigned += parts->cnt;
+        if (!cooperative || !src->owned) {
+            if (src->owned)
+                rd_kafka_topic_partition_list_destroy(src->owned);
+            src->owned = rd_kafka_topic_partition_list_copy(parts);
+        } else {
+            for (int i = 0; i < parts->cnt; i++)
+                if (!rd_kafka_topic_partition_list_find(src->owned, parts->elems[i].topic,
+                                                        parts->elems[i].partition))
+                    rd_kafka_topic_partition_list_add(src->owned, parts->elems[i].topic,
+                                                      parts->elems[i].partition);
+        }
         if (src->paused)
             rd_kafka_pause_partitions(rk, parts);
         slda_metrics_set_health(src->metrics, 1, NULL);
@@ -135,6 +151,9 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         src->assigned = cooperative ? src->assigned - parts->cnt : 0;
         if (src->assigned < 0)
             src->assigned = 0;
+        for (int i = 0; src->owned && i < parts->cnt; i++)
+            rd_kafka_topic_partition_list_del(src->owned, parts->elems[i].topic,
+                                              parts->elems[i].partition);
         slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: revoked %d partition(s)", parts->cnt);
     }
 }
@@ -170,8 +189,8 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
  * watermark (librdkafka's cached value from the last fetch), or -1. */
 static int64_t consumer_lag(slda_ksource_t *src)
 {
-    rd_kafka_topic_partition_list_t *parts = NULL;
-    if (rd_kafka_assignment(src->rk, &parts) || !parts)
+    const rd_kafka_topic_partition_list_t *parts = src->owned;
+    if (!parts)
         return -1;
     int64_t lag = 0;
     int known = 0;
@@ -185,7 +204,6 @@ static int64_t consumer_lag(slda_ksource_t *src)
         lag += hi > pos ? hi - pos : 0;
         known = 1;
     }
-    rd_kafka_topic_partition_list_destroy(parts);
     return known ? lag : -1;
 }
 
@@ -204,11 +222,7 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     }
     src->brokers_up = up;
     src->have_stats = 1;
-    /* not while closing: rd_kafka_assignment waits for the group's thread,
-     * which waits for consumer_close, which serves this callback (a hang seen
-     * when a replica could not reach its broker and gave up) */
-    if (!src->closing)
-        slda_metrics_set(src->metrics, SLDA_G_LAG, (double)consumer_lag(src));
+    slda_metrics_set(src->metrics, SLDA_G_LAG, (double)consumer_lag(src));
     if (up > 0) {
         slda_metrics_set_health(src->metrics, 1, NULL);
         slda_log_reset(src->metrics, "kafka-error-_ALL_BROKERS_DOWN");
@@ -467,11 +481,12 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
     }
     return src;
 fail:
-    src->closing = 1; /* rd_kafka_destroy closes the consumer (on_stats) */
     if (src->rk)
         rd_kafka_destroy(src->rk);
     else if (rconf)
         rd_kafka_conf_destroy(rconf);
+    if (src->owned)
+        rd_kafka_topic_partition_list_destroy(src->owned);
     free(src->pos);
     free(src->replay_end);
     free(src);
@@ -482,9 +497,10 @@ void slda_ksource_destroy(slda_ksource_t *src)
 {
     if (!src)
         return;
-    src->closing = 1;
     rd_kafka_consumer_close(src->rk);
     rd_kafka_destroy(src->rk);
+    if (src->owned)
+        rd_kafka_topic_partition_list_destroy(src->owned);
     free(src->pos);
     free(src->replay_end);
     free(src);
