@@ -13,7 +13,9 @@
 #    `streamlda produce`, then `streamlda run`
 #    with the same K, minibatch and seed. The clock starts at the first trained document (the
 #    group join is excluded) and stops when every document is trained or dead-lettered; it
-#    includes the last partial minibatch's minibatch.ms wait (set to 200 ms here);
+#    includes the last partial minibatch's minibatch.ms wait (set to 200 ms here); the CPU
+#    seconds the service, the broker process and this script's polling used meanwhile (what
+#    else runs on the same cores: the limit of threads=2 on a 2-core machine);
 # 3. snapshot cost: with snapshot.every.ms=2000 and snapshot.topic on, the last snapshot's write
 #    time, publish time (first chunk to manifest acknowledged) and size from /metrics.
 # Prints one table. Uses the machine's 2 cores: run it alone.
@@ -64,12 +66,18 @@ metrics() {
 }
 value() { awk -v n="$1" '$1 ~ "^"n"[{]" {s += $2} END {printf "%.0f\n", s}' <<<"$m"; }
 now() { date +%s.%N; }
+# CPU seconds used so far: a process (utime + stime), or this shell's own and waited children's
+tck=$(getconf CLK_TCK)
+cpu() { awk -v t="$tck" '{printf "%.3f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
+cpu_self() { awk -v t="$tck" '{printf "%.3f\n", ($14 + $15 + $16 + $17) / t}' "/proc/$$/stat"; }
 t0=""
 last=-1; still=0
 while :; do
     m=$(metrics)
     d=$(value streamlda_documents_total); dl=$(value streamlda_deadletters_total)
-    [ -z "$t0" ] && [ "$d" -gt 0 ] && t0=$(now)
+    if [ -z "$t0" ] && [ "$d" -gt 0 ]; then
+        t0=$(now) c_svc0=$(cpu "$svc") c_brk0=$(cpu "$brk") c_me0=$(cpu_self)
+    fi
     [ $((d + dl)) -ge "$ndocs" ] && break
     # no progress for 30 s: the mock cluster dropped data (or the service is stuck)
     if [ $((d + dl)) -eq "$last" ]; then still=$((still + 1)); else still=0; last=$((d + dl)); fi
@@ -80,6 +88,7 @@ while :; do
     sleep 0.05
 done
 t1=$(now)
+c_svc1=$(cpu "$svc") c_brk1=$(cpu "$brk") c_me1=$(cpu_self)
 m=$(metrics)
 k_docs=$(value streamlda_documents_total); k_tokens=$(value streamlda_tokens_total)
 sleep 2.5 # one more time-driven snapshot, published
@@ -90,7 +99,10 @@ snap_b=$(echo "$m" | awk '/^streamlda_snapshot_bytes/ {print $2}')
 kill -TERM "$svc"; wait "$svc" || true; svc=
 
 awk -v ed="$e_docs" -v et="$e_tokens" -v es="$e_secs" -v kd="$k_docs" -v kt="$k_tokens" \
-    -v t0="$t0" -v t1="$t1" -v tr="$e_train" -v ss="$snap_s" -v ps="$pub_s" -v sb="$snap_b" 'BEGIN {
+    -v t0="$t0" -v t1="$t1" -v tr="$e_train" -v ss="$snap_s" -v ps="$pub_s" -v sb="$snap_b" \
+    -v cs="$(awk -v a="$c_svc0" -v b="$c_svc1" 'BEGIN {print b - a}')" \
+    -v cb="$(awk -v a="$c_brk0" -v b="$c_brk1" 'BEGIN {print b - a}')" \
+    -v cm="$(awk -v a="$c_me0" -v b="$c_me1" 'BEGIN {print b - a}')" 'BEGIN {
     ks = t1 - t0
     printf "%-22s %10s %12s %10s %12s\n", "path", "docs", "seconds", "docs/s", "tokens/s"
     printf "%-22s %10d %12.3f %10.0f %12.0f\n", "engine (read+train)", ed, es, ed / es, et / es
@@ -98,4 +110,6 @@ awk -v ed="$e_docs" -v et="$e_tokens" -v es="$e_secs" -v kd="$k_docs" -v kt="$k_
     printf "%-22s %10d %12.3f %10.0f %12.0f\n", "engine (train only)", ed, tr, ed / tr, et / tr
     printf "kafka / engine (read+train) tokens/s: %.2f\n", (kt / ks) / (et / es)
     printf "snapshot: %.0f bytes, write %.4f s, publish to topic %.4f s\n", sb, ss, ps
+    printf "cpu during the kafka run: service %.2f s (%.2f cores), broker %.2f s, polling %.2f s\n", \
+        cs, cs / ks, cb, cm
 }'
