@@ -801,6 +801,57 @@ static void test_alpha_newton(void)
     free(nt);
 }
 
+/* slda_doc_finish sorts by word id and merges repeated ids (adding counts):
+ * short documents by insertion, long ones by a radix sort on the id. Against a
+ * reference (counts summed per id, ids in order) for lengths around the switch
+ * and ids that set 1 to 4 bytes. */
+static void test_doc_finish_sort(void)
+{
+    static const uint32_t lens[] = {0, 1, 2, 63, 64, 65, 66, 200, 1000, 5000};
+    static const uint32_t spans[] = {3, 250, 70000, 20000000, 4000000000u};
+    uint64_t rng = 12345;
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        for (size_t si = 0; si < sizeof spans / sizeof *spans; si++) {
+            uint32_t n = lens[li], span = spans[si];
+            slda_doc_t doc;
+            slda_doc_init(&doc);
+            uint32_t *ids = malloc((n + 1) * sizeof *ids), *counts = malloc((n + 1) * sizeof *counts);
+            uint64_t want_tokens = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+                ids[i] = (uint32_t)((rng >> 33) % span);
+                counts[i] = 1 + (uint32_t)((rng >> 20) % 5);
+                slda_doc_add(&doc, ids[i], counts[i]);
+                want_tokens += counts[i];
+            }
+            slda_doc_finish(&doc);
+            /* reference: distinct ids in increasing order, each with its summed count,
+             * covering every pair added */
+            int ok = doc.ntokens == want_tokens;
+            uint32_t covered = 0;
+            for (uint32_t u = 0; u < doc.npairs; u++) {
+                if (u > 0 && doc.word[u - 1] >= doc.word[u])
+                    ok = 0;
+                uint32_t sum = 0;
+                for (uint32_t i = 0; i < n; i++)
+                    if (ids[i] == doc.word[u])
+                        sum += counts[i], covered++;
+                if (sum == 0 || sum != doc.count[u])
+                    ok = 0;
+            }
+            if (covered != n)
+                ok = 0;
+            CHECK(ok);
+            if (!ok)
+                fprintf(stderr, "doc_finish: n=%u span=%u: npairs %u tokens %u (want %llu)\n", n,
+                        span, doc.npairs, doc.ntokens, (unsigned long long)want_tokens);
+            free(ids);
+            free(counts);
+            slda_doc_clear(&doc);
+        }
+    }
+}
+
 int main(void)
 {
     test_vb_variants_against_reference();
@@ -815,5 +866,6 @@ int main(void)
     test_empty_documents();
     test_small_eta();
     test_alpha_newton();
+    test_doc_finish_sort();
     return slda_test_done("unit_engine");
 }
