@@ -34,7 +34,7 @@ static void run_usage(FILE *f)
             "SIGINT finishes the minibatch, writes a final snapshot and exits 0 (1 when\n"
             "records stayed undelivered for shutdown.timeout.ms: nothing is committed past\n"
             "the last snapshot). A fatal Kafka error or an undeliverable record exits 1.\n"
-            "A signal while it starts (waiting for the brokers) exits 128 + the signal.\n"
+            "A signal while it starts (waiting for the brokers) stops it at once, exit 0.\n"
             "  -c, --config FILE   key=value configuration file\n"
             "  -X key=value        set a property (kafka.* go to librdkafka); -X list\n"
             "  --embedded          start an in-process mock Kafka cluster\n"
@@ -83,10 +83,9 @@ int slda_cli_run(int argc, char **argv)
     }
     slda_cli_install_signals();
     slda_service_t *svc = slda_service_start(conf, (volatile int *)&slda_cli_stop, err, sizeof err);
-    if (!svc && slda_cli_stop) { /* nothing was read: as train, 128 + the signal */
+    if (!svc && slda_cli_stop) { /* a clean stop: nothing was read, nothing to save */
         fprintf(stderr, "streamlda run: %s: stopped by signal %d before reading any input\n",
                 err, (int)slda_cli_stop);
-        rc = 128 + slda_cli_stop;
         goto out;
     }
     if (!svc) {
