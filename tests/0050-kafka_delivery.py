@@ -12,10 +12,13 @@ Two defects of the old service, each a phase here (mock cluster, kafka-python as
      UNKNOWN_TOPIC_OR_PART; librdkafka fails such records after
      topic.metadata.propagation.max.ms): the old service logged them as lost, and the
      snapshot and the commit went ahead. Now: while the topic is missing no dead letter
-     is counted, /metrics shows them undelivered, no snapshot covers their offsets and
-     the group's committed offsets stay below them; once the topic is back every bad
-     message is on it (with reason and source.* headers), counted exactly once, and the
-     offsets move past them.
+     is counted, /metrics shows the ones read undelivered, no snapshot covers their
+     offsets and the group's committed offsets stay below them; once the topic is back
+     every bad message is on it (with reason and source.* headers), counted exactly once,
+     and the offsets move past them. (A snapshot that comes due while records are
+     undelivered holds consumption until they are delivered, 0053: so the service may
+     stop reading after the first bad message; an ASan run did, with 152 of 200 good
+     documents read. So 1 to 3 are shown undelivered, all 3 delivered after recovery.)
 Finally SIGTERM gives exit 0 and the final snapshot counts every good document once.
 """
 import importlib.util
@@ -74,11 +77,13 @@ def main():
         prod.flush(60)
         meta = {k: f.get(10) for k, f in zip(keys, futures)}
         snaps_before = svc.metric("streamlda_snapshots_total")
-        e2e.wait_for(lambda: svc.metric("streamlda_documents_total") >= 200, 60, "phase 2 trained")
+        e2e.wait_for(lambda: svc.metric("streamlda_documents_total") >= 200 or
+                     "snapshot deferred" in svc.text(), 60, "phase 1 read (or held by a due snapshot)")
         time.sleep(5)  # well past topic.metadata.propagation.max.ms: the old code lost them here
         m = svc.metrics()
         check(dead(m) == 0, "no dead letter counted while its topic is missing", dead(m))
-        check(m.get("streamlda_undelivered_records", 0) >= 3, "undelivered records shown",
+        check(1 <= m.get("streamlda_undelivered_records", 0) <= 3,
+              "the bad messages read are shown undelivered (1 to 3)",
               m.get("streamlda_undelivered_records"))
         com = committed(broker.addr)
         for i in range(3):
