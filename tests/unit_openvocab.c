@@ -400,8 +400,66 @@ static void test_heldout_from_bags(void)
     slda_model_destroy(model);
 }
 
+/* Hints (slda_bag_hint, the service's decoding): a batch of bags is tokenised and
+ * its words found first, then looked up in order, epochs advancing between batches.
+ * With a vocabulary small enough to evict inside a batch (hints gone stale), the
+ * documents, ids, frequencies and eviction count equal those of searching every word. */
+static void test_bag_hints(void)
+{
+    enum { NB = 8, BATCHES = 60 };
+    slda_params_t p = base_params(4, 300);
+    slda_model_t *a = open_model(&p), *b = open_model(&p);
+    slda_bag_t *ha[NB], *hb[NB];
+    char buf[2048], err[256];
+    int same = 1;
+    uint64_t hits = 0;
+    for (size_t i = 0; i < NB; i++)
+        ha[i] = slda_bag_new(), hb[i] = slda_bag_new();
+    for (size_t t = 0; t < BATCHES; t++) {
+        for (size_t i = 0; i < NB; i++) {
+            size_t n = doc_text(41, t * NB + i, 0, buf, sizeof buf);
+            CHECK_INT(slda_bag_tokenize(a, ha[i], buf, n, err, sizeof err), SLDA_OK);
+            CHECK_INT(slda_bag_tokenize(b, hb[i], buf, n, err, sizeof err), SLDA_OK);
+            slda_bag_hint(a->vocab, ha[i]);
+            for (uint32_t u = 0; u < ha[i]->n; u++)
+                hits += ha[i]->hint[u] != UINT32_MAX;
+        }
+        for (size_t i = 0; i < NB; i++) {
+            slda_doc_t da, db;
+            slda_doc_init(&da);
+            slda_doc_init(&db);
+            slda_err_t ea = slda_doc_from_bag(a, ha[i], &da, err, sizeof err);
+            slda_err_t eb = slda_doc_from_bag(b, hb[i], &db, err, sizeof err);
+            if (ea != eb || da.npairs != db.npairs || da.ntokens != db.ntokens ||
+                (da.npairs && (memcmp(da.word, db.word, da.npairs * sizeof *da.word) ||
+                               memcmp(da.count, db.count, da.npairs * sizeof *da.count))))
+                same = 0;
+            slda_doc_clear(&da);
+            slda_doc_clear(&db);
+        }
+        slda_vocab_new_epoch(a->vocab);
+        slda_vocab_new_epoch(b->vocab);
+    }
+    CHECK(same);
+    CHECK(hits > 0);
+    CHECK(slda_vocab_evictions(a->vocab) > 0);
+    CHECK(slda_vocab_evictions(a->vocab) == slda_vocab_evictions(b->vocab));
+    for (uint32_t id = 0; id < slda_vocab_capacity(a->vocab); id++) {
+        const char *wa = slda_vocab_word(a->vocab, id), *wb = slda_vocab_word(b->vocab, id);
+        if ((!wa) != (!wb) || (wa && strcmp(wa, wb)) ||
+            slda_vocab_freq(a->vocab, id) != slda_vocab_freq(b->vocab, id))
+            same = 0;
+    }
+    CHECK(same);
+    for (size_t i = 0; i < NB; i++)
+        slda_bag_free(ha[i]), slda_bag_free(hb[i]);
+    slda_model_destroy(a);
+    slda_model_destroy(b);
+}
+
 int main(void)
 {
+    test_bag_hints();
     test_smoothing_over_words_held();
     test_heldout_from_bags();
     test_smoothing_with_eviction_and_restart();

@@ -198,6 +198,15 @@ uint32_t slda_vocab_get_or_add(slda_vocab_t *vocab, const char *word, size_t len
 uint32_t slda_vocab_get_or_add_n(slda_vocab_t *vocab, const char *word, size_t len,
                                  uint64_t hash, uint32_t count);
 uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len);
+/* The same with the word's hash given (only reads: threads may call it while
+ * nothing changes the vocabulary). */
+uint32_t slda_vocab_find_hashed(const slda_vocab_t *vocab, const char *word, size_t len,
+                                uint64_t hash);
+/* What slda_vocab_get_or_add_n does for a word the vocabulary holds at id
+ * (frequency += count, pinned): for an id found earlier, valid while
+ * slda_vocab_evictions is unchanged (only an eviction gives an id another
+ * word). */
+void slda_vocab_use(slda_vocab_t *vocab, uint32_t id, uint32_t count);
 /* Pin id for this epoch and the next, as a lookup does, without counting an
  * occurrence (replay.c: the words of a second visit, whose update may be
  * pending, train.c). */
@@ -275,6 +284,10 @@ typedef struct slda_bag_s {
     uint32_t tcap;
     uint64_t seed;
     int deferred;           /* slda_text_defer: the lookup is still to be done */
+    uint32_t *hint;         /* hcap: each word's id when slda_bag_hint ran, or UINT32_MAX */
+    uint32_t hcap;
+    int hinted;             /* hint[] holds the ids as of hint_evictions */
+    uint64_t hint_evictions;
 } slda_bag_t;
 slda_bag_t *slda_bag_new(void);
 void slda_bag_free(slda_bag_t *bag);
@@ -290,6 +303,11 @@ slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const c
  * on an error doc is cleared. */
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
                              char *errstr, size_t errstr_size);
+/* Find the bag's words in the vocabulary now (only reads it: on a worker
+ * thread while nothing changes the vocabulary), so slda_doc_from_bag later
+ * skips the search for the words found, as long as no eviction came between:
+ * the same ids, frequencies and pins as searching then. */
+void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag);
 /* Held-out document slot of held (heldout.c) from (word key, count) pairs,
  * e.g. a bag's hashes and counts (the bag's hashes are the vocabulary's keys):
  * for replicas, whose vocabulary changes only through the update log, so a

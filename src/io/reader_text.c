@@ -148,6 +148,7 @@ typedef struct tok_job_s {
     const slda_model_t *model;
     text_batch_t *b;        /* to tokenise (worker threads) */
     struct text_ahead_s *a; /* files: the batch to look up and the one to read (caller) */
+    int hint;               /* nothing looks words up meanwhile: find them too (bag.c) */
 } tok_job_t;
 
 static void tokenize_item(size_t i, uint32_t worker, void *opaque)
@@ -157,6 +158,8 @@ static void tokenize_item(size_t i, uint32_t worker, void *opaque)
     (void)worker;
     it->err = slda_bag_tokenize(job->model, job->b->bags[i], job->b->buf + it->off, it->len,
                                 it->msg, sizeof it->msg);
+    if (it->err == SLDA_OK && job->hint)
+        slda_bag_hint(job->model->vocab, job->b->bags[i]);
 }
 
 /* Files, on the calling thread while the workers tokenise the next batch:
@@ -183,7 +186,7 @@ static void lookup_and_read(void *opaque)
  * the next to look up; the one just read, the next to tokenise. */
 static void advance(slda_reader_t *rd, struct text_ahead_s *a)
 {
-    tok_job_t job = {rd->model, &a->b[a->raw], a};
+    tok_job_t job = {rd->model, &a->b[a->raw], a, 0}; /* lookup_and_read runs meanwhile */
     slda_pool_run_pre(rd->model, a->b[a->raw].n, tokenize_item, lookup_and_read, &job);
     int served = a->serve;
     a->serve = a->tokd;
@@ -247,7 +250,7 @@ slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
                 return batch_end(a, b, errstr, errstr_size);
             a->started = 1;
             read_batch(rd, a, b);
-            tok_job_t job = {rd->model, b, a};
+            tok_job_t job = {rd->model, b, a, 1};
             slda_pool_run(rd->model, b->n, tokenize_item, &job);
             a->pos = 0;
             return slda_reader_text_next(rd, doc, errstr, errstr_size);

@@ -703,18 +703,24 @@ static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
  * tokenised into its own bag (slda_text_defer), and its words are looked up
  * in the vocabulary afterwards, on this thread and in message order
  * (handle_message): the documents and the vocabulary are those of decoding
- * one message at a time, whatever the thread count. */
+ * one message at a time, whatever the thread count. While they decode,
+ * nothing changes the vocabulary, so each worker also finds its bag's words
+ * there (slda_bag_hint): the lookups in message order then only count and pin
+ * the words found, unless an eviction came between (bag.c). Replicas look
+ * words up by string through the update log instead. */
 typedef struct decode_job_s {
     slda_service_t *svc;
     slda_kmsg_t *msgs;
     slda_doc_t *docs;
     slda_err_t *codes;
     char (*errs)[512];
+    uint32_t order[DECODE_MAX]; /* claim order: longest message first */
 } decode_job_t;
 
-static void decode_one(size_t i, uint32_t worker, void *opaque)
+static void decode_one(size_t k, uint32_t worker, void *opaque)
 {
     decode_job_t *job = opaque;
+    size_t i = job->order[k]; /* which message: the result does not depend on when */
     slda_service_t *svc = job->svc;
     const slda_kmsg_t *msg = &job->msgs[i];
     (void)worker;
@@ -724,6 +730,8 @@ static void decode_one(size_t i, uint32_t worker, void *opaque)
                                           svc->conf->input_max_bytes, &job->docs[i],
                                           job->errs[i], sizeof job->errs[i]);
     slda_text_defer(NULL);
+    if (job->codes[i] == SLDA_OK && svc->bags[i]->deferred && !svc->replica)
+        slda_bag_hint(svc->model->vocab, svc->bags[i]);
 }
 
 static void note_input(slda_service_t *svc, const slda_kmsg_t *msg);
@@ -782,7 +790,15 @@ static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     for (size_t i = 0; i < n; i++)
         if (!svc->bags[i])
             svc->bags[i] = slda_bag_new();
-    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
+    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs, {0}};
+    /* longest first (insertion sort of at most DECODE_MAX), so no thread is left
+     * tokenising one long message at the end while the others wait */
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        for (; j > 0 && msgs[job.order[j - 1]].len < msgs[i].len; j--)
+            job.order[j] = job.order[j - 1];
+        job.order[j] = (uint32_t)i;
+    }
     slda_pool_run(svc->model, n, decode_one, &job);
     for (size_t i = 0; i < n; i++)
         handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i], svc->decode_errs[i]);

@@ -14,6 +14,17 @@
  * ever a lookup of an id already pinned in this epoch, and eviction only
  * looks at words not pinned. slda_doc_from_text goes through a bag too, so
  * every text path (files, standard input, Kafka) makes the same documents.
+ *
+ * Hints. Where nothing changes the vocabulary while the bags are made (the
+ * service's decoding, standard input's batches), slda_bag_hint finds each
+ * word's id on the worker too. slda_doc_from_bag then only counts and pins a
+ * word found (slda_vocab_use) instead of searching for it, as long as the
+ * vocabulary's eviction count is the one the hints saw: only an eviction
+ * gives an id to another word (adding a word does not move the others, and a
+ * word missing then is searched for now, so one added since is found). So
+ * the ids, frequencies and pins are those of searching every word, and the
+ * search (hashing a probe run, comparing strings) leaves the thread every
+ * other one waits for.
  */
 #include "slda_int.h"
 #include "tokenize.h"
@@ -38,6 +49,7 @@ void slda_bag_free(slda_bag_t *bag)
     free(bag->count);
     free(bag->hash);
     free(bag->table);
+    free(bag->hint);
     free(bag);
 }
 
@@ -47,6 +59,7 @@ void slda_bag_clear(slda_bag_t *bag, uint64_t seed)
     bag->n = 0;
     bag->ntokens = 0;
     bag->seed = seed;
+    bag->hinted = 0;
     if (bag->table)
         memset(bag->table, 0xff, (size_t)bag->tcap * sizeof *bag->table);
 }
@@ -132,12 +145,39 @@ slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const c
     return slda_tokenize(model->tok, text, len, add_word, bag, errstr, errstr_size);
 }
 
+void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag)
+{
+    if (bag->hcap < bag->n) {
+        bag->hcap = bag->n;
+        free(bag->hint);
+        bag->hint = slda_xmalloc((size_t)bag->hcap * sizeof *bag->hint);
+    }
+    for (uint32_t i = 0; i < bag->n; i++) {
+        uint32_t id = slda_vocab_find_hashed(vocab, bag->arena + bag->off[i], bag->len[i],
+                                             bag->hash[i]);
+        bag->hint[i] = id; /* UINT32_MAX (EMPTY) when the word is not there */
+    }
+    bag->hint_evictions = slda_vocab_evictions(vocab);
+    bag->hinted = 1;
+}
+
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
                              char *errstr, size_t errstr_size)
 {
+    slda_vocab_t *vocab = model->vocab;
+    /* hints hold while no eviction has given an id to another word since */
+    int hinted = bag->hinted && bag->hint_evictions == slda_vocab_evictions(vocab);
     for (uint32_t i = 0; i < bag->n; i++) {
-        uint32_t id = slda_vocab_get_or_add_n(model->vocab, bag->arena + bag->off[i], bag->len[i],
-                                              bag->hash[i], bag->count[i]);
+        uint32_t id;
+        if (hinted && bag->hint[i] != UINT32_MAX) {
+            id = bag->hint[i];
+            slda_vocab_use(vocab, id, bag->count[i]);
+        } else {
+            id = slda_vocab_get_or_add_n(vocab, bag->arena + bag->off[i], bag->len[i],
+                                         bag->hash[i], bag->count[i]);
+            if (hinted && bag->hint_evictions != slda_vocab_evictions(vocab))
+                hinted = 0; /* adding this word evicted others: search for the rest */
+        }
         if (id != UINT32_MAX) /* else: the vocabulary counted the refusal */
             slda_doc_add(doc, id, bag->count[i]);
     }

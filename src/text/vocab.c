@@ -287,10 +287,21 @@ uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len
     return vocab->slots[find_slot(vocab, word, len, h)];
 }
 
+uint32_t slda_vocab_find_hashed(const slda_vocab_t *vocab, const char *word, size_t len,
+                                uint64_t hash)
+{
+    return vocab->slots[find_slot(vocab, word, len, hash)];
+}
+
 static void mark(slda_vocab_t *vocab, uint32_t id, uint32_t count)
 {
     vocab->freq[id] += count;
     vocab->stamp[id] = vocab->epoch;
+}
+
+void slda_vocab_use(slda_vocab_t *vocab, uint32_t id, uint32_t count)
+{
+    mark(vocab, id, count);
 }
 
 static uint32_t get_or_add(slda_vocab_t *vocab, const char *word, size_t len, uint64_t h,
