@@ -33,7 +33,6 @@ struct slda_ksource_s {
     int64_t *replay_end; /* per pos entry: the group's committed offset when the
                             partition was assigned, if ahead of pos (else -1) */
     size_t npos, cappos;
-    int assigned;
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
     rd_kafka_topic_partition_list_t *owned; /* the assignment, kept by on_rebalance */
@@ -127,7 +126,6 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             slda_metrics_add(src->metrics, SLDA_M_KAFKA_ERRORS, 1);
             rd_kafka_error_destroy(e);
         }
-        src->assigned += parts->cnt;
         if (!cooperative || !src->owned) {
             if (src->owned)
                 rd_kafka_topic_partition_list_destroy(src->owned);
@@ -148,14 +146,12 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_error_destroy(rd_kafka_incremental_unassign(rk, parts));
         else
             rd_kafka_assign(rk, NULL);
-        src->assigned = cooperative ? src->assigned - parts->cnt : 0;
-        if (src->assigned < 0)
-            src->assigned = 0;
         for (int i = 0; src->owned && i < parts->cnt; i++)
             rd_kafka_topic_partition_list_del(src->owned, parts->elems[i].topic,
                                               parts->elems[i].partition);
         slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: revoked %d partition(s)", parts->cnt);
     }
+    slda_metrics_set(src->metrics, SLDA_G_PARTITIONS, slda_ksource_assigned(src));
 }
 
 static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
@@ -578,7 +574,7 @@ struct rd_kafka_consumer_group_metadata_s *slda_ksource_group_metadata(slda_ksou
 
 int slda_ksource_assigned(const slda_ksource_t *src)
 {
-    return src->assigned;
+    return src->owned ? src->owned->cnt : 0;
 }
 
 slda_err_t slda_ksource_pause(slda_ksource_t *src, int pause)

@@ -244,6 +244,8 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Updates applied between the model a record's local steps read and the record."},
         {SLDA_G_MODEL_UPDATES, "streamlda_model_updates", "Global updates the model holds."},
         {SLDA_G_MODEL_DOCS, "streamlda_model_documents", "Documents the model was trained on."},
+        {SLDA_G_PARTITIONS, "streamlda_assigned_partitions",
+         "Input partitions this instance is assigned in its consumer group."},
     };
     for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++)
         prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model,

@@ -40,6 +40,7 @@ typedef enum {
     SLDA_G_STALENESS,        /* replicas: updates between a record's base and its apply */
     SLDA_G_MODEL_UPDATES,    /* update index of the model */
     SLDA_G_MODEL_DOCS,       /* documents in the model */
+    SLDA_G_PARTITIONS,       /* input partitions assigned to this instance */
     SLDA_G__COUNT
 } slda_metric_gauge_t;
 
