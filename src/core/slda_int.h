@@ -330,6 +330,15 @@ void slda_text_defer(slda_bag_t *bag);
  * threads (inline with threads=1). */
 void slda_pool_run(slda_model_t *model, size_t n,
                    void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
+/* The same, the items claimed in decreasing cost(i, opaque) (ties in index
+ * order) so that no thread is left running one long item while the others
+ * wait for the next hand-over; for items whose results do not depend on the
+ * thread or the moment that runs them. pre (may be NULL) as in
+ * slda_pool_run_pre (model.h). With threads=1: pre, then index order. */
+void slda_pool_run_longest(slda_model_t *model, size_t n,
+                           uint64_t (*cost)(size_t i, void *opaque),
+                           void (*job)(size_t i, uint32_t worker, void *opaque),
+                           void (*pre)(void *opaque), void *opaque);
 
 struct slda_model_s {
     slda_params_t p;            /* own copy (strings owned) */

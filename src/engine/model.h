@@ -88,10 +88,6 @@ void slda_alpha_estimate(slda_alpha_learn_t how, double *a, uint32_t K, const fl
 void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t *lengths,
                        size_t ndocs, double rho);
 
-/* train.c: the order in which the threads claim the documents, longest
- * first (ndocs indices, malloc'ed); any order gives the same results. */
-uint32_t *slda_claim_order(const slda_doc_t *docs, size_t ndocs);
-
 /* pool.c: worker threads for the local steps of a minibatch. */
 slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size);
 void slda_pool_stop(slda_model_t *model);

@@ -6,7 +6,11 @@
  * task first (the previous minibatch's global step, train.c) while the
  * workers start on the items. Which thread runs an item does not change its
  * result: every document's randomness is seeded from the document's index,
- * and results are merged in document order by the caller.
+ * and results are merged in document order by the caller. So the items can
+ * be claimed in any order: slda_pool_run_longest hands out the costliest
+ * first (documents by tokens, messages by bytes), leaving the short ones for
+ * the end, when a thread still running a long one would keep the others
+ * waiting.
  *
  * Hand-over. A minibatch of 32 documents is about a millisecond of work per
  * thread, and waking a thread blocked on a condition variable costs tens of
@@ -38,6 +42,7 @@ typedef struct slda_pool_s {
     atomic_uint busy;
     atomic_int quit;
     size_t n;
+    const uint32_t *order; /* item claimed k-th, or NULL: index order */
     atomic_size_t next;
     void (*job)(size_t, uint32_t, void *);
     void *opaque;
@@ -57,9 +62,9 @@ static inline void cpu_relax(void)
 
 static void drain(slda_pool_t *pool, uint32_t worker)
 {
-    size_t i;
-    while ((i = atomic_fetch_add(&pool->next, 1)) < pool->n)
-        pool->job(i, worker, pool->opaque);
+    size_t k;
+    while ((k = atomic_fetch_add(&pool->next, 1)) < pool->n)
+        pool->job(pool->order ? pool->order[k] : k, worker, pool->opaque);
 }
 
 /* The next generation after seen (or seen when quitting). */
@@ -161,8 +166,10 @@ void slda_pool_run(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, 
     slda_pool_run_pre(model, n, job, NULL, opaque);
 }
 
-void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
-                       void (*pre)(void *), void *opaque)
+/* The items in order (NULL: index order) on the pool, pre on this thread
+ * first. */
+static void run(slda_model_t *model, size_t n, const uint32_t *order,
+                void (*job)(size_t, uint32_t, void *), void (*pre)(void *), void *opaque)
 {
     slda_pool_t *pool = model->pool;
     if (!pool || n < 2) {
@@ -175,6 +182,7 @@ void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32
     pool->job = job;
     pool->opaque = opaque;
     pool->n = n;
+    pool->order = order;
     atomic_store(&pool->next, 0);
     atomic_store(&pool->busy, pool->nthreads - 1);
     pthread_mutex_lock(&pool->mu);
@@ -193,4 +201,44 @@ void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32
     while (atomic_load_explicit(&pool->busy, memory_order_acquire) > 0)
         pthread_cond_wait(&pool->done, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
+}
+
+void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
+                       void (*pre)(void *), void *opaque)
+{
+    run(model, n, NULL, job, pre, opaque);
+}
+
+typedef struct claim_key_s {
+    uint64_t cost;
+    size_t index;
+} claim_key_t;
+
+static int claim_cmp(const void *a, const void *b)
+{
+    const claim_key_t *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost > y->cost ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+void slda_pool_run_longest(slda_model_t *model, size_t n,
+                           uint64_t (*cost)(size_t i, void *opaque),
+                           void (*job)(size_t i, uint32_t worker, void *opaque),
+                           void (*pre)(void *opaque), void *opaque)
+{
+    if (!model->pool || n < 2) {
+        run(model, n, NULL, job, pre, opaque);
+        return;
+    }
+    claim_key_t *key = slda_xmalloc(n * sizeof *key);
+    uint32_t *order = slda_xmalloc(n * sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        key[i] = (claim_key_t){cost(i, opaque), i};
+    qsort(key, n, sizeof *key, claim_cmp);
+    for (size_t k = 0; k < n; k++)
+        order[k] = (uint32_t)key[k].index;
+    free(key);
+    run(model, n, order, job, pre, opaque);
+    free(order);
 }

@@ -69,7 +69,6 @@ typedef struct train_job_s {
     slda_pending_t *prev;  /* the pending update, prepared by the calling thread */
     float *scores;         /* births: ndocs per-token log-likelihoods, or NULL */
     float **pw;            /* births: per document p(w) of each pair, or NULL */
-    const uint32_t *order; /* claim order: longest documents first, or NULL */
     uint64_t t;
 } train_job_t;
 
@@ -83,8 +82,6 @@ static double mono_seconds(void)
 static void train_doc(size_t i, uint32_t worker, void *opaque)
 {
     train_job_t *job = opaque;
-    if (job->order)
-        i = job->order[i];
     const slda_doc_t *doc = &job->docs[i];
     slda_local_t *loc = job->locs[worker];
     uint32_t K = job->model->K, Kp = job->model->Kp;
@@ -103,36 +100,11 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
         slda_accum_add(job->next->acc, doc->word, loc->stats, doc->npairs);
 }
 
-/* Longest first: the order in which the threads claim a minibatch's
- * documents (pool.c hands out items in index order). A document's result does
- * not depend on the thread or the moment that runs it (its randomness is
- * seeded from its index, its statistics go to its own slice), so any order
- * gives the same model; this one leaves the short documents for the end,
- * when one thread would otherwise still run a long one while the others wait
- * for the next hand-over. Ties keep document order. */
-typedef struct claim_key_s {
-    uint32_t ntokens, index;
-} claim_key_t;
-
-static int claim_cmp(const void *a, const void *b)
+/* The threads claim the longest documents first (pool.c). */
+static uint64_t doc_cost(size_t i, void *opaque)
 {
-    const claim_key_t *x = a, *y = b;
-    if (x->ntokens != y->ntokens)
-        return x->ntokens > y->ntokens ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
-uint32_t *slda_claim_order(const slda_doc_t *docs, size_t ndocs)
-{
-    claim_key_t *key = slda_xmalloc((ndocs + 1) * sizeof *key);
-    for (size_t i = 0; i < ndocs; i++)
-        key[i] = (claim_key_t){docs[i].ntokens, (uint32_t)i};
-    qsort(key, ndocs, sizeof *key, claim_cmp);
-    uint32_t *order = slda_xmalloc((ndocs + 1) * sizeof *order);
-    for (size_t i = 0; i < ndocs; i++)
-        order[i] = key[i].index;
-    free(key);
-    return order;
+    const train_job_t *job = opaque;
+    return job->docs[i].ntokens;
 }
 
 /* Statistics of pending minibatches: two, used in turn. */
@@ -376,10 +348,8 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     job.next = next;
     job.prev = prev && prev->active ? prev : NULL;
     job.locs = slda_model_locals(model, nthreads);
-    uint32_t *order = nthreads > 1 ? slda_claim_order(docs, ndocs) : NULL;
-    job.order = order;
-    slda_pool_run_pre(model, ndocs, train_doc, job.prev ? prepare_prev : NULL, &job);
-    free(order);
+    slda_pool_run_longest(model, ndocs, doc_cost, train_doc, job.prev ? prepare_prev : NULL,
+                          &job);
     if (job.prev)
         commit(model, job.prev);
     next->active = 1;

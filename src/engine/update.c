@@ -233,14 +233,18 @@ typedef struct local_job_s {
     float *pw;      /* all pairs of all documents (births) */
     size_t *pwoff;  /* ndocs + 1 */
     uint64_t t;
-    const uint32_t *order; /* claim order (slda_claim_order), or NULL */
 } local_job_t;
+
+/* The threads claim the longest documents first (pool.c). */
+static uint64_t local_cost(size_t i, void *opaque)
+{
+    const local_job_t *job = opaque;
+    return job->docs[i].ntokens;
+}
 
 static void local_doc(size_t i, uint32_t worker, void *opaque)
 {
     local_job_t *job = opaque;
-    if (job->order)
-        i = job->order[i];
     const slda_doc_t *doc = &job->docs[i];
     slda_local_t *loc = job->model->locals[worker];
     uint32_t K = job->model->K;
@@ -674,10 +678,7 @@ slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *s
         if (err == SLDA_OK) {
             uint32_t nthreads = slda_pool_threads(model);
             slda_model_locals(model, nthreads); /* local_doc reads model->locals */
-            uint32_t *order = nthreads > 1 ? slda_claim_order(docs, ndocs) : NULL;
-            job.order = order;
-            slda_pool_run(model, ndocs, local_doc, &job);
-            free(order);
+            slda_pool_run_longest(model, ndocs, local_cost, local_doc, NULL, &job);
             build_slots(upd, model, docs, ndocs, &map, &job);
             if (job.ntheta) {
                 upd->ntheta = job.ntheta;

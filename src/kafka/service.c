@@ -714,13 +714,18 @@ typedef struct decode_job_s {
     slda_doc_t *docs;
     slda_err_t *codes;
     char (*errs)[512];
-    uint32_t order[DECODE_MAX]; /* claim order: longest message first */
 } decode_job_t;
 
-static void decode_one(size_t k, uint32_t worker, void *opaque)
+/* The threads claim the longest messages first (pool.c). */
+static uint64_t decode_cost(size_t i, void *opaque)
+{
+    const decode_job_t *job = opaque;
+    return job->msgs[i].len;
+}
+
+static void decode_one(size_t i, uint32_t worker, void *opaque)
 {
     decode_job_t *job = opaque;
-    size_t i = job->order[k]; /* which message: the result does not depend on when */
     slda_service_t *svc = job->svc;
     const slda_kmsg_t *msg = &job->msgs[i];
     (void)worker;
@@ -790,16 +795,8 @@ static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     for (size_t i = 0; i < n; i++)
         if (!svc->bags[i])
             svc->bags[i] = slda_bag_new();
-    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs, {0}};
-    /* longest first (insertion sort of at most DECODE_MAX), so no thread is left
-     * tokenising one long message at the end while the others wait */
-    for (size_t i = 0; i < n; i++) {
-        size_t j = i;
-        for (; j > 0 && msgs[job.order[j - 1]].len < msgs[i].len; j--)
-            job.order[j] = job.order[j - 1];
-        job.order[j] = (uint32_t)i;
-    }
-    slda_pool_run(svc->model, n, decode_one, &job);
+    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
+    slda_pool_run_longest(svc->model, n, decode_cost, decode_one, NULL, &job);
     for (size_t i = 0; i < n; i++)
         handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i], svc->decode_errs[i]);
 }
