@@ -15,7 +15,9 @@
 #    group join is excluded) and stops when every document is trained or dead-lettered; it
 #    includes the last partial minibatch's minibatch.ms wait (set to 200 ms here); the CPU
 #    seconds the service, the broker process and this script's polling used meanwhile (what
-#    else runs on the same cores: the limit of threads=2 on a 2-core machine);
+#    else runs on the same cores: the limit of threads=2 on a 2-core machine); and the steady
+#    rate, documents between the first polls (every 50 ms) past 10% and past 90% of the corpus
+#    over the time between them: neither the start nor the last partial minibatch's wait;
 # 3. snapshot cost: with snapshot.every.ms=2000 and snapshot.topic on, the last snapshot's write
 #    time, publish time (first chunk to manifest acknowledged) and size from /metrics.
 # Prints one table. Uses the machine's 2 cores: run it alone.
@@ -78,6 +80,10 @@ while :; do
     if [ -z "$t0" ] && [ "$d" -gt 0 ]; then
         t0=$(now) c_svc0=$(cpu "$svc") c_brk0=$(cpu "$brk") c_me0=$(cpu_self)
     fi
+    # the steady rate: between the first polls past 10% and past 90% of the documents (no
+    # start, no last partial minibatch's wait), from the counts those polls read
+    if [ -z "${s0:-}" ] && [ $((d + dl)) -ge $((ndocs / 10)) ]; then s0=$(now) sd0=$((d + dl)); fi
+    if [ -z "${s1:-}" ] && [ $((d + dl)) -ge $((ndocs * 9 / 10)) ]; then s1=$(now) sd1=$((d + dl)); fi
     [ $((d + dl)) -ge "$ndocs" ] && break
     # no progress for 30 s: the mock cluster dropped data (or the service is stuck)
     if [ $((d + dl)) -eq "$last" ]; then still=$((still + 1)); else still=0; last=$((d + dl)); fi
@@ -102,11 +108,13 @@ awk -v ed="$e_docs" -v et="$e_tokens" -v es="$e_secs" -v kd="$k_docs" -v kt="$k_
     -v t0="$t0" -v t1="$t1" -v tr="$e_train" -v ss="$snap_s" -v ps="$pub_s" -v sb="$snap_b" \
     -v cs="$(awk -v a="$c_svc0" -v b="$c_svc1" 'BEGIN {print b - a}')" \
     -v cb="$(awk -v a="$c_brk0" -v b="$c_brk1" 'BEGIN {print b - a}')" \
-    -v cm="$(awk -v a="$c_me0" -v b="$c_me1" 'BEGIN {print b - a}')" 'BEGIN {
+    -v cm="$(awk -v a="$c_me0" -v b="$c_me1" 'BEGIN {print b - a}')" \
+    -v s0="$s0" -v s1="$s1" -v sd0="$sd0" -v sd1="$sd1" 'BEGIN {
     ks = t1 - t0
     printf "%-22s %10s %12s %10s %12s\n", "path", "docs", "seconds", "docs/s", "tokens/s"
     printf "%-22s %10d %12.3f %10.0f %12.0f\n", "engine (read+train)", ed, es, ed / es, et / es
     printf "%-22s %10d %12.3f %10.0f %12.0f\n", "kafka (run)", kd, ks, kd / ks, kt / ks
+    printf "%-22s %10d %12.3f %10.0f %12s\n", "kafka (10%-90%)", sd1 - sd0, s1 - s0, (sd1 - sd0) / (s1 - s0), "-"
     printf "%-22s %10d %12.3f %10.0f %12.0f\n", "engine (train only)", ed, tr, ed / tr, et / tr
     printf "kafka / engine (read+train) tokens/s: %.2f\n", (kt / ks) / (et / es)
     printf "snapshot: %.0f bytes, write %.4f s, publish to topic %.4f s\n", sb, ss, ps
