@@ -157,7 +157,10 @@ static void pending_slice(slda_pending_t *pd, const slda_doc_t *docs, size_t ndo
     }
     pd->off[ndocs] = pairs;
     if (pd->cap_pairs < pairs + 1) {
-        pd->cap_pairs = pairs + 1;
+        /* doubling: growing to each new largest minibatch reallocated (and
+         * zeroed, and faulted in) the slices 14 times in a KOS run, 5 ms of
+         * its 2-thread training's 140 */
+        pd->cap_pairs = pairs + 1 > 2 * pd->cap_pairs ? pairs + 1 : 2 * pd->cap_pairs;
         pd->words = slda_xrealloc(pd->words, pd->cap_pairs * sizeof *pd->words);
         slda_big_free(pd->stats);
         pd->stats = slda_big_alloc(pd->cap_pairs * Kp * sizeof(float), "minibatch statistics",
