@@ -664,6 +664,40 @@ static void test_forget_all_pieces(void)
         slda_model_destroy(m[i]);
 }
 
+/* slda_model_top_words_all (one pass over the rows, a filter on each
+ * topic's current last value) gives every topic the list slda_model_top_words
+ * gives it: random rows, rows tied with each other (a later word ties behind
+ * an earlier one), a tiny scale where eta makes every probability nearly the
+ * same, lists longer than the vocabulary. */
+static void test_top_words_all(void)
+{
+    slda_params_t p = base_params(7);
+    slda_model_t *model = make_model(&p, 300);
+    uint32_t K = model->K, Kp = model->Kp, ids[7 * 400], one[400];
+    float probs[7 * 400], pone[400];
+    size_t have[7];
+    for (int round = 0; round < 3; round++) {
+        if (round == 1) /* ties: rows 100..199 repeat rows 0..99 */
+            memcpy(model->A + (size_t)100 * Kp, model->A, (size_t)100 * Kp * sizeof(float));
+        if (round == 2)
+            model->sigma = 1e-7;
+        size_t sizes[4] = {1, 3, 20, 400};
+        for (int si = 0; si < 4; si++) {
+            size_t n = sizes[si];
+            slda_model_top_words_all(model, n, ids, probs, have);
+            for (uint32_t k = 0; k < K; k++) {
+                size_t m = slda_model_top_words(model, k, n, one, pone);
+                CHECK_INT(have[k], m);
+                for (size_t i = 0; i < m && i < have[k]; i++) {
+                    CHECK_INT(ids[k * n + i], one[i]);
+                    CHECK(probs[k * n + i] == pone[i]);
+                }
+            }
+        }
+    }
+    slda_model_destroy(model);
+}
+
 /* Empty documents are skipped and counted, not trained on. */
 static void test_empty_documents(void)
 {
@@ -904,6 +938,7 @@ int main(void)
     test_determinism_and_threads();
     test_pipeline_threads();
     test_forget_all_pieces();
+    test_top_words_all();
     test_empty_documents();
     test_small_eta();
     test_alpha_newton();

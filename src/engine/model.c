@@ -330,6 +330,23 @@ static float phi_of(const slda_model_t *model, uint32_t w, uint32_t k, double de
     return (float)((model->sigma * model->A[(size_t)w * model->Kp + k] + model->p.eta) / denom);
 }
 
+/* Word w of probability pw into the n best so far (ids, probs: have of them,
+ * most probable first; a later word ties behind an earlier one). */
+static inline void top_insert(uint32_t *ids, float *probs, size_t *have, size_t n, uint32_t w,
+                              float pw)
+{
+    if (*have == n && pw <= probs[n - 1])
+        return;
+    size_t i = *have < n ? (*have)++ : n - 1;
+    while (i > 0 && probs[i - 1] < pw) {
+        probs[i] = probs[i - 1];
+        ids[i] = ids[i - 1];
+        i--;
+    }
+    probs[i] = pw;
+    ids[i] = w;
+}
+
 size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n, uint32_t *ids,
                             float *probs)
 {
@@ -338,22 +355,49 @@ size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n, uin
     double denom = model->NZ[k] + slda_model_smoothing_words(model) * model->p.eta;
     size_t have = 0;
     uint32_t maxid = slda_vocab_max_id(model->vocab);
+    for (uint32_t w = 0; w < maxid; w++)
+        if (model->row_ready[w] && slda_vocab_word(model->vocab, w))
+            top_insert(ids, probs, &have, n, w, phi_of(model, w, k, denom));
+    return have;
+}
+
+/* The lowest row value a that may still enter topic k's list once it holds
+ * n words, the last of probability t: phi (sigma a + eta) / denom rounded to
+ * float beats t only if a > (t denom - eta) / sigma; less a margin far above
+ * the rounding of that expression, so the filter never drops a word that the
+ * exact test (top_insert) would keep. */
+static float top_floor(const slda_model_t *model, double denom, float t)
+{
+    double eta = model->p.eta, a = ((double)t * denom - eta) / model->sigma;
+    double slack = 1e-4 * fabs(a) + 1e-9 * ((double)t * denom + eta) / model->sigma;
+    return (float)(a - slack);
+}
+
+void slda_model_top_words_all(const slda_model_t *model, size_t n, uint32_t *ids, float *probs,
+                              size_t *have)
+{
+    uint32_t K = model->K, Kp = model->Kp, maxid = slda_vocab_max_id(model->vocab);
+    double denom[SLDA_MAX_TOPICS], sw = slda_model_smoothing_words(model) * model->p.eta;
+    float floor_[SLDA_MAX_TOPICS];
+    for (uint32_t k = 0; k < K; k++) {
+        denom[k] = model->NZ[k] + sw;
+        floor_[k] = -INFINITY;
+        have[k] = 0;
+    }
+    if (n == 0)
+        return;
     for (uint32_t w = 0; w < maxid; w++) {
         if (!model->row_ready[w] || !slda_vocab_word(model->vocab, w))
             continue;
-        float pw = phi_of(model, w, k, denom);
-        if (have == n && pw <= probs[n - 1])
-            continue;
-        size_t i = have < n ? have++ : n - 1;
-        while (i > 0 && probs[i - 1] < pw) {
-            probs[i] = probs[i - 1];
-            ids[i] = ids[i - 1];
-            i--;
+        const float *a = model->A + (size_t)w * Kp;
+        for (uint32_t k = 0; k < K; k++) {
+            if (a[k] < floor_[k])
+                continue;
+            top_insert(ids + k * n, probs + k * n, &have[k], n, w, phi_of(model, w, k, denom[k]));
+            if (have[k] == n)
+                floor_[k] = top_floor(model, denom[k], probs[k * n + n - 1]);
         }
-        probs[i] = pw;
-        ids[i] = w;
     }
-    return have;
 }
 
 slda_err_t slda_model_set_tokenizer(slda_model_t *model, const slda_conf_t *conf, char *errstr,

@@ -573,18 +573,24 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
 
 void slda_track_model_words(const slda_model_t *model, slda_track_words_t *words, double *mass)
 {
-    uint32_t K = slda_model_topics(model), ids[SLDA_TRACK_TOP];
+    uint32_t K = slda_model_topics(model);
+    uint32_t *ids = slda_xmalloc((size_t)K * SLDA_TRACK_TOP * sizeof *ids);
+    float *probs = slda_xmalloc((size_t)K * SLDA_TRACK_TOP * sizeof *probs);
+    size_t have[SLDA_MAX_TOPICS];
+    slda_model_top_words_all(model, SLDA_TRACK_TOP, ids, probs, have); /* one pass, all topics */
     for (uint32_t k = 0; k < K; k++) {
-        size_t n = slda_model_top_words(model, k, SLDA_TRACK_TOP, ids, words[k].prob), m = 0;
-        for (size_t i = 0; i < n; i++) {
-            const char *w = slda_model_word(model, ids[i]);
+        size_t m = 0;
+        for (size_t i = 0; i < have[k]; i++) {
+            const char *w = slda_model_word(model, ids[k * SLDA_TRACK_TOP + i]);
             if (!w)
                 continue;
             words[k].word[m] = w;
-            words[k].prob[m++] = words[k].prob[i];
+            words[k].prob[m++] = probs[k * SLDA_TRACK_TOP + i];
         }
         words[k].n = m;
     }
+    free(ids);
+    free(probs);
     if (mass) {
         double tot = 0;
         slda_model_topic_totals(model, mass);
