@@ -520,9 +520,42 @@ static void test_garbage(void)
     free_model(model);
 }
 
+/* slda_reader_parse_int: 18 digits go unchecked (they cannot overflow), the
+ * digits after are checked: INT64_MAX and its negation parse, one more does
+ * not, nor a 20-digit number (fails when the unchecked run is longer). */
+static void test_parse_int(void)
+{
+    struct {
+        const char *s;
+        int ok;
+        int64_t v;
+    } cases[] = {
+        {"0", 1, 0},
+        {"-42 ", 1, -42},
+        {"999999999999999999", 1, 999999999999999999LL},
+        {"9223372036854775807", 1, INT64_MAX},
+        {"-9223372036854775807", 1, -INT64_MAX},
+        {"9223372036854775808", 0, 0},
+        {"9999999999999999999", 0, 0},
+        {"18446744073709551616", 0, 0},
+        {"12345678901234567890", 0, 0},
+        {"-", 0, 0},
+        {"x1", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *p = cases[i].s, *end = p + strlen(p);
+        int64_t v = -1;
+        int ok = slda_reader_parse_int(&p, end, &v);
+        CHECK_INT(ok, cases[i].ok);
+        if (ok && cases[i].ok)
+            CHECK(v == cases[i].v);
+    }
+}
+
 int main(void)
 {
     dir = slda_test_tmpdir();
+    test_parse_int();
     test_text();
     test_long_line();
     test_jsonl();
