@@ -262,6 +262,25 @@ static void test_uci(void)
     CHECK_INT(slda_reader_errors(rd, SLDA_ERR_TRUNCATED), 1);
     slda_reader_close(rd);
 
+    /* Lines the fast path leaves to the general one read the same: tabs and
+     * runs of spaces, a number of 20 digits (leading zeros), a sign. */
+    p = write_file("docword.spaces.txt", "2\n5\n4\n"
+                                         "1\t2 \t 3\n"            /* 4 */
+                                         "  1 00000000000000000004 1 \n" /* 5 */
+                                         "2 +1 1\n"                 /* 6: a plus sign */
+                                         "2 -0 2\n");               /* 7: word id 0 */
+    rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
+    CHECK(rd != NULL);
+    if (rd) {
+        const expect_t spaced[] = {
+            {SLDA_ERR_PARSE, NULL, ":6: expected \"docID wordID count\", found \"2 +1 1\""},
+            {SLDA_ERR_RANGE, NULL, ":7: word id 0 out of range 1..5"},
+            {SLDA_OK, "1", "w1:3 w3:1"}, /* then the end: 4 entry lines, as NNZ says */
+        };
+        expect_all(rd, model, spaced, sizeof spaced / sizeof spaced[0], "uci spaces");
+        slda_reader_close(rd);
+    }
+
     /* Bad headers fail the open with path:line. */
     p = write_file("docword.bad.txt", "3\nfive\n4\n");
     CHECK(slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err) == NULL);

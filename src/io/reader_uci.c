@@ -54,12 +54,40 @@ typedef struct entry_s {
     uint32_t count;
 } entry_t;
 
+/* The common line: three runs of at most 18 digits between spaces and tabs
+ * (no sign); 0 sends anything else to the general path below, which
+ * accepts the same lines with the same values (and words the errors). A
+ * third of the instructions reading KOS took: the general path spends a call
+ * and checks per digit. */
+static int entry_fields_fast(const char *p, const char *end, int64_t v[3])
+{
+    for (int i = 0; i < 3; i++) {
+        const char *sp = p;
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        if (i > 0 && p == sp)
+            return 0;
+        const char *d = p;
+        int64_t x = 0;
+        while (p < end && (unsigned)(*p - '0') < 10 && p - d < 18)
+            x = x * 10 + (*p++ - '0');
+        if (p == d || (p < end && (unsigned)(*p - '0') < 10))
+            return 0;
+        v[i] = x;
+    }
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    return p == end;
+}
+
 /* Split the current line into three integers. */
 static slda_err_t entry_fields(slda_reader_t *rd, int64_t v[3], char *errstr,
                                size_t errstr_size)
 {
     const char *p = rd->line, *end = rd->line + rd->linelen;
     char ex[64];
+    if (entry_fields_fast(p, end, v))
+        return SLDA_OK;
     for (int i = 0; i < 3; i++) {
         const char *q = slda_reader_skip_space(p, end);
         if ((i > 0 && q == p) || !slda_reader_parse_int(&q, end, &v[i]))
