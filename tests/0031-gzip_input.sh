@@ -111,5 +111,49 @@ grep -q "trail.gz:3000: read error: corrupt gzip data: bytes after the last memb
     || fail "trailing bytes: $(head -c 400 "$T/err")"
 grep -q '^train docs=3000 ' "$T/out" && ok || fail "trailing bytes: $(cat "$T/out")"
 
+# UCI read in blocks (reader_uci.c): a truncated .gz gives every complete entry line, the read
+# error at the last complete line, the document being gathered, then the short NNZ count
+"$PY" - "$T/docword.big.txt" "$T/vocab.big.txt" <<'EOF'
+import random, sys
+random.seed(11)
+W, D = 2000, 1500
+rows = []
+for d in range(1, D + 1):
+    for w in sorted(random.sample(range(1, W + 1), random.randint(20, 60))):
+        rows.append("%d %d %d" % (d, w, random.randint(1, 4)))
+with open(sys.argv[1], "w") as f:
+    f.write("%d\n%d\n%d\n" % (D, W, len(rows)))
+    f.write("\n".join(rows) + "\n")
+with open(sys.argv[2], "w") as f:
+    f.write("\n".join("w%d" % i for i in range(W)) + "\n")
+EOF
+gzip -c "$T/docword.big.txt" >"$T/docword.big.gz"
+head -c 150000 "$T/docword.big.gz" >"$T/docword.cut.gz"
+read -r complete entries docs nnz <<<"$("$PY" -c '
+import sys, zlib
+d = zlib.decompressobj(31).decompress(open(sys.argv[1], "rb").read())
+lines = d.split(b"\n")[:-1]  # complete lines only
+entries = lines[3:]
+print(len(lines), len(entries), len({e.split()[0] for e in entries}), int(lines[2]))' "$T/docword.cut.gz")"
+UCI=("$S" train -q -k 3 -f uci -X vocab.file="$T/vocab.big.txt" -X seed=3)
+for t in 1 2; do
+    run "${UCI[@]}" -X threads=$t "$T/docword.cut.gz"
+    no_crash "uci truncated, threads=$t"
+    grep -q "docword.cut.gz:$complete: read error: truncated gzip data" "$T/err" && ok \
+        || fail "uci truncated, threads=$t: $(head -c 400 "$T/err") (complete lines: $complete)"
+    grep -q "docword.cut.gz:$complete: file ends after $entries of $nnz entries (NNZ)" "$T/err" && ok \
+        || fail "uci truncated NNZ, threads=$t: $(head -c 600 "$T/err") ($entries of $nnz)"
+    grep -q "^train docs=$docs " "$T/out" && ok || fail "uci truncated, threads=$t: $(cat "$T/out"), wanted docs=$docs"
+done
+# whole: the same model from the file, its .gz, and standard input (read a line at a time)
+run "${UCI[@]}" -X threads=2 -o "$T/uci1.slda" "$T/docword.big.txt"
+run "${UCI[@]}" -X threads=2 -o "$T/uci2.slda" "$T/docword.big.gz"
+"$S" export "$T/uci1.slda" --npy "$T/uci1.npy" 2>/dev/null
+"$S" export "$T/uci2.slda" --npy "$T/uci2.npy" 2>/dev/null
+cmp -s "$T/uci1.npy" "$T/uci2.npy" && [ -s "$T/uci1.npy" ] && ok || fail "uci: file and .gz give different models"
+grep -q "^train docs=1500 " "$T/out" && ok || fail "uci .gz: $(cat "$T/out" "$T/err")"
+"${UCI[@]}" -X threads=2 - <"$T/docword.big.txt" >"$T/out" 2>"$T/err"
+grep -q "^train docs=1500 " "$T/out" && ok || fail "uci on stdin: $(cat "$T/out" "$T/err")"
+
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -1,4 +1,5 @@
 /* unit_reader.c - readers: UCI, lda-c, text and JSON lines, format detection, bad records. */
+#include "model.h"
 #include "reader.h"
 #include "slda_int.h"
 #include "testutil.h"
@@ -421,6 +422,117 @@ static void test_auto(void)
     free_model(open);
 }
 
+/* Every result of reading rd to the end as one string per result (errors
+ * without the path before their line number). */
+static char **read_events(slda_reader_t *rd, const slda_model_t *model, size_t *n)
+{
+    size_t cap = 1024;
+    char **ev = malloc(cap * sizeof *ev);
+    *n = 0;
+    for (;;) {
+        slda_doc_t doc;
+        char err[512] = "", line[1600];
+        slda_err_t e = slda_reader_next(rd, &doc, err, sizeof err);
+        if (e == SLDA_ERR_EOF)
+            break;
+        if (e == SLDA_OK)
+            snprintf(line, sizeof line, "doc %s %u %s", doc.id, doc.ntokens, words(model, &doc));
+        else
+            snprintf(line, sizeof line, "%s %s", slda_err_name(e),
+                     strchr(err, ':') ? strchr(err, ':') : err);
+        slda_doc_clear(&doc);
+        if (*n == cap)
+            ev = realloc(ev, (cap *= 2) * sizeof *ev);
+        ev[(*n)++] = strdup(line);
+    }
+    return ev;
+}
+
+/* A UCI file of many blocks and pieces (reader_uci.c), with rejected lines,
+ * empty lines and "\r\n" ends here and there: read from the file with two
+ * threads (pieces split and parsed on both, the documents between others in
+ * a piece built there, blocks read while the last one is parsed) it gives
+ * what reading it a line at a time from standard input gives, in the same
+ * order, with the same line numbers. */
+static void test_uci_blocks(void)
+{
+    enum { W = 500, D = 4000 };
+    static char names[W][8];
+    const char *vocab[W];
+    for (int i = 0; i < W; i++) {
+        snprintf(names[i], sizeof names[i], "v%d", i);
+        vocab[i] = names[i];
+    }
+    slda_model_t *model = make_model("none", 1, 0, vocab, W);
+    char err[256];
+    model->p.threads = 2;
+    CHECK_INT(slda_pool_start(model, err, sizeof err), SLDA_OK);
+    size_t cap = 1 << 22, len = 0, nnz = 0, bad = 0;
+    char *body = malloc(cap);
+    slda_rng_t rng;
+    slda_rng_seed(&rng, 17);
+    for (int d = 1; d <= D; d++) {
+        int w = 0, n = 5 + (int)slda_rng_below(&rng, 60);
+        for (int k = 0; k < n && w < W; k++) {
+            w += 1 + (int)slda_rng_below(&rng, 8);
+            uint32_t r = slda_rng_below(&rng, 600);
+            const char *end = r < 6 ? "\r\n" : "\n";
+            if (r >= 6 && r < 9)
+                len += (size_t)snprintf(body + len, cap - len, "\n"); /* an empty line */
+            if (r >= 9 && r < 12) { /* rejected: a letter, word id 0, count 0 */
+                len += (size_t)snprintf(body + len, cap - len, r == 9 ? "%d x 1%s"
+                                        : r == 10 ? "%d 0 1%s" : "%d 7 0%s", d, end);
+                nnz++, bad++;
+            }
+            len += (size_t)snprintf(body + len, cap - len, "%d %d %u%s", d, w < W ? w : W,
+                                    1 + slda_rng_below(&rng, 4), end);
+            nnz++;
+        }
+    }
+    char head[64];
+    snprintf(head, sizeof head, "%d\n%d\n%zu\n", D, W, nnz);
+    char *all = malloc(strlen(head) + len + 1);
+    strcpy(all, head);
+    memcpy(all + strlen(head), body, len + 1);
+    const char *p = write_file("docword.blocks.txt", all);
+    CHECK(len > 4 * (1 << 18)); /* several blocks */
+    size_t nf = 0, ns = 0, docs = 0, errors = 0;
+    slda_reader_t *rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
+    CHECK(rd != NULL);
+    char **fe = rd ? read_events(rd, model, &nf) : NULL;
+    slda_reader_close(rd);
+    char **se = NULL;
+    if (freopen(p, "r", stdin)) {
+        rd = slda_reader_open(NULL, model, "-", SLDA_FORMAT_UCI, err, sizeof err);
+        CHECK(rd != NULL);
+        se = rd ? read_events(rd, model, &ns) : NULL;
+        slda_reader_close(rd);
+    }
+    CHECK_INT(nf, ns);
+    for (size_t i = 0; i < nf && i < ns; i++) {
+        if (strcmp(fe[i], se[i]) != 0) {
+            fprintf(stderr, "uci blocks: result %zu: file \"%s\", stdin \"%s\"\n", i, fe[i], se[i]);
+            CHECK(!"the same results");
+            break;
+        }
+    }
+    for (size_t i = 0; i < nf; i++) {
+        docs += strncmp(fe[i], "doc ", 4) == 0;
+        errors += strncmp(fe[i], "doc ", 4) != 0;
+        free(fe[i]);
+    }
+    for (size_t i = 0; i < ns; i++)
+        free(se[i]);
+    free(fe);
+    free(se);
+    CHECK_INT(docs, D);
+    CHECK_INT(errors, bad);
+    free(all);
+    free(body);
+    slda_pool_stop(model);
+    free_model(model);
+}
+
 static void test_guess_vocab(void)
 {
     char *g;
@@ -575,6 +687,7 @@ int main(void)
 {
     dir = slda_test_tmpdir();
     test_parse_int();
+    test_uci_blocks();
     test_text();
     test_long_line();
     test_jsonl();

@@ -128,19 +128,24 @@ const char *slda_reader_skip_space(const char *p, const char *end)
     return p;
 }
 
-const char *slda_reader_excerpt(const slda_reader_t *rd, char *out, size_t size)
+const char *slda_reader_excerpt_of(const char *line, size_t len, char *out, size_t size)
 {
     size_t n = 0;
-    for (size_t i = 0; i < rd->linelen && n + 4 < size; i++) {
-        unsigned char c = (unsigned char)rd->line[i];
+    for (size_t i = 0; i < len && n + 4 < size; i++) {
+        unsigned char c = (unsigned char)line[i];
         out[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
     }
-    if (n < rd->linelen && n + 4 <= size) {
+    if (n < len && n + 4 <= size) {
         memcpy(out + n, "...", 3);
         n += 3;
     }
     out[n] = '\0';
     return out;
+}
+
+const char *slda_reader_excerpt(const slda_reader_t *rd, char *out, size_t size)
+{
+    return slda_reader_excerpt_of(rd->line, rd->linelen, out, size);
 }
 
 int slda_reader_line_is_count(const char *line, size_t len)
@@ -426,6 +431,7 @@ void slda_reader_close(slda_reader_t *rd)
     slda_json_clear(&rd->js);
     slda_doc_clear(&rd->uci_cur);
     slda_reader_text_close(rd);
+    slda_reader_uci_close(rd);
     free(rd);
 }
 

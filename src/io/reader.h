@@ -52,10 +52,12 @@ struct slda_reader_s {
     uint64_t uci_doc;         /* docID of the document being gathered (0 = none) */
     slda_doc_t uci_cur;       /* the document being gathered */
     int uci_done;             /* truncation was reported */
+    struct uci_ahead_s *uci_ahead; /* entry lines read ahead and parsed in parallel */
 };
 
-/* reader_text.c: free the read-ahead state. */
+/* reader_text.c, reader_uci.c: free the read-ahead state. */
 void slda_reader_text_close(slda_reader_t *rd);
+void slda_reader_uci_close(slda_reader_t *rd);
 /* Next line into rd->line: 1, 0 at the end, or -1 after a read error. */
 int slda_reader_getline(slda_reader_t *rd);
 /* Count an error for the current line and write "path:line: <msg>". */
@@ -85,6 +87,8 @@ const char *slda_reader_skip_space(const char *p, const char *end); /* spaces an
 /* The current line as printable ASCII for messages (at most size-1 bytes,
  * other bytes shown as '?', "..." when cut); returns out. */
 const char *slda_reader_excerpt(const slda_reader_t *rd, char *out, size_t size);
+/* The same for any line (len bytes at line). */
+const char *slda_reader_excerpt_of(const char *line, size_t len, char *out, size_t size);
 /* Strict decimal integer at *p (optional '-', digits), advancing *p; 0 if
  * there is none or it overflows. */
 int slda_reader_parse_int(const char **p, const char *end, int64_t *out);
