@@ -179,7 +179,8 @@ static void read_block(slda_reader_t *rd, struct uci_ahead_s *a, uci_batch_t *b)
     b->npc = 0;
     b->end = SLDA_OK;
     room(b, carry + UCI_BLOCK);
-    memcpy(b->buf, a->carry, carry);
+    if (carry)
+        memcpy(b->buf, a->carry, carry);
     got = fread(b->buf + carry, 1, UCI_BLOCK, rd->f);
     b->blen = carry + got;
     if (got < UCI_BLOCK) {
@@ -210,7 +211,8 @@ static void read_block(slda_reader_t *rd, struct uci_ahead_s *a, uci_batch_t *b)
         a->carry_cap = a->carry_len;
         a->carry = slda_xrealloc(a->carry, a->carry_cap);
     }
-    memcpy(a->carry, b->buf + whole, a->carry_len);
+    if (a->carry_len)
+        memcpy(a->carry, b->buf + whole, a->carry_len);
 }
 
 /* A pipe: lines up to the next non-empty one (a live stream is not held
