@@ -163,8 +163,9 @@ static const slda_prop_t props[] = {
         "Seed of the random initialisation and sampling; the same seed and input give the same "
         "model."),
     UINT("threads", p.threads, "1", 1, 256,
-         "Worker threads for tokenising text, the local steps and, overlapped with them, the "
-         "global step (global.stale); the model is the same for any thread count."),
+         "Worker threads for tokenising text, parsing UCI files, the local steps and, "
+         "overlapped with them, the global step (global.stale); the model is the same for any "
+         "thread count."),
     {"text.stopwords", SLDA_PT_STRING, OFF(p.stopwords), "smart", 0, 0, stopwords_values,
      SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH,
      "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
