@@ -96,6 +96,14 @@ static void store(slda_heldout_t *held, size_t slot, uint64_t seed, held_doc_t d
     held->has_seed = 1;
 }
 
+/* Room for n (key, count) pairs. */
+static held_doc_t doc_alloc(uint32_t n)
+{
+    held_doc_t d = {slda_xmalloc(((size_t)n + 1) * sizeof *d.key),
+                    slda_xmalloc(((size_t)n + 1) * sizeof *d.count), n};
+    return d;
+}
+
 slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_t *model,
                             const slda_doc_t *doc, char *errstr, size_t errstr_size)
 {
@@ -109,8 +117,7 @@ slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_
             return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
                                 "document \"%s\": word id %u is not in the vocabulary",
                                 doc->id ? doc->id : "", doc->word[u]);
-    held_doc_t d = {slda_xmalloc(((size_t)doc->npairs + 1) * sizeof *d.key),
-                    slda_xmalloc(((size_t)doc->npairs + 1) * sizeof *d.count), doc->npairs};
+    held_doc_t d = doc_alloc(doc->npairs);
     for (uint32_t u = 0; u < doc->npairs; u++) {
         d.key[u] = slda_vocab_key(vocab, doc->word[u]);
         d.count[u] = doc->count[u];
@@ -127,8 +134,7 @@ slda_err_t slda_heldout_put_keys(slda_heldout_t *held, size_t slot, const slda_m
     slda_err_t err = check_put(held, slot, seed, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
-    held_doc_t d = {slda_xmalloc(((size_t)n + 1) * sizeof *d.key),
-                    slda_xmalloc(((size_t)n + 1) * sizeof *d.count), n};
+    held_doc_t d = doc_alloc(n);
     for (uint32_t i = 0; i < n; i++) {
         d.key[i] = keys[i];
         d.count[i] = counts[i];
