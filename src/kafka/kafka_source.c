@@ -12,8 +12,8 @@
  * rd_kafka_consumer_close serves them too, while the group is closing: so no
  * callback calls into the group (rd_kafka_assignment waits for the group's
  * thread, which waits for the close: a replica that could not reach its
- * broker never exited). The statistics callback's lag reads `owned`, the
- * assignment as the rebalance callback left it.
+ * broker never exited). The statistics callback's lag, pausing and
+ * rewinding read `owned`, the assignment as the rebalance callback left it.
  */
 #include "kafka.h"
 
@@ -577,17 +577,24 @@ int slda_ksource_assigned(const slda_ksource_t *src)
     return src->owned ? src->owned->cnt : 0;
 }
 
+/* A copy of the assignment the rebalance callback keeps (`owned`: one list
+ * for the callbacks and the service thread, no call into the group). */
+static rd_kafka_topic_partition_list_t *owned_copy(const slda_ksource_t *src)
+{
+    return src->owned ? rd_kafka_topic_partition_list_copy(src->owned)
+                      : rd_kafka_topic_partition_list_new(0);
+}
+
 slda_err_t slda_ksource_pause(slda_ksource_t *src, int pause)
 {
     if (!!pause == src->paused)
         return SLDA_OK;
-    rd_kafka_topic_partition_list_t *parts = NULL;
-    rd_kafka_resp_err_t err = rd_kafka_assignment(src->rk, &parts);
-    if (!err && parts && parts->cnt)
+    rd_kafka_topic_partition_list_t *parts = owned_copy(src);
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (parts->cnt)
         err = pause ? rd_kafka_pause_partitions(src->rk, parts)
                     : rd_kafka_resume_partitions(src->rk, parts);
-    if (parts)
-        rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_topic_partition_list_destroy(parts);
     if (err)
         return SLDA_ERR_KAFKA;
     src->paused = !!pause;
@@ -615,9 +622,9 @@ uint64_t slda_ksource_generation(const slda_ksource_t *src)
 
 slda_err_t slda_ksource_rewind(slda_ksource_t *src, char *errstr, size_t errstr_size)
 {
-    rd_kafka_topic_partition_list_t *parts = NULL;
-    rd_kafka_resp_err_t err = rd_kafka_assignment(src->rk, &parts);
-    if (!err && parts->cnt)
+    rd_kafka_topic_partition_list_t *parts = owned_copy(src);
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (parts->cnt)
         err = rd_kafka_committed(src->rk, parts, 30000);
     if (!err && parts->cnt)
         err = rd_kafka_assign(src->rk, parts); /* fetching restarts at the committed offsets */
@@ -627,8 +634,7 @@ slda_err_t slda_ksource_rewind(slda_ksource_t *src, char *errstr, size_t errstr_
         size_t k = pos_find(src, parts->elems[i].topic, parts->elems[i].partition, 1);
         src->pos[k].offset = parts->elems[i].offset >= 0 ? parts->elems[i].offset : -1;
     }
-    if (parts)
-        rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_topic_partition_list_destroy(parts);
     if (err)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
                             "kafka: cannot rewind to the committed offsets: %s",
