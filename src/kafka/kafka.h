@@ -6,6 +6,8 @@
 #include "metrics.h"
 #include "slda_int.h"
 
+#include <time.h>
+
 /* client.id prefix of replicas (updates.topic) in the model's consumer group. */
 #define SLDA_REPLICA_CLIENT "streamlda-replica/"
 
@@ -27,6 +29,23 @@ typedef struct slda_kmsg_s {
 static inline int slda_stopping(volatile int *stop)
 {
     return stop && *stop;
+}
+
+/* Seconds on the monotonic clock (the start-up waits' deadlines). */
+static inline double slda_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A start-up wait's next call, in ms: what is left until deadline
+ * (slda_mono_s), at most a second so that a stop request is seen, at least
+ * floor_ms. */
+static inline int slda_slice_ms(double deadline, int floor_ms)
+{
+    int left = (int)((deadline - slda_mono_s()) * 1000);
+    return left < floor_ms ? floor_ms : left < 1000 ? left : 1000;
 }
 
 /* ---- kafka_source.c: the consumer ---- */

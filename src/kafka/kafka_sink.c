@@ -95,13 +95,6 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static void set_fatal(slda_ksink_t *sink, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void set_fatal(slda_ksink_t *sink, const char *fmt, ...)
@@ -158,7 +151,7 @@ static pending_t *backlog_push(slda_ksink_t *sink)
         sink->bl_head = 0;
     }
     if (!sink->bl_n && !sink->data_inflight)
-        sink->progress_at = mono_s();
+        sink->progress_at = slda_mono_s();
     pending_t *p = &sink->backlog[(sink->bl_head + sink->bl_n++) % sink->bl_cap];
     memset(p, 0, sizeof *p);
     return p;
@@ -203,7 +196,7 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
      * in flight until then, so the stall clock keeps running. */
     if (!m->err) {
         sink->data_inflight--;
-        sink->progress_at = mono_s();
+        sink->progress_at = slda_mono_s();
         count_delivered(sink, meta);
         free(meta);
         slda_log_reset(sink->metrics, "kafka-deliver");
@@ -262,7 +255,7 @@ static void data_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     int64_t ts = rd_kafka_message_timestamp(m, &tstype);
     p->ts = ts > 0 ? ts : 0;
     meta->attempts++;
-    p->next_try = mono_s() + retry_backoff(meta->attempts);
+    p->next_try = slda_mono_s() + retry_backoff(meta->attempts);
     p->meta = meta;
     sink->data_inflight--;
     slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
@@ -424,15 +417,13 @@ static slda_err_t snap_setup(slda_ksink_t *sink, const slda_conf_t *conf, const 
 static slda_err_t init_transactions(slda_ksink_t *sink, volatile int *stop, char *errstr,
                                     size_t errstr_size)
 {
-    double deadline = mono_s() + TXN_TIMEOUT_MS / 1000.0;
+    double deadline = slda_mono_s() + TXN_TIMEOUT_MS / 1000.0;
     for (;;) {
-        int left = (int)((deadline - mono_s()) * 1000);
-        int slice = left < 1 ? 1 : left < 1000 ? left : 1000;
-        double asked = mono_s();
-        rd_kafka_error_t *e = rd_kafka_init_transactions(sink->data, slice);
-        if (e && rd_kafka_error_is_retriable(e) && mono_s() < deadline) {
+        double asked = slda_mono_s();
+        rd_kafka_error_t *e = rd_kafka_init_transactions(sink->data, slda_slice_ms(deadline, 1));
+        if (e && rd_kafka_error_is_retriable(e) && slda_mono_s() < deadline) {
             rd_kafka_error_destroy(e);
-            if (mono_s() - asked < 0.1 && !slda_stopping(stop))
+            if (slda_mono_s() - asked < 0.1 && !slda_stopping(stop))
                 usleep(100000); /* an answer at once: not a busy loop */
             if (slda_stopping(stop))
                 return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
@@ -569,7 +560,7 @@ static int handoff(slda_ksink_t *sink, pending_t *p)
         RD_KAFKA_V_END);
     if (!err) {
         if (!sink->data_inflight && !sink->bl_n)
-            sink->progress_at = mono_s();
+            sink->progress_at = slda_mono_s();
         sink->data_inflight++;
         p->hdrs = NULL;
         p->meta = NULL;
@@ -583,7 +574,7 @@ static int handoff(slda_ksink_t *sink, pending_t *p)
         return -1;
     }
     p->meta->attempts++; /* e.g. the topic is unknown for now */
-    p->next_try = mono_s() + retry_backoff(p->meta->attempts);
+    p->next_try = slda_mono_s() + retry_backoff(p->meta->attempts);
     slda_log(sink->metrics, SLDA_LOG_WARN, "kafka-deliver",
              "kafka: cannot produce to %s now: %s; retrying, offsets wait for it", p->topic,
              rd_kafka_err2str(err));
@@ -594,7 +585,7 @@ static int handoff(slda_ksink_t *sink, pending_t *p)
  * librdkafka's queue is full or the front record waits for its backoff. */
 static void backlog_pump(slda_ksink_t *sink)
 {
-    double t = sink->bl_n ? mono_s() : 0;
+    double t = sink->bl_n ? slda_mono_s() : 0;
     while (sink->bl_n && !sink->fatal[0]) {
         pending_t *p = &sink->backlog[sink->bl_head];
         if (p->next_try > t || handoff(sink, p) == 0)
@@ -741,7 +732,7 @@ double slda_ksink_stalled_s(const slda_ksink_t *sink)
 {
     if (!slda_ksink_undelivered(sink))
         return 0;
-    return mono_s() - sink->progress_at;
+    return slda_mono_s() - sink->progress_at;
 }
 
 slda_err_t slda_ksink_fatal(const slda_ksink_t *sink, char *errstr, size_t errstr_size)
@@ -753,13 +744,13 @@ slda_err_t slda_ksink_fatal(const slda_ksink_t *sink, char *errstr, size_t errst
 
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms)
 {
-    double end = mono_s() + timeout_ms / 1000.0;
+    double end = slda_mono_s() + timeout_ms / 1000.0;
     for (;;) {
         rd_kafka_poll(sink->data, 0);
         backlog_pump(sink);
         if (!slda_ksink_undelivered(sink) || sink->fatal[0])
             break;
-        double left = end - mono_s();
+        double left = end - slda_mono_s();
         if (left <= 0)
             break;
         rd_kafka_poll(sink->data, left < 0.05 ? (int)(left * 1000) + 1 : 50);

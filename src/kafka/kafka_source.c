@@ -321,13 +321,6 @@ static rd_kafka_topic_partition_list_t *topic_list(const char *topics)
     return list;
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* One model, one instance: a second `streamlda run` in the model's consumer
  * group would be handed part of the input partitions and learn a second,
  * different model from them, while each commits what it read (issue seen:
@@ -347,7 +340,7 @@ static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *g
                               const char *replica_id, double session_s, volatile int *stop,
                               char *errstr, size_t errstr_size)
 {
-    double deadline = mono_s() + session_s + 3.0;
+    double deadline = slda_mono_s() + session_s + 3.0;
     int waited = 0;
     for (;;) {
         if (slda_stopping(stop))
@@ -356,10 +349,10 @@ static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *g
                                 "other member", group);
         const struct rd_kafka_group_list *gl = NULL;
         rd_kafka_resp_err_t e;
-        double asked = mono_s();
+        double asked = slda_mono_s();
         do /* up to 5 s, a second at a time so a stop request is seen */
             e = rd_kafka_list_groups(rk, group, &gl, 1000);
-        while (e == RD_KAFKA_RESP_ERR__TIMED_OUT && mono_s() < asked + 5.0 &&
+        while (e == RD_KAFKA_RESP_ERR__TIMED_OUT && slda_mono_s() < asked + 5.0 &&
                !slda_stopping(stop));
         if (e && slda_stopping(stop))
             return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
@@ -396,7 +389,7 @@ static slda_err_t check_alone(slda_ksource_t *src, rd_kafka_t *rk, const char *g
                          "kafka: consumer group %s is empty now: starting", group);
             return SLDA_OK;
         }
-        if (mono_s() >= deadline)
+        if (slda_mono_s() >= deadline)
             return slda_set_err(
                 errstr, errstr_size, SLDA_ERR_INVALID,
                 "consumer group %s already has %d member(s) (%s) after %.0f s: another instance "

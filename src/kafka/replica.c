@@ -57,13 +57,6 @@ struct slda_replica_s {
     char fatal[512];
 };
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void set_offset(slda_replica_t *r, const char *topic, int32_t partition, int64_t next)
 {
     for (size_t i = 0; i < r->noffs; i++)
@@ -140,10 +133,10 @@ static int partitions(slda_replica_t *r, char *errstr, size_t errstr_size)
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->rk, r->topic, NULL);
     const struct rd_kafka_metadata *md = NULL;
     rd_kafka_resp_err_t err;
-    double deadline = mono_s() + ADMIN_TIMEOUT_MS / 1000.0;
+    double deadline = slda_mono_s() + ADMIN_TIMEOUT_MS / 1000.0;
     do /* a second at a time, so a stop request is seen */
         err = rd_kafka_metadata(r->rk, 0, rkt, &md, 1000);
-    while (err == RD_KAFKA_RESP_ERR__TIMED_OUT && mono_s() < deadline &&
+    while (err == RD_KAFKA_RESP_ERR__TIMED_OUT && slda_mono_s() < deadline &&
            !slda_stopping(r->stop));
     rd_kafka_topic_destroy(rkt);
     if (err && slda_stopping(r->stop)) {
@@ -172,9 +165,9 @@ static int partitions(slda_replica_t *r, char *errstr, size_t errstr_size)
  * none came in time or a stop request came first. */
 static rd_kafka_event_t *admin_wait(slda_replica_t *r, rd_kafka_queue_t *q)
 {
-    double deadline = mono_s() + (ADMIN_TIMEOUT_MS + 5000) / 1000.0;
+    double deadline = slda_mono_s() + (ADMIN_TIMEOUT_MS + 5000) / 1000.0;
     rd_kafka_event_t *ev = NULL;
-    while (!ev && mono_s() < deadline && !slda_stopping(r->stop))
+    while (!ev && slda_mono_s() < deadline && !slda_stopping(r->stop))
         ev = rd_kafka_queue_poll(q, 200);
     return ev;
 }
@@ -227,7 +220,7 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
     r->stop = stop;
     r->topic = slda_xstrdup(conf->updates_topic);
     snprintf(r->id, sizeof r->id, "%s/%llx", conf->model_name,
-             (unsigned long long)slda_hash64(&r, sizeof r, (uint64_t)time(NULL) ^ (uint64_t)(mono_s() * 1e9)));
+             (unsigned long long)slda_hash64(&r, sizeof r, (uint64_t)time(NULL) ^ (uint64_t)(slda_mono_s() * 1e9)));
     r->rk = log_consumer(r, conf, bootstrap, errstr, errstr_size);
     if (!r->rk)
         goto fail;
@@ -267,14 +260,13 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
      * have no leader yet: the broker's "Not leader for partition" was seen in
      * tests. It is asked again until ADMIN_TIMEOUT_MS have passed in all
      * (librdkafka itself waits for a leader within each call's timeout). */
-    double deadline = mono_s() + ADMIN_TIMEOUT_MS / 1000.0;
+    double deadline = slda_mono_s() + ADMIN_TIMEOUT_MS / 1000.0;
     for (;;) { /* a second at a time, so a stop request is seen */
-        int left = (int)((deadline - mono_s()) * 1000);
         err = rd_kafka_query_watermark_offsets(r->rk, r->topic, 0, &lo, &hi,
-                                               left < 100 ? 100 : left < 1000 ? left : 1000);
+                                               slda_slice_ms(deadline, 100));
         if ((err != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION &&
              err != RD_KAFKA_RESP_ERR__TIMED_OUT) ||
-            mono_s() + 0.1 >= deadline || slda_stopping(r->stop))
+            slda_mono_s() + 0.1 >= deadline || slda_stopping(r->stop))
             break;
         if (err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION)
             rd_kafka_poll(r->rk, 100);
@@ -412,20 +404,20 @@ int slda_replica_apply(slda_replica_t *r, slda_model_t *model, int wait_ms,
                        size_t errstr_size)
 {
     int n = 0;
-    double end = mono_s() + wait_ms / 1000.0;
+    double end = slda_mono_s() + wait_ms / 1000.0;
     for (;;) {
-        double left = end - mono_s();
+        double left = end - slda_mono_s();
         rd_kafka_message_t *m = rd_kafka_consumer_poll(r->rk, n || left <= 0 ? 0
                                                                : (int)(left * 1000) + 1);
         if (!m) {
-            if (n || mono_s() >= end)
+            if (n || slda_mono_s() >= end)
                 return n;
             continue;
         }
         if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
             r->eof = 1;
             rd_kafka_message_destroy(m);
-            if (n || mono_s() >= end)
+            if (n || slda_mono_s() >= end)
                 return n;
             continue;
         }
