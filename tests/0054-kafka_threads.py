@@ -9,7 +9,9 @@ documents of which some are bad (invalid UTF-8, over input.max.bytes, JSON
 without text): a service with threads=1 and one with threads=2, each in its
 own consumer group, consume everything; after SIGTERM their final snapshots
 hold the same topic-word counts bit for bit, the same document count, and
-both sent the same dead letters.
+both sent the same dead letters; every minibatch but the last holds
+minibatch.docs documents (the service polls and decodes the next minibatch's
+messages while one trains: they must not join it).
 """
 import importlib.util
 import os
@@ -76,6 +78,10 @@ def main():
             header = e2e.read_file(files[-1])[0]
             with open(npy, "rb") as f, open(voc, "rb") as g:
                 models[threads] = (header["docs"], f.read(), g.read())
+            # minibatch.ms is an hour: every minibatch holds 32 documents but the last (the
+            # next minibatch's messages, polled and decoded while one trains, do not join it)
+            check(header["t"] == (header["docs"] + 31) // 32,
+                  "threads=%d: minibatches of 32 documents" % threads, header["t"], header["docs"])
             text = svc.text()
             check("dead letter" in text, "threads=%d: dead letters logged" % threads)
         if len(models) == 2:

@@ -326,6 +326,16 @@ slda_err_t slda_update_doc_from_bag(const slda_model_t *model, slda_update_scrat
  * document is left without words); the vocabulary's thread then calls
  * slda_doc_from_bag. Lets message decoding run on worker threads. */
 void slda_text_defer(slda_bag_t *bag);
+/* train.c: slda_model_train, with nextra more items in the pool run of the
+ * local steps: extra(i, worker, opaque) for i < nextra, claimed after every
+ * document (the service decodes the next minibatch's messages there while
+ * the last documents train). extra must only read what the local steps read
+ * (the model, its vocabulary and tokenizer) and write its own results; it
+ * does not run when the documents are refused before training. */
+slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                                 float *thetas, slda_train_stats_t *stats, size_t nextra,
+                                 void (*extra)(size_t i, uint32_t worker, void *opaque),
+                                 void *opaque, char *errstr, size_t errstr_size);
 /* model.c: slda_model_top_words for every topic in one pass over the rows
  * (K calls read the matrix down its columns: 10 ms for K=100 and 38,000
  * words, against 2 ms): topic k's list in ids and probs [k n, k n + n), its

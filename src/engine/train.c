@@ -70,6 +70,9 @@ typedef struct train_job_s {
     float *scores;         /* births: ndocs per-token log-likelihoods, or NULL */
     float **pw;            /* births: per document p(w) of each pair, or NULL */
     uint64_t t;
+    size_t ndocs;          /* items past ndocs are the caller's (slda_model_train_with) */
+    void (*extra)(size_t, uint32_t, void *);
+    void *extra_opaque;
 } train_job_t;
 
 static double mono_seconds(void)
@@ -82,6 +85,10 @@ static double mono_seconds(void)
 static void train_doc(size_t i, uint32_t worker, void *opaque)
 {
     train_job_t *job = opaque;
+    if (i >= job->ndocs) {
+        job->extra(i - job->ndocs, worker, job->extra_opaque);
+        return;
+    }
     const slda_doc_t *doc = &job->docs[i];
     slda_local_t *loc = job->locs[worker];
     uint32_t K = job->model->K, Kp = job->model->Kp;
@@ -100,11 +107,12 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
         slda_accum_add(job->next->acc, doc->word, loc->stats, doc->npairs);
 }
 
-/* The threads claim the longest documents first (pool.c). */
+/* The threads claim the longest documents first (pool.c), the caller's items
+ * after them all (cost 0, index order). */
 static uint64_t doc_cost(size_t i, void *opaque)
 {
     const train_job_t *job = opaque;
-    return job->docs[i].ntokens;
+    return i < job->ndocs ? job->docs[i].ntokens : 0;
 }
 
 /* Statistics of pending minibatches: two, used in turn. */
@@ -306,12 +314,18 @@ void slda_model_update_done(slda_model_t *model, const slda_doc_t *docs, size_t 
  * feed no births and count in replay_tokens, not in docs and tokens. */
 static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
                              float *thetas, slda_train_stats_t *stats, int revisit,
-                             char *errstr, size_t errstr_size)
+                             const train_job_t *extra, char *errstr, size_t errstr_size)
 {
     double t0 = mono_seconds();
     uint32_t nthreads = slda_pool_threads(model);
     uint64_t ntokens = 0, ntrained = 0, empty = 0;
-    train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t};
+    train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t,
+                       .ndocs = ndocs};
+    size_t nextra = extra ? extra->ndocs : 0;
+    if (nextra) {
+        job.extra = extra->extra;
+        job.extra_opaque = extra->extra_opaque;
+    }
     slda_err_t err = prepare_rows(model, docs, ndocs, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
@@ -351,8 +365,8 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     job.next = next;
     job.prev = prev && prev->active ? prev : NULL;
     job.locs = slda_model_locals(model, nthreads);
-    slda_pool_run_longest(model, ndocs, doc_cost, train_doc, job.prev ? prepare_prev : NULL,
-                          &job);
+    slda_pool_run_longest(model, ndocs + nextra, doc_cost, train_doc,
+                          job.prev ? prepare_prev : NULL, &job);
     if (job.prev)
         commit(model, job.prev);
     next->active = 1;
@@ -391,7 +405,7 @@ static slda_err_t revisit_due(slda_model_t *model, int drain, char *errstr, size
     size_t n;
     slda_doc_t *docs;
     while ((docs = slda_replay_pop(model, drain, &n))) {
-        slda_err_t err = n ? train_call(model, docs, n, NULL, NULL, 1, errstr, errstr_size)
+        slda_err_t err = n ? train_call(model, docs, n, NULL, NULL, 1, NULL, errstr, errstr_size)
                            : SLDA_OK;
         slda_docs_clear(docs, n);
         free(docs);
@@ -405,8 +419,19 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
                             float *thetas, slda_train_stats_t *stats, char *errstr,
                             size_t errstr_size)
 {
+    return slda_model_train_with(model, docs, ndocs, thetas, stats, 0, NULL, NULL, errstr,
+                                 errstr_size);
+}
+
+slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                                 float *thetas, slda_train_stats_t *stats, size_t nextra,
+                                 void (*extra)(size_t i, uint32_t worker, void *opaque),
+                                 void *opaque, char *errstr, size_t errstr_size)
+{
     double t0 = mono_seconds();
-    slda_err_t err = train_call(model, docs, ndocs, thetas, stats, 0, errstr, errstr_size);
+    train_job_t more = {.ndocs = nextra, .extra = extra, .extra_opaque = opaque};
+    slda_err_t err = train_call(model, docs, ndocs, thetas, stats, 0, nextra ? &more : NULL,
+                                errstr, errstr_size);
     if (err != SLDA_OK || !SLDA_REPLAY_ACTIVE(&model->p))
         return err;
     slda_replay_push(model, docs, ndocs);

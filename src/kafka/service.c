@@ -518,7 +518,12 @@ static void engine_event(slda_service_t *svc, const slda_event_t *ev)
 
 static void engine_events(slda_service_t *svc);
 
-static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
+static void decode_one(size_t i, uint32_t worker, void *opaque);
+
+/* Train the open minibatch; ndecode messages of the decode job `decode` (may
+ * be NULL) are decoded on the threads meanwhile (train_full). */
+static slda_err_t train_batch_with(slda_service_t *svc, size_t ndecode, void *decode,
+                                   char *errstr, size_t errstr_size)
 {
     if (!svc->ndocs)
         return SLDA_OK;
@@ -531,8 +536,9 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
         svc->thetas = slda_xrealloc(svc->thetas, svc->ndocs * K * sizeof *svc->thetas);
     slda_train_stats_t stats;
     memset(&stats, 0, sizeof stats);
-    slda_err_t err = slda_model_train(svc->model, svc->docs, svc->ndocs,
-                                      want ? svc->thetas : NULL, &stats, errstr, errstr_size);
+    slda_err_t err = slda_model_train_with(svc->model, svc->docs, svc->ndocs,
+                                           want ? svc->thetas : NULL, &stats, ndecode,
+                                           decode_one, decode, errstr, errstr_size);
     if (err)
         return err;
     slda_metrics_add(svc->metrics, SLDA_M_DOCS, stats.docs);
@@ -553,6 +559,11 @@ static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_s
     if (svc->page && now_s() - svc->last_page >= PAGE_S)
         page_publish(svc);
     return SLDA_OK;
+}
+
+static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
+{
+    return train_batch_with(svc, 0, NULL, errstr, errstr_size);
 }
 
 /* births.c's topic births, deaths and merges since the last call: one line each. */
@@ -799,6 +810,49 @@ static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     slda_pool_run_longest(svc->model, n, decode_cost, decode_one, NULL, &job);
     for (size_t i = 0; i < n; i++)
         handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i], svc->decode_errs[i]);
+}
+
+/* The open minibatch is full: train it, and decode what Kafka has ready for
+ * the next one (up to a minibatch, not waiting) in the same hand-over to the
+ * threads, after the documents; then handle those messages as
+ * handle_messages does. Their words are looked up after the training, in
+ * message order, as if they had been polled after it (decoding only reads
+ * the vocabulary, and the bags' hints are checked against evictions), and
+ * nothing polls between (no rebalance) and nothing snapshots positions
+ * before they are handled: the same minibatches, model and records as
+ * polling after the training. One hand-over per minibatch instead of two
+ * (docs/engine.md, "Threads"). Not for replicas (publish_batch). */
+static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errstr,
+                             size_t errstr_size)
+{
+    {
+        slda_kmsg_t msgs[DECODE_MAX];
+        slda_doc_t docs[DECODE_MAX];
+        slda_err_t codes[DECODE_MAX];
+        size_t n = 0;
+        while (n < batch_docs && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
+            n++;
+        for (size_t i = 0; i < n; i++) {
+            if (!svc->bags[i])
+                svc->bags[i] = slda_bag_new();
+            slda_doc_init(&docs[i]); /* not decoded when training refuses the minibatch */
+        }
+        decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
+        slda_err_t err = train_batch_with(svc, n, &job, errstr, errstr_size);
+        if (!err && n)
+            svc->last_msg_t = now_s();
+        for (size_t i = 0; i < n; i++) {
+            if (!err)
+                handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i],
+                               svc->decode_errs[i]);
+            else /* the service stops: read again from the last snapshot */
+                slda_doc_clear(&docs[i]);
+            slda_ksource_release(svc->src, &msgs[i]);
+        }
+        if (err)
+            return err;
+    }
+    return SLDA_OK;
 }
 
 /* ---- tracking: event-time gauges, the live page, drift at snapshots ---- */
@@ -1581,7 +1635,10 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             timeout = left <= 0 ? 0 : left * 1000 < timeout ? (int)(left * 1000) + 1 : timeout;
         }
         slda_kmsg_t msgs[DECODE_MAX];
-        if (slda_ksource_poll(svc->src, timeout, &msgs[0])) { /* polls even while paused */
+        int full = !svc->replica && !svc->awaiting && svc->ndocs >= batch_docs;
+        if (full) /* train it, the next minibatch's messages decoded meanwhile */
+            err = train_full(svc, batch_docs, errstr, errstr_size);
+        else if (slda_ksource_poll(svc->src, timeout, &msgs[0])) { /* polls even while paused */
             /* and what else is there, up to the rest of the minibatch */
             size_t n = 1, room = svc->ndocs < batch_docs ? batch_docs - svc->ndocs : 1;
             while (n < room && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
@@ -1593,11 +1650,13 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
         }
         t = now_s();
         open = svc->ndocs || svc->ninputs;
-        if (svc->replica)
+        if (svc->replica && !err)
             err = replica_apply(svc, 0, errstr, errstr_size);
+        /* a full minibatch waits for the next round's train_full, unless replicas' */
         if (!err && !svc->awaiting &&
-            (svc->ndocs >= batch_docs || (open && c->minibatch_ms &&
-                                          (t - svc->batch_start) * 1000.0 >= c->minibatch_ms)))
+            ((svc->replica && svc->ndocs >= batch_docs) ||
+             (svc->ndocs < batch_docs && open && c->minibatch_ms &&
+              (t - svc->batch_start) * 1000.0 >= c->minibatch_ms)))
             err = svc->replica ? publish_batch(svc, errstr, errstr_size)
                                : train_batch(svc, errstr, errstr_size);
         if (!err && svc->replica && !svc->ndocs && !svc->ninputs && svc->ntxn_offs &&
