@@ -27,7 +27,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="slda-0053-")
     with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
         lines = [line.strip() for line in f if len(line.strip()) > 200]  # never all stop words
-    lines = (lines * 17)[:12000]
+    lines = (lines * 34)[:24000]  # 12,000 were trained between two snapshots at times
     broker = e2e.Broker(tmp, "documents,mixtures,streamlda.deadletter", control=True)
     svc = None
     try:
