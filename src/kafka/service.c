@@ -825,34 +825,29 @@ static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
 static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errstr,
                              size_t errstr_size)
 {
-    {
-        slda_kmsg_t msgs[DECODE_MAX];
-        slda_doc_t docs[DECODE_MAX];
-        slda_err_t codes[DECODE_MAX];
-        size_t n = 0;
-        while (n < batch_docs && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
-            n++;
-        for (size_t i = 0; i < n; i++) {
-            if (!svc->bags[i])
-                svc->bags[i] = slda_bag_new();
-            slda_doc_init(&docs[i]); /* not decoded when training refuses the minibatch */
-        }
-        decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
-        slda_err_t err = train_batch_with(svc, n, &job, errstr, errstr_size);
-        if (!err && n)
-            svc->last_msg_t = now_s();
-        for (size_t i = 0; i < n; i++) {
-            if (!err)
-                handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i],
-                               svc->decode_errs[i]);
-            else /* the service stops: read again from the last snapshot */
-                slda_doc_clear(&docs[i]);
-            slda_ksource_release(svc->src, &msgs[i]);
-        }
-        if (err)
-            return err;
+    slda_kmsg_t msgs[DECODE_MAX];
+    slda_doc_t docs[DECODE_MAX];
+    slda_err_t codes[DECODE_MAX];
+    size_t n = 0;
+    while (n < batch_docs && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
+        n++;
+    for (size_t i = 0; i < n; i++) {
+        if (!svc->bags[i])
+            svc->bags[i] = slda_bag_new();
+        slda_doc_init(&docs[i]); /* not decoded when training refuses the minibatch */
     }
-    return SLDA_OK;
+    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
+    slda_err_t err = train_batch_with(svc, n, &job, errstr, errstr_size);
+    if (!err && n)
+        svc->last_msg_t = now_s();
+    for (size_t i = 0; i < n; i++) {
+        if (!err)
+            handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i], svc->decode_errs[i]);
+        else /* the service stops: read again from the last snapshot */
+            slda_doc_clear(&docs[i]);
+        slda_ksource_release(svc->src, &msgs[i]);
+    }
+    return err;
 }
 
 /* ---- tracking: event-time gauges, the live page, drift at snapshots ---- */
