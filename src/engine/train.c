@@ -314,18 +314,14 @@ void slda_model_update_done(slda_model_t *model, const slda_doc_t *docs, size_t 
  * feed no births and count in replay_tokens, not in docs and tokens. */
 static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
                              float *thetas, slda_train_stats_t *stats, int revisit,
-                             const train_job_t *extra, char *errstr, size_t errstr_size)
+                             size_t nextra, void (*extra)(size_t, uint32_t, void *),
+                             void *extra_opaque, char *errstr, size_t errstr_size)
 {
     double t0 = mono_seconds();
     uint32_t nthreads = slda_pool_threads(model);
     uint64_t ntokens = 0, ntrained = 0, empty = 0;
     train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t,
-                       .ndocs = ndocs};
-    size_t nextra = extra ? extra->ndocs : 0;
-    if (nextra) {
-        job.extra = extra->extra;
-        job.extra_opaque = extra->extra_opaque;
-    }
+                       .ndocs = ndocs, .extra = extra, .extra_opaque = extra_opaque};
     slda_err_t err = prepare_rows(model, docs, ndocs, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
@@ -405,8 +401,9 @@ static slda_err_t revisit_due(slda_model_t *model, int drain, char *errstr, size
     size_t n;
     slda_doc_t *docs;
     while ((docs = slda_replay_pop(model, drain, &n))) {
-        slda_err_t err = n ? train_call(model, docs, n, NULL, NULL, 1, NULL, errstr, errstr_size)
-                           : SLDA_OK;
+        slda_err_t err =
+            n ? train_call(model, docs, n, NULL, NULL, 1, 0, NULL, NULL, errstr, errstr_size)
+              : SLDA_OK;
         slda_docs_clear(docs, n);
         free(docs);
         if (err != SLDA_OK)
@@ -429,8 +426,7 @@ slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, si
                                  void *opaque, char *errstr, size_t errstr_size)
 {
     double t0 = mono_seconds();
-    train_job_t more = {.ndocs = nextra, .extra = extra, .extra_opaque = opaque};
-    slda_err_t err = train_call(model, docs, ndocs, thetas, stats, 0, nextra ? &more : NULL,
+    slda_err_t err = train_call(model, docs, ndocs, thetas, stats, 0, nextra, extra, opaque,
                                 errstr, errstr_size);
     if (err != SLDA_OK || !SLDA_REPLAY_ACTIVE(&model->p))
         return err;
