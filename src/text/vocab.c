@@ -281,16 +281,15 @@ static int evict_batch(slda_vocab_t *vocab)
     return 1;
 }
 
-uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len)
-{
-    uint64_t h = slda_hash64(word, len, vocab->seed);
-    return vocab->slots[find_slot(vocab, word, len, h)];
-}
-
 uint32_t slda_vocab_find_hashed(const slda_vocab_t *vocab, const char *word, size_t len,
                                 uint64_t hash)
 {
     return vocab->slots[find_slot(vocab, word, len, hash)];
+}
+
+uint32_t slda_vocab_find(const slda_vocab_t *vocab, const char *word, size_t len)
+{
+    return slda_vocab_find_hashed(vocab, word, len, slda_hash64(word, len, vocab->seed));
 }
 
 static void mark(slda_vocab_t *vocab, uint32_t id, uint32_t count)
