@@ -135,13 +135,6 @@ struct slda_service_s {
     int64_t pruned;            /* the log was pruned below this offset */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int64_t wall_ms(void) /* wall clock, for event times */
 {
     struct timespec ts;
@@ -556,7 +549,7 @@ static slda_err_t train_batch_with(slda_service_t *svc, size_t ndecode, void *de
     svc->ndocs = 0;
     svc->batches_since++;
     event_gauges(svc);
-    if (svc->page && now_s() - svc->last_page >= PAGE_S)
+    if (svc->page && slda_mono_s() - svc->last_page >= PAGE_S)
         page_publish(svc);
     return SLDA_OK;
 }
@@ -788,7 +781,7 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
         svc->meta = slda_xrealloc(svc->meta, svc->cap * sizeof *svc->meta);
     }
     if (!svc->ndocs)
-        svc->batch_start = now_s();
+        svc->batch_start = slda_mono_s();
     svc->docs[svc->ndocs] = doc;
     doc_meta_t *meta = &svc->meta[svc->ndocs++];
     snprintf(meta->topic, sizeof meta->topic, "%s", msg->topic);
@@ -799,17 +792,41 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
     meta->event_ms = event_time(svc, msg);
 }
 
+/* n messages polled together: their bags ready and their documents empty (as
+ * they stay if they are never decoded: train_full when training fails). */
+static void decode_setup(slda_service_t *svc, decode_job_t *job, slda_kmsg_t *msgs, size_t n,
+                         slda_doc_t *docs, slda_err_t *codes)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!svc->bags[i])
+            svc->bags[i] = slda_bag_new();
+        slda_doc_init(&docs[i]);
+    }
+    *job = (decode_job_t){svc, msgs, docs, codes, svc->decode_errs};
+}
+
+/* The decoded messages handled in order (ok), or dropped (the service stops
+ * and reads them again from the last snapshot); then released. */
+static void handle_decoded(slda_service_t *svc, const decode_job_t *job, size_t n, int ok)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ok)
+            handle_message(svc, &job->msgs[i], job->codes[i], job->docs[i], svc->bags[i],
+                           svc->decode_errs[i]);
+        else
+            slda_doc_clear(&job->docs[i]);
+        slda_ksource_release(svc->src, &job->msgs[i]);
+    }
+}
+
 static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
 {
     slda_doc_t docs[DECODE_MAX];
     slda_err_t codes[DECODE_MAX];
-    for (size_t i = 0; i < n; i++)
-        if (!svc->bags[i])
-            svc->bags[i] = slda_bag_new();
-    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
+    decode_job_t job;
+    decode_setup(svc, &job, msgs, n, docs, codes);
     slda_pool_run_longest(svc->model, n, decode_cost, decode_one, NULL, &job);
-    for (size_t i = 0; i < n; i++)
-        handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i], svc->decode_errs[i]);
+    handle_decoded(svc, &job, n, 1);
 }
 
 /* The open minibatch is full: train it, and decode what Kafka has ready for
@@ -828,25 +845,15 @@ static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errst
     slda_kmsg_t msgs[DECODE_MAX];
     slda_doc_t docs[DECODE_MAX];
     slda_err_t codes[DECODE_MAX];
+    decode_job_t job;
     size_t n = 0;
     while (n < batch_docs && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
         n++;
-    for (size_t i = 0; i < n; i++) {
-        if (!svc->bags[i])
-            svc->bags[i] = slda_bag_new();
-        slda_doc_init(&docs[i]); /* not decoded when training refuses the minibatch */
-    }
-    decode_job_t job = {svc, msgs, docs, codes, svc->decode_errs};
+    decode_setup(svc, &job, msgs, n, docs, codes);
     slda_err_t err = train_batch_with(svc, n, &job, errstr, errstr_size);
     if (!err && n)
-        svc->last_msg_t = now_s();
-    for (size_t i = 0; i < n; i++) {
-        if (!err)
-            handle_message(svc, &msgs[i], codes[i], docs[i], svc->bags[i], svc->decode_errs[i]);
-        else /* the service stops: read again from the last snapshot */
-            slda_doc_clear(&docs[i]);
-        slda_ksource_release(svc->src, &msgs[i]);
-    }
+        svc->last_msg_t = slda_mono_s();
+    handle_decoded(svc, &job, n, !err);
     return err;
 }
 
@@ -908,7 +915,7 @@ static void page_status(slda_service_t *svc)
     FILE *f = open_memstream(&json, &len);
     if (!f)
         return;
-    double t = now_s();
+    double t = slda_mono_s();
     uint64_t docs = slda_metrics_get(svc->metrics, SLDA_M_DOCS);
     double rate = svc->rate_t > 0 && t > svc->rate_t
                       ? (docs - svc->rate_docs) / (t - svc->rate_t) : 0;
@@ -945,12 +952,12 @@ static void page_publish(slda_service_t *svc)
         return;
     size_t len;
     char *json;
-    double t = now_s();
+    double t = slda_mono_s();
     if (svc->page_updates != slda_model_updates(svc->model) + 1 &&
         t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost) {
         slda_track_model_words(svc->model, svc->words, svc->mass);
         svc->page_updates = slda_model_updates(svc->model) + 1;
-        svc->words_t = now_s();
+        svc->words_t = slda_mono_s();
         svc->words_cost = svc->words_t - t;
     }
     if ((json = slda_track_json_topics(svc->track, svc->words, svc->mass, &len)))
@@ -960,7 +967,7 @@ static void page_publish(slda_service_t *svc)
     if ((json = slda_track_json_events(svc->track, &len)))
         slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
     page_status(svc);
-    svc->last_page = now_s();
+    svc->last_page = slda_mono_s();
 }
 
 /* At a snapshot: drift and events against the previous one, and the tracking
@@ -1050,7 +1057,7 @@ static void publish_snapshot(slda_service_t *svc, double *bytes)
 static void defer(slda_service_t *svc)
 {
     svc->deferred = 1;
-    svc->retry_at = now_s() + RETRY_S;
+    svc->retry_at = slda_mono_s() + RETRY_S;
 }
 
 /* Write the model (with the offsets it holds) to snapshot.dir as
@@ -1109,7 +1116,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
     const slda_offset_t *offs = slda_ksource_positions(svc->src, &n);
     slda_model_set_offsets(svc->model, offs, n);
     offs = slda_model_offsets(svc->model, &n);
-    double t0 = now_s(), bytes = 0;
+    double t0 = slda_mono_s(), bytes = 0;
     if (slda_ksink_transactional(svc->sink) &&
         slda_ksink_txn_commit(svc->sink, svc->src, offs, n, NULL, errstr, errstr_size))
         return SLDA_ERR_KAFKA; /* restart from the last snapshot: nothing lost */
@@ -1119,7 +1126,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
             return SLDA_OK; /* deferred, retried */
     } else
         track_snapshot(svc, NULL);
-    slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
+    slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, slda_mono_s() - t0);
     if (svc->conf->snapshot_topic && *svc->conf->snapshot_topic)
         publish_snapshot(svc, &bytes);
     slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_BYTES, bytes);
@@ -1130,7 +1137,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
     }
     svc->dirty = 0;
     svc->batches_since = 0;
-    svc->last_snapshot = now_s();
+    svc->last_snapshot = slda_mono_s();
     return SLDA_OK;
 }
 
@@ -1168,7 +1175,7 @@ static void note_input(slda_service_t *svc, const slda_kmsg_t *msg)
         svc->input_last = slda_xrealloc(svc->input_last, svc->capinputs * sizeof *svc->input_last);
     }
     if (!svc->ninputs && !svc->ndocs)
-        svc->batch_start = now_s();
+        svc->batch_start = slda_mono_s();
     slda_offset_t *o = &svc->inputs[svc->ninputs];
     memset(o, 0, sizeof *o);
     snprintf(o->topic, sizeof o->topic, "%s", msg->topic);
@@ -1222,7 +1229,7 @@ static void txn_offsets_add(slda_service_t *svc)
                                       strcmp(svc->txn_offs[k].topic, svc->inputs[i].topic)))
             k++;
         if (!svc->ntxn_offs)
-            svc->txn_start = now_s();
+            svc->txn_start = slda_mono_s();
         if (k == svc->ntxn_offs) {
             if (svc->ntxn_offs == svc->captxn) {
                 svc->captxn = svc->captxn ? 2 * svc->captxn : 16;
@@ -1336,15 +1343,15 @@ static slda_err_t publish_batch(slda_service_t *svc, char *errstr, size_t errstr
     svc->txn_docs += svc->ndocs;
     clear_batch(svc);
     event_gauges(svc);
-    if (svc->page && now_s() - svc->last_page >= PAGE_S)
+    if (svc->page && slda_mono_s() - svc->last_page >= PAGE_S)
         page_publish(svc);
     uint64_t S = svc->conf->updates_staleness;
     if (slda_replica_unapplied(svc->replica) > S ||
-        (now_s() - svc->txn_start) * 1000.0 >= svc->conf->minibatch_ms) {
+        (slda_mono_s() - svc->txn_start) * 1000.0 >= svc->conf->minibatch_ms) {
         e = commit_txn(svc, errstr, errstr_size);
-        double t0 = now_s();
+        double t0 = slda_mono_s();
         while (!e && slda_replica_unapplied(svc->replica) > S) {
-            if (now_s() - t0 > 120)
+            if (slda_mono_s() - t0 > 120)
                 return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
                                     "replica: %" PRIu64 " update record(s) committed by this "
                                     "instance did not come back through updates.topic %s in "
@@ -1361,8 +1368,8 @@ static slda_err_t publish_batch(slda_service_t *svc, char *errstr, size_t errstr
 static slda_err_t replica_catch_up(slda_service_t *svc, volatile int *stop, double max_s,
                                    char *errstr, size_t errstr_size)
 {
-    double end = now_s() + max_s;
-    while (!slda_replica_at_end(svc->replica) && !(stop && *stop) && now_s() < end) {
+    double end = slda_mono_s() + max_s;
+    while (!slda_replica_at_end(svc->replica) && !(stop && *stop) && slda_mono_s() < end) {
         slda_err_t e = replica_apply(svc, POLL_MAX_MS, errstr, errstr_size);
         if (e)
             return e;
@@ -1399,18 +1406,18 @@ static slda_err_t replica_snapshot(slda_service_t *svc, char *errstr, size_t err
         } else if (!busy)
             slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-lock", "%s", err);
     }
-    svc->last_snapshot = now_s();
+    svc->last_snapshot = slda_mono_s();
     svc->batches_since = 0;
     if (!svc->writer || !svc->dirty)
         return SLDA_OK;
     size_t n;
     const slda_offset_t *offs = slda_replica_offsets(svc->replica, &n);
     slda_model_set_offsets(svc->model, offs, n);
-    double t0 = now_s(), bytes = 0;
+    double t0 = slda_mono_s(), bytes = 0;
     if (write_snapshot_file(svc, &bytes))
         return SLDA_OK; /* deferred, retried at the next interval */
     svc->deferred = 0;
-    slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, now_s() - t0);
+    slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_SECONDS, slda_mono_s() - t0);
     size_t keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
     if (keep > sizeof svc->kept_log / sizeof svc->kept_log[0])
         keep = sizeof svc->kept_log / sizeof svc->kept_log[0];
@@ -1610,7 +1617,7 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
 {
     const slda_conf_t *c = svc->conf;
     uint32_t batch_docs = c->minibatch_docs ? c->minibatch_docs : 256;
-    svc->last_snapshot = svc->last_status = svc->last_msg_t = now_s();
+    svc->last_snapshot = svc->last_status = svc->last_msg_t = slda_mono_s();
     slda_err_t err = SLDA_OK;
     if (svc->replica) { /* the first minibatch reads the model at the log's end */
         err = replica_catch_up(svc, stop, 1e9, errstr, errstr_size);
@@ -1620,7 +1627,7 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
                      " documents", slda_model_updates(svc->model), slda_model_docs(svc->model));
     }
     while (!*stop && !err) {
-        double t = now_s();
+        double t = slda_mono_s();
         int open = svc->ndocs || svc->ninputs;
         if (svc->replica && !open)
             svc->batch_gen = slda_ksource_generation(svc->src);
@@ -1638,12 +1645,10 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             size_t n = 1, room = svc->ndocs < batch_docs ? batch_docs - svc->ndocs : 1;
             while (n < room && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
                 n++;
-            svc->last_msg_t = now_s();
-            handle_messages(svc, msgs, n);
-            for (size_t i = 0; i < n; i++)
-                slda_ksource_release(svc->src, &msgs[i]);
+            svc->last_msg_t = slda_mono_s();
+            handle_messages(svc, msgs, n); /* and releases them */
         }
-        t = now_s();
+        t = slda_mono_s();
         open = svc->ndocs || svc->ninputs;
         if (svc->replica && !err)
             err = replica_apply(svc, 0, errstr, errstr_size);
