@@ -80,8 +80,7 @@ typedef struct entry_s {
  * a whole document, which the worker builds; the serving thread gathers the
  * others, which may go on in the pieces before or after. */
 typedef struct run_s {
-    int built;
-    slda_doc_t doc;   /* built: the document (until served) */
+    slda_doc_t doc;   /* built (run_built): the document (until served) */
 } run_t;
 
 /* Whole lines of a batch, split and parsed by one worker. */
@@ -94,6 +93,12 @@ typedef struct piece_s {
     run_t *r;         /* its runs (set by the parse) */
     uint32_t nr, capr;
 } piece_t;
+
+/* Run k of pc is a whole document, built by the worker: neither its first nor its last. */
+static inline int run_built(const piece_t *pc, uint32_t k)
+{
+    return k > 0 && k + 1 < pc->nr;
+}
 
 /* Lines read together. */
 typedef struct uci_batch_s {
@@ -348,18 +353,15 @@ static void find_runs(piece_t *pc)
                 pc->capr = pc->capr ? 2 * pc->capr : 16;
                 pc->r = slda_xrealloc(pc->r, pc->capr * sizeof *pc->r);
             }
-            pc->r[pc->nr].built = 0;
             slda_doc_init(&pc->r[pc->nr].doc);
             pc->nr++;
             first = i;
         }
         e->run = pc->nr - 1;
     }
-    for (uint32_t k = 1; k + 1 < pc->nr; k++) /* not the first nor the last */
-        pc->r[k].built = 1;
     for (uint32_t i = 0; i < pc->n;) { /* each built run's entries: its document */
         entry_t *e = &pc->e[i];
-        if (e->err != SLDA_OK || !pc->r[e->run].built) {
+        if (e->err != SLDA_OK || !run_built(pc, e->run)) {
             i++;
             continue;
         }
@@ -375,9 +377,8 @@ static void find_runs(piece_t *pc)
                 continue;
             d->word[d->npairs] = pc->e[j].word;
             d->count[d->npairs++] = pc->e[j].count;
-            d->ntokens += pc->e[j].count; /* as slda_doc_add sums them */
         }
-        slda_doc_finish(d);
+        slda_doc_finish(d); /* sorts, merges and sums ntokens, as slda_doc_add's documents */
         slda_reader_set_id(d, e->doc);
         i = end;
     }
@@ -538,7 +539,7 @@ slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr
         a->ei++;
         rd->uci_seen++;
         rd->uci_doc = e->doc;
-        if (pc->r[e->run].built)
+        if (run_built(pc, e->run))
             a->built = &pc->r[e->run].doc;
         else
             slda_doc_add(&rd->uci_cur, e->word, e->count);
