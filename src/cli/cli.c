@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- shared options ---- */
 
@@ -146,13 +145,6 @@ void slda_cli_install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---- train (stream mode over files or standard input) ---- */
 
 static const char train_usage[] =
@@ -267,12 +259,12 @@ static int is_heldout(const slda_conf_t *conf, const slda_doc_t *doc, uint64_t o
 
 static double heldout_perplexity(train_run_t *tr)
 {
-    double perp = NAN, t0 = now_s();
+    double perp = NAN, t0 = slda_mono_s();
     if (tr->hobs)
         slda_heldout_perplexity(tr->model, tr->hobs, tr->hheld, tr->conf->p.seed, &perp, NULL);
     else if (tr->hout)
         slda_heldout_perplexity(tr->model, tr->hout, NULL, tr->conf->p.seed, &perp, NULL);
-    tr->eval_seconds += now_s() - t0;
+    tr->eval_seconds += slda_mono_s() - t0;
     return perp;
 }
 
@@ -281,7 +273,7 @@ static double heldout_perplexity(train_run_t *tr)
  * evaluation is not counted in the rates). */
 static void progress(train_run_t *tr, int force)
 {
-    double now = now_s();
+    double now = slda_mono_s();
     if (tr->quiet || tr->conf->progress_ms == 0)
         return;
     if (!force && (now - tr->last_progress) * 1000 < tr->conf->progress_ms)
@@ -650,22 +642,22 @@ int slda_cli_train(int argc, char **argv)
     /* Files (or several passes) are held in memory so C (corpus.tokens) is
      * the training set's size; a single pass over standard input streams. */
     int streaming = passes == 1 && tr.nfiles == 1 && !strcmp(tr.files[0], "-");
-    double wall0 = now_s();
+    double wall0 = slda_mono_s();
     if (read_inputs(&tr, !streaming))
         goto out;
     if (!streaming && train_passes(&tr, passes))
         goto out;
     if (!slda_cli_stop) { /* replay: the documents still waiting for their second visit */
         char derr[512];
-        double d0 = now_s();
+        double d0 = slda_mono_s();
         if (slda_model_replay_drain(tr.model, derr, sizeof derr) != SLDA_OK) {
             fprintf(stderr, "streamlda: train: %s\n", derr);
             goto out;
         }
-        tr.train_seconds += now_s() - d0;
+        tr.train_seconds += slda_mono_s() - d0;
     }
     slda_model_flush(tr.model); /* the last minibatch's update (global.stale) */
-    double wall = now_s() - wall0 - tr.eval_seconds;
+    double wall = slda_mono_s() - wall0 - tr.eval_seconds;
     progress(&tr, 1);
     slda_cli_input_summary();
     if (slda_model_docs(tr.model) == 0) { /* never an empty model and exit 0 */

@@ -48,6 +48,11 @@ static inline double slda_rng_double(slda_rng_t *rng) /* uniform [0,1) */
 }
 uint32_t slda_rng_below(slda_rng_t *rng, uint32_t n);
 
+/* ---- clock.c: wall-clock ms since the epoch (recorded times), monotonic seconds
+ * (durations) ---- */
+int64_t slda_now_ms(void);
+double slda_mono_s(void);
+
 /* ---- mathx.c ---- */
 double slda_digamma(double x);
 

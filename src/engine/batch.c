@@ -29,7 +29,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 /* rng stream tags ("split", "sweep" in ASCII) */
 #define TAG_SPLIT 0x73706c6974ULL
@@ -630,13 +629,6 @@ double slda_batch_check(const slda_batch_t *batch)
 
 /* ---- the public loop, and the learned model ---- */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 slda_err_t slda_batch_store(const slda_batch_t *batch, slda_model_t *model, char *errstr,
                             size_t errstr_size)
 {
@@ -689,7 +681,7 @@ slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const 
                             uint32_t every, void *opaque, slda_batch_result_t *result,
                             char *errstr, size_t errstr_size)
 {
-    double t0 = now_seconds();
+    double t0 = slda_mono_s();
     slda_batch_t *batch = NULL;
     if (!conf || (!docs && ndocs))
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
@@ -710,7 +702,7 @@ slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const 
         result->perplexity = slda_batch_perplexity(batch);
         result->train_tokens = batch->sz.train_tokens;
         result->test_tokens = batch->sz.test_tokens;
-        result->seconds = now_seconds() - t0;
+        result->seconds = slda_mono_s() - t0;
     }
     if (model)
         err = slda_batch_store(batch, model, errstr, errstr_size);

@@ -4,7 +4,6 @@
 
 #include "local.h"
 
-int64_t slda_now_ms(void);
 void slda_model_init_row(slda_model_t *model, uint32_t id);
 /* The same for the word of that key (update.c: a word the vocabulary does
  * not hold yet, on a borrowed row for the local steps). */

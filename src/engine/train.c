@@ -33,7 +33,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The first updates are applied at once, whatever global.stale says: while
  * one minibatch is a large share of all the model has seen, local steps one
@@ -74,13 +73,6 @@ typedef struct train_job_s {
     void (*extra)(size_t, uint32_t, void *);
     void *extra_opaque;
 } train_job_t;
-
-static double mono_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void train_doc(size_t i, uint32_t worker, void *opaque)
 {
@@ -317,7 +309,7 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
                              size_t nextra, void (*extra)(size_t, uint32_t, void *),
                              void *extra_opaque, char *errstr, size_t errstr_size)
 {
-    double t0 = mono_seconds();
+    double t0 = slda_mono_s();
     uint32_t nthreads = slda_pool_threads(model);
     uint64_t ntokens = 0, ntrained = 0, empty = 0;
     train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t,
@@ -390,7 +382,7 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
         stats->tokens = ntokens;
         stats->skipped_empty = empty;
         stats->rho = rho;
-        stats->seconds = mono_seconds() - t0;
+        stats->seconds = slda_mono_s() - t0;
     }
     return SLDA_OK;
 }
@@ -425,7 +417,7 @@ slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, si
                                  void (*extra)(size_t i, uint32_t worker, void *opaque),
                                  void *opaque, char *errstr, size_t errstr_size)
 {
-    double t0 = mono_seconds();
+    double t0 = slda_mono_s();
     slda_err_t err = train_call(model, docs, ndocs, thetas, stats, 0, nextra, extra, opaque,
                                 errstr, errstr_size);
     if (err != SLDA_OK || !SLDA_REPLAY_ACTIVE(&model->p))
@@ -433,7 +425,7 @@ slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, si
     slda_replay_push(model, docs, ndocs);
     err = revisit_due(model, 0, errstr, errstr_size);
     if (stats)
-        stats->seconds = mono_seconds() - t0; /* second visits included */
+        stats->seconds = slda_mono_s() - t0; /* second visits included */
     return err;
 }
 

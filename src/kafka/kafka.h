@@ -6,7 +6,6 @@
 #include "metrics.h"
 #include "slda_int.h"
 
-#include <time.h>
 
 /* client.id prefix of replicas (updates.topic) in the model's consumer group. */
 #define SLDA_REPLICA_CLIENT "streamlda-replica/"
@@ -29,14 +28,6 @@ typedef struct slda_kmsg_s {
 static inline int slda_stopping(volatile int *stop)
 {
     return stop && *stop;
-}
-
-/* Seconds on the monotonic clock (the start-up waits' deadlines). */
-static inline double slda_mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* A start-up wait's next call, in ms: what is left until deadline

@@ -45,13 +45,6 @@ struct slda_metrics_s {
     uint64_t last_docs, last_tokens;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void stderr_sink(int level, const char *line, void *opaque)
 {
     const char *name = level <= SLDA_LOG_ERR ? "error" : level == SLDA_LOG_WARN ? "warning" : "info";
@@ -64,7 +57,7 @@ slda_metrics_t *slda_metrics_new(void)
     pthread_mutex_init(&m->lock, NULL);
     m->sink = stderr_sink;
     snprintf(m->reason, sizeof m->reason, "starting");
-    m->last_time = now_s();
+    m->last_time = slda_mono_s();
     slda_metrics_set(m, SLDA_G_LAG, -1);
     return m;
 }
@@ -260,7 +253,7 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
 
 void slda_metrics_status_line(slda_metrics_t *m, char *buf, size_t size)
 {
-    double t = now_s(), dt = t - m->last_time;
+    double t = slda_mono_s(), dt = t - m->last_time;
     uint64_t docs = slda_metrics_get(m, SLDA_M_DOCS), tokens = slda_metrics_get(m, SLDA_M_TOKENS);
     if (dt <= 0)
         dt = 1e-9;
@@ -332,7 +325,7 @@ void slda_log(slda_metrics_t *m, int level, const char *key, const char *fmt, ..
     va_end(ap);
     pthread_mutex_lock(&m->lock);
     if (key) {
-        double t = now_s();
+        double t = slda_mono_s();
         log_key_t *slot = log_slot(m, key);
         if (t < slot->next_at) {
             slot->suppressed++;
