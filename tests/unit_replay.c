@@ -159,9 +159,12 @@ static void test_off(slda_replay_mode_t mode, uint32_t replay_docs)
 
 /* The drain's order with seed: order[i] = the document (pushed in order
  * 0..NB-1, in minibatches of 2) at position i of the drain's minibatches
- * (each checked to hold 2), UINT32_MAX if none matched. */
+ * (each checked to hold 2), UINT32_MAX if none matched. ahead: each pop but
+ * the first hands out the minibatch resolved ahead after the one before
+ * (slda_replay_ahead, as train.c's drain does it), its documents resolved
+ * last first. */
 enum { NB = 20 };
-static void drain_order(uint64_t seed, uint32_t *order)
+static void drain_order(uint64_t seed, int ahead, uint32_t *order)
 {
     slda_params_t p = base_params(4096, 0); /* stores only what the test pushes */
     p.seed = seed;
@@ -189,6 +192,11 @@ static void drain_order(uint64_t seed, uint32_t *order)
             slda_docs_clear(back, n);
             free(back);
         }
+        size_t nahead = ahead ? slda_replay_ahead(model) : 0;
+        CHECK_INT(nahead, ahead && i + 2 < NB ? 2 : 0);
+        CHECK_INT(ahead ? slda_replay_ahead(model) : 0, 0); /* one at a time */
+        for (size_t h = nahead; h-- > 0;)
+            slda_replay_ahead_item(h, 0, model);
     }
     CHECK(slda_replay_pop(model, 1, &n) == NULL);
     CHECK_INT(slda_replay_stored(model), 0);
@@ -199,15 +207,18 @@ static void drain_order(uint64_t seed, uint32_t *order)
 /* The drain shuffles the waiting documents across the waiting minibatches
  * (as a shuffled second pass): each document exactly once, not in the order
  * they came, some paired with a document of another minibatch, the same
- * order for the same seed and another for another seed. */
+ * order for the same seed (resolved ahead or not) and another for another
+ * seed. */
 static void test_drain_order(void)
 {
-    uint32_t a[NB], b[NB], c[NB];
+    uint32_t a[NB], b[NB], c[NB], d[NB];
     unsigned seen[NB] = {0};
     int fifo = 1, same = 1, other = 0, mixed = 0;
-    drain_order(11, a);
-    drain_order(11, b);
-    drain_order(12, c);
+    drain_order(11, 0, a);
+    drain_order(11, 0, b);
+    drain_order(12, 0, c);
+    drain_order(11, 1, d); /* resolved ahead: the same minibatches */
+    CHECK(!memcmp(a, d, sizeof a));
     for (uint32_t i = 0; i < NB; i++) {
         if (a[i] < NB)
             seen[a[i]]++;

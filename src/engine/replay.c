@@ -24,10 +24,14 @@
  * corpora that helped every one of them again (Reuters is in time order: a
  * minibatch of the second visits no longer holds one week's news).
  *
- * Documents are stored as (word key, count) pairs (the XXH3 key the
- * vocabulary hashes words with, as heldout.c does) and resolved to ids when
- * they come back: an open vocabulary may have evicted a word and handed its
- * id to another meanwhile; a word the model no longer holds is left out.
+ * Documents are stored as (word id, word key, count) triples (the key: the
+ * XXH3 key the vocabulary hashes words with, as heldout.c does) and resolved
+ * to ids when they come back: an open vocabulary may have evicted a word and
+ * handed its id to another meanwhile, then the key finds the word's id (a
+ * word the model no longer holds is left out); while it has evicted nothing
+ * since the minibatch was stored, the stored ids still name the same words
+ * and no lookup is needed (always, for a fixed vocabulary, whose documents
+ * store no keys). The lookups were 6 ms of a 230 ms KOS run.
  *
  * Invariants: minibatches leave in the order they came, except in the
  * drain (documents shuffled, the same way for the same seed and input);
@@ -49,9 +53,19 @@
 typedef struct replay_batch_s {
     size_t ndocs;
     size_t *off;      /* ndocs + 1 pair offsets */
-    uint64_t *key;    /* pairs: word keys */
+    uint32_t *id;     /* pairs: word ids when stored */
+    uint64_t *key;    /* pairs: word keys (NULL for a fixed vocabulary) */
     uint32_t *count;  /* pairs: counts */
+    uint64_t evictions; /* the vocabulary's evictions when stored */
 } replay_batch_t;
+
+/* Documents to resolve: each one's stored minibatch and index in it. */
+typedef struct resolve_job_s {
+    const slda_model_t *model;
+    const replay_batch_t **batch; /* each document's minibatch and index in it */
+    size_t *index;
+    slda_doc_t *docs;
+} resolve_job_t;
 
 struct slda_replay_s {
     replay_batch_t *b;    /* FIFO: b[head..n) */
@@ -66,20 +80,38 @@ struct slda_replay_s {
      * perm_pos on. The batches are freed when the drain ends. */
     size_t *perm_b, *perm_d;
     size_t perm_pos, drain_next, drain_end;
+    /* The drain's next minibatch, resolved ahead (slda_replay_ahead), or
+     * NULL: ahead_nd documents in ahead->docs. */
+    struct resolve_job_s *ahead;
+    size_t ahead_nd;
 };
 
 static void batch_clear(replay_batch_t *b)
 {
     free(b->off);
+    free(b->id);
     free(b->key);
     free(b->count);
     memset(b, 0, sizeof *b);
+}
+
+static void job_free(resolve_job_t *job, size_t nd)
+{
+    if (!job)
+        return;
+    if (job->docs)
+        slda_docs_clear(job->docs, nd);
+    free(job->docs);
+    free(job->batch);
+    free(job->index);
+    free(job);
 }
 
 void slda_replay_free(struct slda_replay_s *rp)
 {
     if (!rp)
         return;
+    job_free(rp->ahead, rp->ahead_nd);
     free(rp->perm_b);
     free(rp->perm_d);
     for (size_t i = rp->head; i < rp->n; i++)
@@ -120,17 +152,22 @@ void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
     replay_batch_t *b = &rp->b[rp->n++];
     b->ndocs = nd;
     b->off = slda_xmalloc((nd + 1) * sizeof *b->off);
-    b->key = slda_xmalloc((pairs + 1) * sizeof *b->key);
+    b->id = slda_xmalloc((pairs + 1) * sizeof *b->id);
+    b->key = slda_vocab_is_fixed(model->vocab) ? NULL
+                                               : slda_xmalloc((pairs + 1) * sizeof *b->key);
     b->count = slda_xmalloc((pairs + 1) * sizeof *b->count);
+    b->evictions = slda_vocab_evictions(model->vocab);
     size_t j = 0, p = 0;
     for (size_t i = 0; i < ndocs; i++) {
-        if (!docs[i].npairs || !docs[i].ntokens)
+        uint32_t n = docs[i].npairs;
+        if (!n || !docs[i].ntokens)
             continue;
         b->off[j++] = p;
-        for (uint32_t u = 0; u < docs[i].npairs; u++, p++) {
-            b->key[p] = slda_vocab_key(model->vocab, docs[i].word[u]);
-            b->count[p] = docs[i].count[u];
-        }
+        memcpy(b->id + p, docs[i].word, n * sizeof *b->id);
+        memcpy(b->count + p, docs[i].count, n * sizeof *b->count);
+        for (uint32_t u = 0; b->key && u < n; u++)
+            b->key[p + u] = slda_vocab_key(model->vocab, docs[i].word[u]);
+        p += n;
     }
     b->off[nd] = p;
     rp->stored += nd;
@@ -179,23 +216,25 @@ static void drain_start(const slda_model_t *model, struct slda_replay_s *rp)
 }
 
 /* Document i of b in the model's current ids (words it still holds and has
- * trained); only reads the model, so the documents of a minibatch are
- * resolved on the pool's threads. */
+ * trained), in arrays of its stored size; only reads the model, so the
+ * documents of a minibatch are resolved on the pool's threads. */
 static void resolve(const slda_model_t *model, const replay_batch_t *b, size_t i, slda_doc_t *d)
 {
-    for (size_t p = b->off[i]; p < b->off[i + 1]; p++) {
-        uint32_t id = slda_vocab_find_key(model->vocab, b->key[p]);
-        if (id < model->W && model->row_ready[id])
-            slda_doc_add(d, id, b->count[p]);
+    size_t from = b->off[i], to = b->off[i + 1];
+    int same = !b->key || b->evictions == slda_vocab_evictions(model->vocab);
+    d->cap = (uint32_t)(to - from);
+    d->word = slda_xmalloc((to - from + 1) * sizeof *d->word);
+    d->count = slda_xmalloc((to - from + 1) * sizeof *d->count);
+    for (size_t p = from; p < to; p++) {
+        uint32_t id = same ? b->id[p] : slda_vocab_find_key(model->vocab, b->key[p]);
+        if (id < model->W && model->row_ready[id]) {
+            d->word[d->npairs] = id;
+            d->count[d->npairs++] = b->count[p];
+            d->ntokens += b->count[p]; /* as slda_doc_add sums them */
+        }
     }
 }
 
-typedef struct resolve_job_s {
-    const slda_model_t *model;
-    const replay_batch_t **batch; /* each document's minibatch and index in it */
-    size_t *index;
-    slda_doc_t *docs;
-} resolve_job_t;
 
 static void resolve_item(size_t i, uint32_t worker, void *opaque)
 {
@@ -213,14 +252,12 @@ static slda_doc_t *resolve_job_init(resolve_job_t *job, size_t nd)
     return job->docs = slda_xcalloc(nd + 1, sizeof *job->docs);
 }
 
-/* Resolve the nd documents of job (on the pool), then, in order, pin their
- * words (the update they go into may be left pending) and drop the documents
- * none of whose words is still held; returns how many are left, first in
- * job->docs. */
-static size_t resolve_all(slda_model_t *model, resolve_job_t *job, size_t nd)
+/* The nd resolved documents of job, in order: pin their words (the update
+ * they go into may be left pending) and drop the documents none of whose
+ * words is still held; returns how many are left, first in job->docs. */
+static size_t pin_compact(slda_model_t *model, resolve_job_t *job, size_t nd)
 {
     size_t m = 0;
-    slda_pool_run(model, nd, resolve_item, job);
     for (size_t i = 0; i < nd; i++) {
         slda_doc_t *d = &job->docs[i];
         if (!d->npairs) {
@@ -238,6 +275,36 @@ static size_t resolve_all(slda_model_t *model, resolve_job_t *job, size_t nd)
     return m;
 }
 
+/* Resolve the nd documents of job on the pool, then pin_compact. */
+static size_t resolve_all(slda_model_t *model, resolve_job_t *job, size_t nd)
+{
+    slda_pool_run(model, nd, resolve_item, job);
+    return pin_compact(model, job, nd);
+}
+
+size_t slda_replay_ahead(slda_model_t *model)
+{
+    struct slda_replay_s *rp = model->replay;
+    if (!rp || !rp->perm_b || rp->ahead || rp->drain_next == rp->drain_end)
+        return 0;
+    size_t nd = rp->b[rp->head + rp->drain_next].ndocs;
+    rp->ahead = slda_xcalloc(1, sizeof *rp->ahead);
+    rp->ahead->model = model;
+    rp->ahead_nd = nd;
+    resolve_job_init(rp->ahead, nd);
+    for (size_t i = 0; i < nd; i++) {
+        rp->ahead->batch[i] = &rp->b[rp->head + rp->perm_b[rp->perm_pos + i]];
+        rp->ahead->index[i] = rp->perm_d[rp->perm_pos + i];
+    }
+    return nd;
+}
+
+void slda_replay_ahead_item(size_t i, uint32_t worker, void *opaque)
+{
+    const slda_model_t *model = opaque;
+    resolve_item(i, worker, model->replay->ahead);
+}
+
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
 {
     struct slda_replay_s *rp = model->replay;
@@ -251,12 +318,21 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
     resolve_job_t job = {.model = model};
     if (rp->perm_b) { /* draining: the next minibatch of shuffled documents */
         nd = rp->b[rp->head + rp->drain_next++].ndocs;
-        docs = resolve_job_init(&job, nd);
-        for (size_t i = 0; i < nd; i++, rp->perm_pos++) {
-            job.batch[i] = &rp->b[rp->head + rp->perm_b[rp->perm_pos]];
-            job.index[i] = rp->perm_d[rp->perm_pos];
+        if (rp->ahead) { /* resolved already: slda_replay_ahead */
+            job = *rp->ahead;
+            free(rp->ahead);
+            rp->ahead = NULL;
+            docs = job.docs;
+            rp->perm_pos += nd;
+            m = pin_compact(model, &job, nd);
+        } else {
+            docs = resolve_job_init(&job, nd);
+            for (size_t i = 0; i < nd; i++, rp->perm_pos++) {
+                job.batch[i] = &rp->b[rp->head + rp->perm_b[rp->perm_pos]];
+                job.index[i] = rp->perm_d[rp->perm_pos];
+            }
+            m = resolve_all(model, &job, nd);
         }
-        m = resolve_all(model, &job, nd);
         if (rp->drain_next == rp->drain_end) { /* every drained document is out */
             for (size_t i = 0; i < rp->drain_end; i++)
                 batch_clear(&rp->b[rp->head + i]);

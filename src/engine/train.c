@@ -387,15 +387,19 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     return SLDA_OK;
 }
 
-/* Train the stored minibatches that are due (all of them with drain). */
+/* Train the stored minibatches that are due (all of them with drain: each
+ * one's local steps resolve the next one's documents, replay.c). */
 static slda_err_t revisit_due(slda_model_t *model, int drain, char *errstr, size_t errstr_size)
 {
     size_t n;
     slda_doc_t *docs;
     while ((docs = slda_replay_pop(model, drain, &n))) {
-        slda_err_t err =
-            n ? train_call(model, docs, n, NULL, NULL, 1, 0, NULL, NULL, errstr, errstr_size)
-              : SLDA_OK;
+        size_t nahead = drain ? slda_replay_ahead(model) : 0;
+        slda_err_t err = n ? train_call(model, docs, n, NULL, NULL, 1, nahead,
+                                        slda_replay_ahead_item, model, errstr, errstr_size)
+                           : SLDA_OK;
+        if (nahead && (!n || err != SLDA_OK)) /* not run: train_call fails before its pool */
+            slda_pool_run(model, nahead, slda_replay_ahead_item, model);
         slda_docs_clear(docs, n);
         free(docs);
         if (err != SLDA_OK)
