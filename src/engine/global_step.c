@@ -292,6 +292,30 @@ void slda_global_prepare(const slda_model_t *model, slda_accum_t *acc, uint64_t 
     g->ready = 1;
 }
 
+/* The commit copies the new rows in pieces of this many on the pool, while
+ * the other threads would wait for it: a KOS minibatch's update is about
+ * 1,800 rows (0.8 MB, 20 us at cache speed); with two threads the commits of
+ * a KOS run took 4.5 -> 2.9 ms, of Reuters 12.5 -> 10.6 ms (clocks around
+ * them, three runs each). */
+#define COMMIT_PIECE 256
+
+typedef struct commit_job_s {
+    slda_model_t *model;
+    const slda_accum_t *acc;
+} commit_job_t;
+
+static void commit_piece(size_t i, uint32_t worker, void *opaque)
+{
+    const commit_job_t *job = opaque;
+    uint32_t Kp = job->model->Kp, from = (uint32_t)i * COMMIT_PIECE, to = from + COMMIT_PIECE;
+    (void)worker;
+    if (to > job->acc->nslots)
+        to = job->acc->nslots;
+    for (uint32_t s = from; s < to; s++)
+        memcpy(job->model->A + (size_t)job->acc->word[s] * Kp, job->acc->sum + (size_t)s * Kp,
+               Kp * sizeof(float));
+}
+
 double slda_global_commit(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
                           uint64_t tokens_before, slda_gprep_t *g)
 {
@@ -300,11 +324,9 @@ double slda_global_commit(slda_model_t *model, slda_accum_t *acc, uint64_t ntoke
             return counts_update(model, acc, ntokens, tokens_before, g);
         return decay_update(model, acc, ntokens);
     }
-    uint32_t Kp = model->Kp;
+    commit_job_t job = {model, acc};
     model->sigma = g->sigma;
-    for (uint32_t s = 0; s < acc->nslots; s++)
-        memcpy(model->A + (size_t)acc->word[s] * Kp, acc->sum + (size_t)s * Kp,
-               Kp * sizeof(float));
+    slda_pool_run(model, (acc->nslots + COMMIT_PIECE - 1) / COMMIT_PIECE, commit_piece, &job);
     counts_nz(model, g);
     model->t++;
     return g->rho;
