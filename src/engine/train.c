@@ -86,8 +86,10 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
     uint32_t K = job->model->K, Kp = job->model->Kp;
     if (doc->npairs == 0 || doc->ntokens == 0)
         return;
-    if (job->next->sliced) /* the statistics go straight into the document's slice */
+    if (job->next->sliced) { /* the statistics go straight into the document's slice */
+        memcpy(job->next->words + job->next->off[i], doc->word, doc->npairs * sizeof *doc->word);
         loc->stats_out = job->next->stats + job->next->off[i] * Kp;
+    }
     slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1,
                    job->thetas ? job->thetas + i * K : NULL);
     if (job->ntheta)
@@ -142,7 +144,8 @@ void slda_model_free_pending(slda_model_t *model)
     model->pending = NULL;
 }
 
-/* Make room for the slices of ndocs documents and copy their word ids. */
+/* Make room for the slices of ndocs documents (train_doc copies each one's
+ * word ids in). */
 static void pending_slice(slda_pending_t *pd, const slda_doc_t *docs, size_t ndocs, uint32_t Kp)
 {
     size_t pairs = 0;
@@ -168,9 +171,6 @@ static void pending_slice(slda_pending_t *pd, const slda_doc_t *docs, size_t ndo
         if (!pd->stats)
             slda_xmalloc(SIZE_MAX); /* prints and aborts, as the accumulator does */
     }
-    for (size_t i = 0; i < ndocs; i++)
-        if (pd->off[i + 1] > pd->off[i])
-            memcpy(pd->words + pd->off[i], docs[i].word, docs[i].npairs * sizeof(uint32_t));
 }
 
 /* Add the slices into the accumulator, in document order (empty documents
@@ -314,7 +314,8 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     uint64_t ntokens = 0, ntrained = 0, empty = 0;
     train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t,
                        .ndocs = ndocs, .extra = extra, .extra_opaque = extra_opaque};
-    slda_err_t err = prepare_rows(model, docs, ndocs, errstr, errstr_size);
+    /* second visits come from replay.c in ids of rows ready, checked already */
+    slda_err_t err = revisit ? SLDA_OK : prepare_rows(model, docs, ndocs, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
     slda_pending_t *prev = model->pending;
