@@ -235,7 +235,6 @@ static void resolve(const slda_model_t *model, const replay_batch_t *b, size_t i
     }
 }
 
-
 static void resolve_item(size_t i, uint32_t worker, void *opaque)
 {
     resolve_job_t *job = opaque;

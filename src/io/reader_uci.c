@@ -16,9 +16,10 @@
  * lines (parsing only reads the vocabulary, which a UCI reader never
  * changes) while the caller reads the next block; the caller then groups
  * the parsed entries into documents in line order (a document built whole on
- * a worker, with no rejected line among its entries, is passed at once). A pipe is read a line at
- * a time (a live stream is not held back), parsed as it is served. Parsing
- * was two thirds of reading KOS's instructions, reading the lines a quarter.
+ * a worker, with no rejected line among its entries, is passed at once). A
+ * pipe is read a line at a time (a live stream is not held back), parsed as
+ * it is served. Parsing was two thirds of reading KOS's instructions, reading
+ * the lines a quarter.
  */
 #include "model.h"
 #include "reader.h"
@@ -549,7 +550,7 @@ slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr
         rd->uci_doc = e->doc;
         if (run_built(pc, e->run) && !pc->r[e->run].errs) {
             /* a document built whole, no rejected line inside: its entries at
-             * once (one by one, this loop was a third of reading KOS) */
+             * once (one by one: reading KOS 9.6 -> 10.3 ms on one thread) */
             a->built = &pc->r[e->run].doc;
             rd->uci_seen += pc->r[e->run].end - a->ei;
             a->ei = pc->r[e->run].end;
