@@ -149,6 +149,17 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         for (int i = 0; src->owned && i < parts->cnt; i++)
             rd_kafka_topic_partition_list_del(src->owned, parts->elems[i].topic,
                                               parts->elems[i].partition);
+        /* A replica's model holds what the updates log holds, and the group's committed
+         * offsets are exactly what that is: a revoked partition assigned again starts from
+         * them, not from where this member left it. Ahead of them are documents it read
+         * but dropped (kept, they were never read again while later offsets of the
+         * partition were committed: documents lost); behind them, documents another member
+         * has published since (kept, they were trained twice). */
+        for (int i = 0; src->replica && i < parts->cnt; i++) {
+            size_t k = pos_find(src, parts->elems[i].topic, parts->elems[i].partition, 0);
+            if (k != SIZE_MAX)
+                src->pos[k].offset = -1;
+        }
         slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: revoked %d partition(s)", parts->cnt);
     }
     slda_metrics_set(src->metrics, SLDA_G_PARTITIONS, slda_ksource_assigned(src));
@@ -423,6 +434,7 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
         size_t k = pos_find(src, positions[i].topic, positions[i].partition, 1);
         src->pos[k].offset = positions[i].offset;
     }
+    src->replica = conf->updates_topic && *conf->updates_topic;
     rd_kafka_conf_t *rconf = consumer_conf(conf, bootstrap, src, errstr, errstr_size);
     if (!rconf)
         goto fail;
@@ -437,7 +449,6 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
         (probe = rd_kafka_new(RD_KAFKA_CONSUMER, pconf, rderr, sizeof rderr)) != NULL) {
         char cid[300];
         snprintf(cid, sizeof cid, "%s%s", SLDA_REPLICA_CLIENT, conf->model_name);
-        src->replica = conf->updates_topic && *conf->updates_topic;
         slda_err_t alone = check_alone(src, probe, group, src->replica ? cid : NULL,
                                        atof(session) / 1000.0, stop, errstr, errstr_size);
         rd_kafka_destroy(probe);
