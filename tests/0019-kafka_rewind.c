@@ -128,7 +128,7 @@ static int64_t scenario(const char *bootstrap, slda_mock_t *mock, const char *na
         commit(src, topic, READ);
     CHECK_INT(slda_ksource_pause(src, 1), SLDA_OK); /* read no further */
 
-    /* the second member joins and takes the partition */
+    /* the second member joins: the partition is revoked (eager) */
     uint64_t gen = slda_ksource_generation(src);
     rd_kafka_t *other = second_member(bootstrap, group, topic);
     int away = 0;
