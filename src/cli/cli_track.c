@@ -1807,13 +1807,6 @@ usage:
 
 #include "gzfile.h"
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct slda_cli_timeline_s {
     char *dir, *name;
     uint64_t every, next;   /* a snapshot when the model's documents reach next */
@@ -1926,7 +1919,7 @@ int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const s
         for (size_t i = 0; i < n; i++) {
             /* as the service does: far-future times clamped, late ones counted */
             int clamped;
-            int64_t ms = slda_track_time(tl->track, docs[i].time_ms, now_ms(), &clamped);
+            int64_t ms = slda_track_time(tl->track, docs[i].time_ms, slda_now_ms(), &clamped);
             slda_track_add(tl->track, ms, thetas + i * tl->K);
         }
     uint64_t d = slda_model_docs(model);

@@ -1,9 +1,10 @@
 /* reader.c - document readers: opening, format detection, line input, error counting.
  *
  * Invariants. Input is streamed line by line with getline (any line length,
- * never the whole file; a UCI file in blocks, reader_uci.c); rd->line holds the current line without its line
- * end, and rd->pending makes the next slda_reader_getline return it again
- * (used for format sniffing and by the UCI reader's look-ahead). Every
+ * never the whole file; a UCI file in blocks, reader_uci.c); rd->line holds
+ * the current line without its line end, and rd->pending makes the next
+ * slda_reader_getline return it again (used for format sniffing and by the
+ * UCI reader's look-ahead). Every
  * rejected record is counted in rd->errors[code] exactly once and reported as
  * "path:line: <problem>"; the reader then carries on with the next record.
  * Empty lines separate records in UCI, lda-c and JSON lines and are skipped;

@@ -6,7 +6,6 @@
 #include "metrics.h"
 #include "slda_int.h"
 
-
 /* client.id prefix of replicas (updates.topic) in the model's consumer group. */
 #define SLDA_REPLICA_CLIENT "streamlda-replica/"
 

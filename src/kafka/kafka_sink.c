@@ -85,15 +85,8 @@ struct slda_ksink_s {
     char fatal[512];          /* non-empty: a record can never be delivered */
     int txn_failed;           /* transactional: a record failed, the transaction must abort */
     uint64_t snap_inflight;
-    struct timespec publish_start;
+    double publish_start; /* slda_mono_s() */
 };
-
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) * 1e-9;
-}
 
 static void set_fatal(slda_ksink_t *sink, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -274,7 +267,8 @@ static void snap_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
                  rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
     } else if (m->_private == TAG_MANIFEST) {
         slda_metrics_add(sink->metrics, SLDA_M_PUBLISHED, 1);
-        slda_metrics_set(sink->metrics, SLDA_G_PUBLISH_SECONDS, seconds_since(&sink->publish_start));
+        slda_metrics_set(sink->metrics, SLDA_G_PUBLISH_SECONDS,
+                         slda_mono_s() - sink->publish_start);
         slda_log_reset(sink->metrics, "snapshot-publish");
     }
 }
@@ -861,7 +855,7 @@ slda_err_t slda_ksink_snapshot(slda_ksink_t *sink, const char *model, uint64_t i
                             rd_kafka_topic_name(sink->snap_rkt), sink->snap_inflight, id);
     size_t nchunks = len ? (len + sink->chunk_bytes - 1) / sink->chunk_bytes : 1;
     char key[512], num[32];
-    clock_gettime(CLOCK_MONOTONIC, &sink->publish_start);
+    sink->publish_start = slda_mono_s();
     for (size_t i = 0; i < nchunks; i++) {
         size_t off = i * sink->chunk_bytes, n = len - off < sink->chunk_bytes ? len - off : sink->chunk_bytes;
         rd_kafka_headers_t *h = snap_headers(model, id, "chunk");

@@ -220,7 +220,9 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
     r->stop = stop;
     r->topic = slda_xstrdup(conf->updates_topic);
     snprintf(r->id, sizeof r->id, "%s/%llx", conf->model_name,
-             (unsigned long long)slda_hash64(&r, sizeof r, (uint64_t)time(NULL) ^ (uint64_t)(slda_mono_s() * 1e9)));
+             (unsigned long long)slda_hash64(&r, sizeof r,
+                                             (uint64_t)time(NULL) ^
+                                                 (uint64_t)(slda_mono_s() * 1e9)));
     r->rk = log_consumer(r, conf, bootstrap, errstr, errstr_size);
     if (!r->rk)
         goto fail;

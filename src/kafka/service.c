@@ -34,7 +34,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define HELDOUT_MAX 1000      /* documents kept for held-out perplexity */
@@ -134,13 +133,6 @@ struct slda_service_s {
     size_t nkept;
     int64_t pruned;            /* the log was pruned below this offset */
 };
-
-static int64_t wall_ms(void) /* wall clock, for event times */
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- snapshot files: <dir>/<model>-<updates, 20 digits>.slda ---- */
 
@@ -669,7 +661,7 @@ static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t c
  * the clock is clamped to the newest event time seen (counted, logged). */
 static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
 {
-    int64_t ts = msg->timestamp_ms, now = wall_ms();
+    int64_t ts = msg->timestamp_ms, now = slda_now_ms();
     const char *field = svc->conf->input_time_field;
     if (field && *field) {
         char err[300];
@@ -864,7 +856,7 @@ static void event_gauges(slda_service_t *svc)
     int64_t newest = slda_track_newest(svc->track);
     slda_metrics_set(svc->metrics, SLDA_G_EVENT_TIME, newest / 1000.0);
     slda_metrics_set(svc->metrics, SLDA_G_EVENT_LAG,
-                     newest ? (wall_ms() - newest) / 1000.0 : 0);
+                     newest ? (slda_now_ms() - newest) / 1000.0 : 0);
 }
 
 static void track_event_log(const slda_track_event_t *ev, void *opaque)
@@ -932,7 +924,7 @@ static void page_status(slda_service_t *svc)
             ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
             docs, rate, slda_model_updates(svc->model),
             slda_metrics_gauge(svc->metrics, SLDA_G_LAG), (long long)newest,
-            newest ? (wall_ms() - newest) / 1000.0 : -1.0,
+            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0,
             slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY),
             slda_model_vocab_size(svc->model),
             slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
