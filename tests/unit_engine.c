@@ -5,8 +5,10 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static slda_params_t base_params(uint32_t K)
 {
@@ -926,6 +928,67 @@ static void test_doc_finish_sort(void)
     }
 }
 
+/* pool.c's claims: 20,000 hand-overs of 0 to 9 items on 3 threads, some
+ * after a pause longer than a worker polls (so it blocks and may wake after
+ * the job is done, then claim from a later one): every item runs exactly once,
+ * on a valid worker, and its plain (non-atomic) result is seen by the caller
+ * when the hand-over returns; the caller's pre task runs once per hand-over. */
+typedef struct pool_probe_s {
+    atomic_int runs[9];
+    uint32_t out[9];
+    uint32_t round;
+    int pre;
+    atomic_int bad_worker;
+} pool_probe_t;
+
+static void pool_probe_item(size_t i, uint32_t worker, void *opaque)
+{
+    pool_probe_t *pr = opaque;
+    if (worker >= 3)
+        atomic_store(&pr->bad_worker, 1);
+    volatile uint32_t spin = 0; /* items of unequal length */
+    for (uint32_t j = 0; j < (uint32_t)(i * 50); j++)
+        spin += j;
+    pr->out[i] = pr->round * 16 + (uint32_t)i;
+    atomic_fetch_add(&pr->runs[i], 1);
+}
+
+static void pool_probe_pre(void *opaque)
+{
+    ((pool_probe_t *)opaque)->pre++;
+}
+
+static void test_pool_claims(void)
+{
+    slda_params_t p = base_params(5);
+    p.threads = 3;
+    slda_model_t *model = make_model(&p, 10);
+    pool_probe_t pr;
+    memset(&pr, 0, sizeof pr);
+    int wrong = 0;
+    for (uint32_t r = 0; r < 20000; r++) {
+        size_t n = r % 10;
+        pr.round = r;
+        pr.pre = 0;
+        for (size_t i = 0; i < 9; i++)
+            atomic_store(&pr.runs[i], 0);
+        if (r % 97 == 0) {
+            struct timespec ts = {0, 400000}; /* 0.4 ms: the workers block */
+            nanosleep(&ts, NULL);
+        }
+        slda_pool_run_pre(model, n, pool_probe_item, pool_probe_pre, &pr);
+        wrong += pr.pre != 1;
+        for (size_t i = 0; i < 9; i++) {
+            int want = i < n;
+            wrong += atomic_load(&pr.runs[i]) != want;
+            wrong += want && pr.out[i] != r * 16 + i;
+        }
+    }
+    CHECK_INT(wrong, 0);
+    CHECK_INT(atomic_load(&pr.bad_worker), 0);
+    slda_model_destroy(model);
+}
+
 int main(void)
 {
     test_vb_variants_against_reference();
@@ -937,6 +1000,7 @@ int main(void)
     test_topic_recovery();
     test_determinism_and_threads();
     test_pipeline_threads();
+    test_pool_claims();
     test_forget_all_pieces();
     test_top_words_all();
     test_empty_documents();

@@ -1,8 +1,8 @@
 /* pool.c - worker threads for the local steps of a minibatch (and for tokenising).
  *
  * threads - 1 workers wait for a job; slda_pool_run hands them one over
- * [0, n), the calling thread works too, and items are claimed through an
- * atomic counter. slda_pool_run_pre has the calling thread run one other
+ * [0, n), the calling thread works too, and items are claimed through one
+ * atomic word (Claims, below). slda_pool_run_pre has the calling thread run one other
  * task first (the previous minibatch's global step, train.c) while the
  * workers start on the items. Which thread runs an item does not change its
  * result: every document's randomness is seeded from the document's index,
@@ -14,14 +14,25 @@
  *
  * Hand-over. A minibatch of 32 documents is about a millisecond of work per
  * thread, and waking a thread blocked on a condition variable costs tens of
- * microseconds, twice per minibatch. So a worker that finished polls the
- * job generation SPIN_ROUNDS times before it blocks, and the caller polls
- * the count of busy workers as long before it waits. Publication: the job's
- * fields are written before the generation is stored (release) and read
- * after it is loaded (acquire); a worker's results before its decrement of
- * busy (release), read by the caller after it sees busy at 0 (acquire). The
- * blocking paths check their condition under the mutex that the other side
- * takes to signal, so no wake-up is lost.
+ * microseconds, twice per minibatch. So a worker that finished polls for the
+ * next job SLDA_POOL_SPIN times before it blocks, and the caller polls the count
+ * of finished items as long before it waits.
+ *
+ * Claims. One word holds the job's generation (high 32 bits) and the count of
+ * its items still to claim (low 32 bits); a thread claims item n - left by a
+ * compare-and-swap that decrements it. The caller waits for its n items to
+ * finish, not for the workers: a worker still asleep when the last item is
+ * claimed (a service thread does serial work between minibatches for longer
+ * than a worker polls) claims nothing, and the caller goes on without it. It
+ * may wake later, and then claims from whatever job is current. Why that is
+ * safe: a claim that succeeds leaves an item unfinished, so the caller
+ * cannot yet rewrite the job's fields, and the generation in the word makes a
+ * claim against a job that has since ended fail. Publication: the fields are
+ * written before the word is stored (release), and read after a claim
+ * (acquire, the CAS continues the store's release sequence); an item's results
+ * before its increment of done (release), read by the caller after it sees
+ * done at n (acquire). The blocking paths check their condition under the
+ * mutex that the other side takes to signal, so no wake-up is lost.
  */
 #include "model.h"
 
@@ -37,13 +48,12 @@ typedef struct slda_pool_s {
     uint32_t nthreads; /* including the caller */
     pthread_t *tids;
     pthread_mutex_t mu;
-    pthread_cond_t go, done;
-    atomic_uint_fast64_t generation;
-    atomic_uint busy;
+    pthread_cond_t go, done_cv;
+    atomic_uint_fast64_t claim; /* generation << 32 | items left to claim */
+    atomic_size_t done;         /* items of the current job finished */
     atomic_int quit;
     size_t n;
     const uint32_t *order; /* item claimed k-th, or NULL: index order */
-    atomic_size_t next;
     void (*job)(size_t, uint32_t, void *);
     void *opaque;
 } slda_pool_t;
@@ -60,28 +70,59 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void drain(slda_pool_t *pool, uint32_t worker)
+static inline uint64_t generation_of(uint64_t word)
 {
-    size_t k;
-    while ((k = atomic_fetch_add(&pool->next, 1)) < pool->n)
-        pool->job(pool->order ? pool->order[k] : k, worker, pool->opaque);
+    return word >> 32;
 }
 
-/* The next generation after seen (or seen when quitting). */
+/* Claim an item of the current job: its claim position in *k and the job's
+ * item count in *n; 0 when every item is claimed. */
+static int claim(slda_pool_t *pool, size_t *k, size_t *n)
+{
+    uint64_t w = atomic_load_explicit(&pool->claim, memory_order_acquire);
+    while ((uint32_t)w != 0) {
+        if (atomic_compare_exchange_weak_explicit(&pool->claim, &w, w - 1,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            *n = pool->n;
+            *k = *n - (uint32_t)w;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Run items until none is left to claim; worker 0 is the caller, which waits
+ * for the last item itself, so only the workers signal it. */
+static void drain(slda_pool_t *pool, uint32_t worker)
+{
+    size_t k, n;
+    while (claim(pool, &k, &n)) {
+        pool->job(pool->order ? pool->order[k] : k, worker, pool->opaque);
+        if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == n &&
+            worker) {
+            pthread_mutex_lock(&pool->mu);
+            pthread_cond_signal(&pool->done_cv);
+            pthread_mutex_unlock(&pool->mu);
+        }
+    }
+}
+
+/* The generation of the next job after seen (or any when quitting). */
 static uint64_t wait_job(slda_pool_t *pool, uint64_t seen)
 {
     for (int r = 0; r < SLDA_POOL_SPIN; r++) {
-        if (atomic_load_explicit(&pool->generation, memory_order_acquire) != seen ||
-            atomic_load(&pool->quit))
-            return atomic_load_explicit(&pool->generation, memory_order_acquire);
+        uint64_t g = generation_of(atomic_load_explicit(&pool->claim, memory_order_acquire));
+        if (g != seen || atomic_load(&pool->quit))
+            return g;
         cpu_relax();
     }
     pthread_mutex_lock(&pool->mu);
     while (!atomic_load(&pool->quit) &&
-           atomic_load_explicit(&pool->generation, memory_order_acquire) == seen)
+           generation_of(atomic_load_explicit(&pool->claim, memory_order_acquire)) == seen)
         pthread_cond_wait(&pool->go, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
-    return atomic_load_explicit(&pool->generation, memory_order_acquire);
+    return generation_of(atomic_load_explicit(&pool->claim, memory_order_acquire));
 }
 
 static void *worker_main(void *arg)
@@ -96,11 +137,6 @@ static void *worker_main(void *arg)
         if (atomic_load(&pool->quit))
             break;
         drain(pool, index);
-        if (atomic_fetch_sub_explicit(&pool->busy, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&pool->mu);
-            pthread_cond_signal(&pool->done);
-            pthread_mutex_unlock(&pool->mu);
-        }
     }
     return NULL;
 }
@@ -115,11 +151,10 @@ slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size
     pool->tids = slda_xcalloc(nt, sizeof *pool->tids);
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->go, NULL);
-    pthread_cond_init(&pool->done, NULL);
-    atomic_init(&pool->generation, 0);
-    atomic_init(&pool->busy, 0);
+    pthread_cond_init(&pool->done_cv, NULL);
+    atomic_init(&pool->claim, 0);
+    atomic_init(&pool->done, 0);
     atomic_init(&pool->quit, 0);
-    atomic_init(&pool->next, 0);
     model->pool = pool;
     for (uint32_t i = 1; i < nt; i++) {
         worker_arg_t *wa = slda_xmalloc(sizeof *wa);
@@ -149,7 +184,7 @@ void slda_pool_stop(slda_model_t *model)
         pthread_join(pool->tids[i], NULL);
     pthread_mutex_destroy(&pool->mu);
     pthread_cond_destroy(&pool->go);
-    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->done_cv);
     free(pool->tids);
     free(pool);
     model->pool = NULL;
@@ -172,7 +207,7 @@ static void run(slda_model_t *model, size_t n, const uint32_t *order,
                 void (*job)(size_t, uint32_t, void *), void (*pre)(void *), void *opaque)
 {
     slda_pool_t *pool = model->pool;
-    if (!pool || n < 2) {
+    if (!pool || n < 2 || n > UINT32_MAX) { /* more than 2^32 items: never seen, serial */
         if (pre)
             pre(opaque);
         for (size_t i = 0; i < n; i++)
@@ -183,23 +218,23 @@ static void run(slda_model_t *model, size_t n, const uint32_t *order,
     pool->opaque = opaque;
     pool->n = n;
     pool->order = order;
-    atomic_store(&pool->next, 0);
-    atomic_store(&pool->busy, pool->nthreads - 1);
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    uint64_t g = generation_of(atomic_load_explicit(&pool->claim, memory_order_relaxed)) + 1;
     pthread_mutex_lock(&pool->mu);
-    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
+    atomic_store_explicit(&pool->claim, (g & 0xffffffffu) << 32 | n, memory_order_release);
     pthread_cond_broadcast(&pool->go);
     pthread_mutex_unlock(&pool->mu);
     if (pre)
         pre(opaque);
     drain(pool, 0);
     for (int r = 0; r < SLDA_POOL_SPIN; r++) {
-        if (atomic_load_explicit(&pool->busy, memory_order_acquire) == 0)
+        if (atomic_load_explicit(&pool->done, memory_order_acquire) == n)
             return;
         cpu_relax();
     }
     pthread_mutex_lock(&pool->mu);
-    while (atomic_load_explicit(&pool->busy, memory_order_acquire) > 0)
-        pthread_cond_wait(&pool->done, &pool->mu);
+    while (atomic_load_explicit(&pool->done, memory_order_acquire) < n)
+        pthread_cond_wait(&pool->done_cv, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
 }
 
