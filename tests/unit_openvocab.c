@@ -8,6 +8,7 @@
 #include "model.h"
 #include "testutil.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,58 +404,80 @@ static void test_heldout_from_bags(void)
 /* Hints (slda_bag_hint, the service's decoding): a batch of bags is tokenised and
  * its words found first, then looked up in order, epochs advancing between batches.
  * With a vocabulary small enough to evict inside a batch (hints gone stale), the
- * documents, ids, frequencies and eviction count equal those of searching every word. */
+ * documents, ids, frequencies and eviction count equal those of searching every word:
+ * model a's hints also make the documents of bags whose words were all found (and
+ * some of those go stale before their lookup: emptied and searched again), model c's
+ * only find the words (doc NULL: standard input's batches), model b searches. */
 static void test_bag_hints(void)
 {
     enum { NB = 8, BATCHES = 60 };
     slda_params_t p = base_params(4, 300);
-    slda_model_t *a = open_model(&p), *b = open_model(&p);
-    slda_bag_t *ha[NB], *hb[NB];
+    slda_model_t *a = open_model(&p), *b = open_model(&p), *c = open_model(&p);
+    slda_model_t *m[3] = {a, b, c};
+    slda_bag_t *bags[3][NB];
+    slda_doc_t docs[3][NB];
     char buf[2048], err[256];
     int same = 1;
-    uint64_t hits = 0;
+    uint64_t hits = 0, built = 0, built_stale = 0;
     for (size_t i = 0; i < NB; i++)
-        ha[i] = slda_bag_new(), hb[i] = slda_bag_new();
+        for (int j = 0; j < 3; j++)
+            bags[j][i] = slda_bag_new();
     for (size_t t = 0; t < BATCHES; t++) {
         for (size_t i = 0; i < NB; i++) {
-            size_t n = doc_text(41, t * NB + i, 0, buf, sizeof buf);
-            CHECK_INT(slda_bag_tokenize(a, ha[i], buf, n, err, sizeof err), SLDA_OK);
-            CHECK_INT(slda_bag_tokenize(b, hb[i], buf, n, err, sizeof err), SLDA_OK);
-            slda_bag_hint(a->vocab, ha[i]);
-            for (uint32_t u = 0; u < ha[i]->n; u++)
-                hits += ha[i]->hint[u] != UINT32_MAX;
+            /* every other document has fresh words (evictions), the rest none */
+            size_t n = doc_text(41, t * NB + i, i % 2 ? 0 : (size_t)-1, buf, sizeof buf);
+            for (int j = 0; j < 3; j++) {
+                slda_doc_init(&docs[j][i]);
+                CHECK_INT(slda_bag_tokenize(m[j], bags[j][i], buf, n, err, sizeof err), SLDA_OK);
+            }
+            slda_bag_hint(a->vocab, bags[0][i], &docs[0][i]);
+            slda_bag_hint(c->vocab, bags[2][i], NULL);
+            for (uint32_t u = 0; u < bags[0][i]->n; u++)
+                hits += bags[0][i]->hint[u] != UINT32_MAX;
+            built += bags[0][i]->built;
+            CHECK(!bags[2][i]->built);
         }
         for (size_t i = 0; i < NB; i++) {
-            slda_doc_t da, db;
-            slda_doc_init(&da);
-            slda_doc_init(&db);
-            slda_err_t ea = slda_doc_from_bag(a, ha[i], &da, err, sizeof err);
-            slda_err_t eb = slda_doc_from_bag(b, hb[i], &db, err, sizeof err);
-            if (ea != eb || da.npairs != db.npairs || da.ntokens != db.ntokens ||
-                (da.npairs && (memcmp(da.word, db.word, da.npairs * sizeof *da.word) ||
-                               memcmp(da.count, db.count, da.npairs * sizeof *da.count))))
-                same = 0;
-            slda_doc_clear(&da);
-            slda_doc_clear(&db);
+            built_stale += bags[0][i]->built && bags[0][i]->hint_evictions !=
+                                                    slda_vocab_evictions(a->vocab);
+            slda_err_t e[3];
+            for (int j = 0; j < 3; j++)
+                e[j] = slda_doc_from_bag(m[j], bags[j][i], &docs[j][i], err, sizeof err);
+            for (int j = 0; j < 3; j += 2) {
+                const slda_doc_t *x = &docs[j][i], *y = &docs[1][i];
+                if (e[j] != e[1] || x->npairs != y->npairs || x->ntokens != y->ntokens ||
+                    (x->npairs && (memcmp(x->word, y->word, x->npairs * sizeof *x->word) ||
+                                   memcmp(x->count, y->count, x->npairs * sizeof *x->count))))
+                    same = 0;
+            }
+            for (int j = 0; j < 3; j++)
+                slda_doc_clear(&docs[j][i]);
         }
-        slda_vocab_new_epoch(a->vocab);
-        slda_vocab_new_epoch(b->vocab);
+        for (int j = 0; j < 3; j++)
+            slda_vocab_new_epoch(m[j]->vocab);
     }
     CHECK(same);
     CHECK(hits > 0);
+    CHECK(built > 0);
+    CHECK(built_stale > 0);
     CHECK(slda_vocab_evictions(a->vocab) > 0);
-    CHECK(slda_vocab_evictions(a->vocab) == slda_vocab_evictions(b->vocab));
-    for (uint32_t id = 0; id < slda_vocab_capacity(a->vocab); id++) {
-        const char *wa = slda_vocab_word(a->vocab, id), *wb = slda_vocab_word(b->vocab, id);
-        if ((!wa) != (!wb) || (wa && strcmp(wa, wb)) ||
-            slda_vocab_freq(a->vocab, id) != slda_vocab_freq(b->vocab, id))
-            same = 0;
+    for (int j = 0; j < 3; j += 2) {
+        CHECK(slda_vocab_evictions(m[j]->vocab) == slda_vocab_evictions(b->vocab));
+        for (uint32_t id = 0; id < slda_vocab_capacity(b->vocab); id++) {
+            const char *wa = slda_vocab_word(m[j]->vocab, id), *wb = slda_vocab_word(b->vocab, id);
+            if ((!wa) != (!wb) || (wa && strcmp(wa, wb)) ||
+                slda_vocab_freq(m[j]->vocab, id) != slda_vocab_freq(b->vocab, id))
+                same = 0;
+        }
     }
     CHECK(same);
+    printf("hints: %" PRIu64 " words found, %" PRIu64 " documents made ahead, %" PRIu64
+           " of them searched again after an eviction\n", hits, built, built_stale);
     for (size_t i = 0; i < NB; i++)
-        slda_bag_free(ha[i]), slda_bag_free(hb[i]);
-    slda_model_destroy(a);
-    slda_model_destroy(b);
+        for (int j = 0; j < 3; j++)
+            slda_bag_free(bags[j][i]);
+    for (int j = 0; j < 3; j++)
+        slda_model_destroy(m[j]);
 }
 
 int main(void)

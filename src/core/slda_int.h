@@ -293,6 +293,7 @@ typedef struct slda_bag_s {
     uint32_t hcap;
     int hinted;             /* hint[] holds the ids as of hint_evictions */
     uint64_t hint_evictions;
+    int built;              /* every word was found: slda_bag_hint made the document too */
 } slda_bag_t;
 slda_bag_t *slda_bag_new(void);
 void slda_bag_free(slda_bag_t *bag);
@@ -311,8 +312,10 @@ slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_do
 /* Find the bag's words in the vocabulary now (only reads it: on a worker
  * thread while nothing changes the vocabulary), so slda_doc_from_bag later
  * skips the search for the words found, as long as no eviction came between:
- * the same ids, frequencies and pins as searching then. */
-void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag);
+ * the same ids, frequencies and pins as searching then. With doc (no pairs
+ * yet, or NULL) and every word found, the words are added to doc and sorted
+ * now, and slda_doc_from_bag given that doc only counts and pins them. */
+void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag, slda_doc_t *doc);
 /* Held-out document slot of held (heldout.c) from (word key, count) pairs,
  * e.g. a bag's hashes and counts (the bag's hashes are the vocabulary's keys):
  * for replicas, whose vocabulary changes only through the update log, so a

@@ -159,7 +159,7 @@ static void tokenize_item(size_t i, uint32_t worker, void *opaque)
     it->err = slda_bag_tokenize(job->model, job->b->bags[i], job->b->buf + it->off, it->len,
                                 it->msg, sizeof it->msg);
     if (it->err == SLDA_OK && job->hint)
-        slda_bag_hint(job->model->vocab, job->b->bags[i]);
+        slda_bag_hint(job->model->vocab, job->b->bags[i], NULL);
 }
 
 /* Files, on the calling thread while the workers tokenise the next batch:

@@ -702,8 +702,9 @@ static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
  * one message at a time, whatever the thread count. While they decode,
  * nothing changes the vocabulary, so each worker also finds its bag's words
  * there (slda_bag_hint): the lookups in message order then only count and pin
- * the words found, unless an eviction came between (bag.c). Replicas look
- * words up by string through the update log instead. */
+ * the words found, unless an eviction came between (bag.c); a message whose
+ * words were all found is made into its document (sorted) there too. Replicas
+ * look words up by string through the update log instead. */
 typedef struct decode_job_s {
     slda_service_t *svc;
     slda_kmsg_t *msgs;
@@ -732,7 +733,7 @@ static void decode_one(size_t i, uint32_t worker, void *opaque)
                                           job->errs[i], sizeof job->errs[i]);
     slda_text_defer(NULL);
     if (job->codes[i] == SLDA_OK && svc->bags[i]->deferred && !svc->replica)
-        slda_bag_hint(svc->model->vocab, svc->bags[i]);
+        slda_bag_hint(svc->model->vocab, svc->bags[i], &job->docs[i]);
 }
 
 static void note_input(slda_service_t *svc, const slda_kmsg_t *msg);

@@ -24,7 +24,10 @@
  * word missing then is searched for now, so one added since is found). So
  * the ids, frequencies and pins are those of searching every word, and the
  * search (hashing a probe run, comparing strings) leaves the thread every
- * other one waits for.
+ * other one waits for. When every word is found and the caller passes the
+ * document (the service's decoding), slda_bag_hint also adds the words to it
+ * and sorts them there; slda_doc_from_bag then only counts and pins them, or,
+ * after an eviction, empties the document and searches as without hints.
  */
 #include "slda_int.h"
 #include "tokenize.h"
@@ -60,6 +63,7 @@ void slda_bag_clear(slda_bag_t *bag, uint64_t seed)
     bag->ntokens = 0;
     bag->seed = seed;
     bag->hinted = 0;
+    bag->built = 0;
     if (bag->table)
         memset(bag->table, 0xff, (size_t)bag->tcap * sizeof *bag->table);
 }
@@ -145,20 +149,29 @@ slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const c
     return slda_tokenize(model->tok, text, len, add_word, bag, errstr, errstr_size);
 }
 
-void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag)
+void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag, slda_doc_t *doc)
 {
     if (bag->hcap < bag->n) {
         bag->hcap = bag->n;
         free(bag->hint);
         bag->hint = slda_xmalloc((size_t)bag->hcap * sizeof *bag->hint);
     }
+    uint32_t found = 0;
     for (uint32_t i = 0; i < bag->n; i++) {
         uint32_t id = slda_vocab_find_hashed(vocab, bag->arena + bag->off[i], bag->len[i],
                                              bag->hash[i]);
         bag->hint[i] = id; /* UINT32_MAX (EMPTY) when the word is not there */
+        found += id != UINT32_MAX;
     }
     bag->hint_evictions = slda_vocab_evictions(vocab);
     bag->hinted = 1;
+    bag->built = 0;
+    if (doc && found == bag->n && bag->n > 0 && doc->npairs == 0) {
+        for (uint32_t i = 0; i < bag->n; i++)
+            slda_doc_add(doc, bag->hint[i], bag->count[i]);
+        slda_doc_finish(doc); /* the sort, off the thread that looks words up */
+        bag->built = 1;
+    }
 }
 
 slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
@@ -167,6 +180,15 @@ slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_do
     slda_vocab_t *vocab = model->vocab;
     /* hints hold while no eviction has given an id to another word since */
     int hinted = bag->hinted && bag->hint_evictions == slda_vocab_evictions(vocab);
+    if (bag->built && doc->npairs == bag->n) { /* slda_bag_hint made doc's words */
+        if (hinted) {
+            for (uint32_t i = 0; i < bag->n; i++)
+                slda_vocab_use(vocab, bag->hint[i], bag->count[i]);
+            return SLDA_OK;
+        }
+        doc->npairs = 0; /* an eviction came between: search, as below */
+        doc->ntokens = 0;
+    }
     for (uint32_t i = 0; i < bag->n; i++) {
         uint32_t id;
         if (hinted && bag->hint[i] != UINT32_MAX) {
