@@ -2,9 +2,9 @@
  *
  * threads - 1 workers wait for a job; slda_pool_run hands them one over
  * [0, n), the calling thread works too, and items are claimed through one
- * atomic word (Claims, below). slda_pool_run_pre has the calling thread run one other
- * task first (the previous minibatch's global step, train.c) while the
- * workers start on the items. Which thread runs an item does not change its
+ * atomic word (Claims, below). slda_pool_run_pre has the calling thread run
+ * one other task first (the previous minibatch's global step, train.c) while
+ * the workers start on the items. Which thread runs an item does not change its
  * result: every document's randomness is seeded from the document's index,
  * and results are merged in document order by the caller. So the items can
  * be claimed in any order: slda_pool_run_longest hands out the costliest
@@ -14,9 +14,9 @@
  *
  * Hand-over. A minibatch of 32 documents is about a millisecond of work per
  * thread, and waking a thread blocked on a condition variable costs tens of
- * microseconds, twice per minibatch. So a worker that finished polls for the
- * next job SLDA_POOL_SPIN times before it blocks, and the caller polls the count
- * of finished items as long before it waits.
+ * microseconds, twice per minibatch. So a worker that finished polls for
+ * the next job SLDA_POOL_SPIN times before it blocks, and the caller polls
+ * the count of finished items as long before it waits.
  *
  * Claims. One word holds the job's generation (high 32 bits) and the count of
  * its items still to claim (low 32 bits); a thread claims item n - left by a
@@ -25,8 +25,8 @@
  * claimed (a service thread does serial work between minibatches for longer
  * than a worker polls) claims nothing, and the caller goes on without it. It
  * may wake later, and then claims from whatever job is current. Why that is
- * safe: a claim that succeeds leaves an item unfinished, so the caller
- * cannot yet rewrite the job's fields, and the generation in the word makes a
+ * safe: an item claimed is not finished yet, so the caller cannot yet
+ * rewrite the job's fields, and the generation in the word makes a
  * claim against a job that has since ended fail. Publication: the fields are
  * written before the word is stored (release), and read after a claim
  * (acquire, the CAS continues the store's release sequence); an item's results

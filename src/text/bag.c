@@ -180,8 +180,8 @@ slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_do
     slda_vocab_t *vocab = model->vocab;
     /* hints hold while no eviction has given an id to another word since */
     int hinted = bag->hinted && bag->hint_evictions == slda_vocab_evictions(vocab);
-    if (bag->built && doc->npairs == bag->n) { /* slda_bag_hint made doc's words */
-        if (hinted) {
+    if (bag->built) { /* slda_bag_hint made doc's words */
+        if (hinted && doc->npairs == bag->n) {
             for (uint32_t i = 0; i < bag->n; i++)
                 slda_vocab_use(vocab, bag->hint[i], bag->count[i]);
             return SLDA_OK;
