@@ -58,6 +58,10 @@ typedef struct doc_meta_s {
 struct slda_service_s {
     slda_bag_t *bags[DECODE_MAX]; /* the decoding of the messages polled together */
     char decode_errs[DECODE_MAX][512];
+    /* messages train_full handled, released on the threads by the next one's
+     * hand-over (or by release_pending) */
+    slda_kmsg_t rel[DECODE_MAX];
+    size_t nrel;
     slda_conf_t *conf;
     slda_metrics_t *metrics;
     slda_http_t *http;
@@ -711,6 +715,8 @@ typedef struct decode_job_s {
     slda_doc_t *docs;
     slda_err_t *codes;
     char (*errs)[512];
+    size_t n;    /* messages to decode: items [0, n) */
+    size_t nrel; /* train_full: svc->rel[0, nrel) released by items [0, nrel) too */
 } decode_job_t;
 
 /* The threads claim the longest messages first (pool.c). */
@@ -726,12 +732,22 @@ static void decode_one(size_t i, uint32_t worker, void *opaque)
     slda_service_t *svc = job->svc;
     const slda_kmsg_t *msg = &job->msgs[i];
     (void)worker;
+    if (i < job->nrel) /* librdkafka's message destroy is thread-safe */
+        slda_ksource_release(svc->src, &svc->rel[i]);
+    if (i >= job->n)
+        return;
     slda_text_defer(svc->bags[i]);
     job->codes[i] = slda_doc_from_message(svc->model, svc->conf->input_format, msg->value,
                                           msg->value ? msg->len : 0, msg->key, msg->keylen,
                                           svc->conf->input_max_bytes, &job->docs[i],
                                           job->errs[i], sizeof job->errs[i]);
     slda_text_defer(NULL);
+    if (job->codes[i] == SLDA_OK && !job->docs[i].id) {
+        /* no id field and no key: the Kafka coordinates are unique */
+        char id[200];
+        snprintf(id, sizeof id, "%s:%d:%" PRId64, msg->topic, (int)msg->partition, msg->offset);
+        job->docs[i].id = slda_xstrdup(id);
+    }
     if (job->codes[i] == SLDA_OK && svc->bags[i]->deferred && !svc->replica)
         slda_bag_hint(svc->model->vocab, svc->bags[i], &job->docs[i]);
 }
@@ -757,12 +773,7 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
         deadletter(svc, msg, code, err);
         return;
     }
-    doc.time_ms = msg->timestamp_ms;
-    if (!doc.id) { /* no id field and no key: the Kafka coordinates are unique */
-        char id[200];
-        snprintf(id, sizeof id, "%s:%d:%" PRId64, msg->topic, (int)msg->partition, msg->offset);
-        doc.id = slda_xstrdup(id);
-    }
+    doc.time_ms = msg->timestamp_ms; /* doc.id: the message's, or decode_one's */
     uint32_t m = svc->conf->heldout_modulo;
     if (m && slda_hash64(doc.id, strlen(doc.id), 0) % m == 0) {
         heldout_add(svc, &doc, svc->replica ? bag : NULL);
@@ -795,12 +806,23 @@ static void decode_setup(slda_service_t *svc, decode_job_t *job, slda_kmsg_t *ms
             svc->bags[i] = slda_bag_new();
         slda_doc_init(&docs[i]);
     }
-    *job = (decode_job_t){svc, msgs, docs, codes, svc->decode_errs};
+    *job = (decode_job_t){svc, msgs, docs, codes, svc->decode_errs, n, 0};
+}
+
+/* Release what train_full left for the next hand-over (a no-op for the
+ * messages that hand-over released already). */
+static void release_pending(slda_service_t *svc)
+{
+    for (size_t i = 0; i < svc->nrel; i++)
+        slda_ksource_release(svc->src, &svc->rel[i]);
+    svc->nrel = 0;
 }
 
 /* The decoded messages handled in order (ok), or dropped (the service stops
- * and reads them again from the last snapshot); then released. */
-static void handle_decoded(slda_service_t *svc, const decode_job_t *job, size_t n, int ok)
+ * and reads them again from the last snapshot); then released, or with defer
+ * left to the next train_full's hand-over (svc->rel, empty before). */
+static void handle_decoded(slda_service_t *svc, const decode_job_t *job, size_t n, int ok,
+                           int defer)
 {
     for (size_t i = 0; i < n; i++) {
         if (ok)
@@ -808,7 +830,10 @@ static void handle_decoded(slda_service_t *svc, const decode_job_t *job, size_t 
                            svc->decode_errs[i]);
         else
             slda_doc_clear(&job->docs[i]);
-        slda_ksource_release(svc->src, &job->msgs[i]);
+        if (defer)
+            svc->rel[svc->nrel++] = job->msgs[i];
+        else
+            slda_ksource_release(svc->src, &job->msgs[i]);
     }
 }
 
@@ -819,7 +844,7 @@ static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     decode_job_t job;
     decode_setup(svc, &job, msgs, n, docs, codes);
     slda_pool_run_longest(svc->model, n, decode_cost, decode_one, NULL, &job);
-    handle_decoded(svc, &job, n, 1);
+    handle_decoded(svc, &job, n, 1, 0);
 }
 
 /* The open minibatch is full: train it, and decode what Kafka has ready for
@@ -831,7 +856,9 @@ static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
  * nothing polls between (no rebalance) and nothing snapshots positions
  * before they are handled: the same minibatches, model and records as
  * polling after the training. One hand-over per minibatch instead of two
- * (docs/engine.md, "Threads"). Not for replicas (publish_batch). */
+ * (docs/engine.md, "Threads"). The same hand-over releases the messages the
+ * previous train_full handled (librdkafka's destroy, about 0.3 us each, off
+ * the thread every message passes). Not for replicas (publish_batch). */
 static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errstr,
                              size_t errstr_size)
 {
@@ -843,10 +870,13 @@ static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errst
     while (n < batch_docs && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
         n++;
     decode_setup(svc, &job, msgs, n, docs, codes);
-    slda_err_t err = train_batch_with(svc, n, &job, errstr, errstr_size);
+    job.nrel = svc->nrel;
+    slda_err_t err = train_batch_with(svc, n > job.nrel ? n : job.nrel, &job, errstr,
+                                      errstr_size);
+    release_pending(svc); /* those a failed training did not reach */
     if (!err && n)
         svc->last_msg_t = slda_mono_s();
-    handle_decoded(svc, &job, n, !err);
+    handle_decoded(svc, &job, n, !err, 1);
     return err;
 }
 
@@ -1631,6 +1661,8 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
         }
         slda_kmsg_t msgs[DECODE_MAX];
         int full = !svc->replica && !svc->awaiting && svc->ndocs >= batch_docs;
+        if (!full) /* no train_full's hand-over to release them soon */
+            release_pending(svc);
         if (full) /* train it, the next minibatch's messages decoded meanwhile */
             err = train_full(svc, batch_docs, errstr, errstr_size);
         else if (slda_ksource_poll(svc->src, timeout, &msgs[0])) { /* polls even while paused */
@@ -1669,6 +1701,7 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
         if (svc->page && t - svc->last_page >= 2 * PAGE_S)
             page_publish(svc); /* status and lags move while idle too */
     }
+    release_pending(svc);
     if (err) { /* no final snapshot: the last good one stays authoritative */
         svc->failed = 1;
         return err;
@@ -1719,6 +1752,8 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->inputs);
     free(svc->input_last);
     free(svc->txn_offs);
+    if (svc->src)
+        release_pending(svc); /* the consumer closes after its messages are destroyed */
     slda_ksource_destroy(svc->src);
     /* Delivered already after a clean stop; after a failure, a short last try. */
     slda_ksink_destroy(svc->sink, svc->failed ? 1000 : (int)svc->conf->shutdown_timeout_ms);
