@@ -1752,9 +1752,7 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->inputs);
     free(svc->input_last);
     free(svc->txn_offs);
-    if (svc->src)
-        release_pending(svc); /* the consumer closes after its messages are destroyed */
-    slda_ksource_destroy(svc->src);
+    slda_ksource_destroy(svc->src); /* slda_service_run released every message it held */
     /* Delivered already after a clean stop; after a failure, a short last try. */
     slda_ksink_destroy(svc->sink, svc->failed ? 1000 : (int)svc->conf->shutdown_timeout_ms);
     slda_http_stop(svc->http);
