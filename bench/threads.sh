@@ -48,6 +48,7 @@ EOF
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); K=$K, one pass, defaults${X:+ but $X}"
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {print a / b}'; }
 
 run_corpus() { # name args...
     local name=$1
@@ -81,9 +82,7 @@ run_corpus() { # name args...
         "$S" export "$T/$name.$t.slda" --npy "$T/$name.$t.npy" 2>/dev/null
         cmp -s "$T/$name.1.npy" "$T/$name.$t.npy" || same=DIFFERENT
         printf "%-8s %7d %10.3f %7.2fx %9.3f %7.2fx %10.3f %7.2fx %s\n" "$name" "$t" "$w" \
-            "$(awk -v a="$w1" -v b="$w" 'BEGIN {print a / b}')" "$j" \
-            "$(awk -v a="$j1" -v b="$j" 'BEGIN {print a / b}')" "$s" \
-            "$(awk -v a="$s1" -v b="$s" 'BEGIN {print a / b}')" "$same"
+            "$(ratio "$w1" "$w")" "$j" "$(ratio "$j1" "$j")" "$s" "$(ratio "$s1" "$s")" "$same"
     done
 }
 
