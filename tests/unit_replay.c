@@ -118,6 +118,9 @@ static void test_schedule(uint32_t replay_docs, uint64_t cap_batches, uint64_t i
         uint64_t nb = stored_after(c, cap_batches, fits);
         mismatches += slda_model_updates(model) != c + (c - nb);
         mismatches += slda_replay_stored(model) != nb * MB;
+        /* every second visit so far was resolved during the local steps of
+         * the minibatch whose store made it due (slda_replay_ahead_due) */
+        mismatches += slda_replay_popped_ahead(model) != c - nb;
     }
     CHECK_INT(mismatches, 0);
     CHECK_INT(slda_model_docs(model), CALLS * MB);
@@ -320,6 +323,85 @@ static void test_words_after_eviction(void)
     slda_model_destroy(model);
 }
 
+/* Pops of the same store on twin models agree document for document. */
+static void check_same_pop(slda_model_t *a, slda_model_t *b, size_t expect)
+{
+    size_t na = 0, nb = 0;
+    slda_doc_t *da = slda_replay_pop(a, 0, &na), *db = slda_replay_pop(b, 0, &nb);
+    CHECK(da != NULL && db != NULL);
+    CHECK_INT(na, expect);
+    CHECK_INT(nb, expect);
+    size_t differ = 0;
+    for (size_t j = 0; da && db && j < na && j < nb; j++)
+        differ += da[j].npairs != db[j].npairs || da[j].ntokens != db[j].ntokens ||
+                  memcmp(da[j].word, db[j].word, da[j].npairs * sizeof *da[j].word) ||
+                  memcmp(da[j].count, db[j].count, da[j].npairs * sizeof *da[j].count);
+    CHECK_INT(differ, 0);
+    if (da)
+        slda_docs_clear(da, na);
+    if (db)
+        slda_docs_clear(db, nb);
+    free(da);
+    free(db);
+}
+
+/* The oldest minibatch resolved ahead (slda_replay_ahead_due, as train.c
+ * does it in the local steps of the minibatch whose store makes it due) is
+ * what the pop right after that store would resolve; resolved ahead but
+ * popped only after the vocabulary has evicted words, it is resolved again
+ * (its ids would name other words). Model b, a twin given the same input,
+ * never resolves ahead. */
+static void test_ahead_oldest(void)
+{
+    enum { ND = 10, NN = 2 };
+    slda_params_t p = base_params(700, 0); /* stores only what the test pushes */
+    slda_model_t *m[2];
+    slda_doc_t kept[2][ND], next[2][2][NN];
+    char err[256];
+    for (int t = 0; t < 2; t++) {
+        m[t] = open_model(&p);
+        for (size_t j = 0; j < ND; j++)
+            make_doc(m[t], 21, 1000 + j, 0, &kept[t][j]); /* 1 token in 4 a word of its own */
+        CHECK_INT(slda_model_train(m[t], kept[t], ND, NULL, NULL, err, sizeof err), SLDA_OK);
+        slda_replay_push(m[t], kept[t], ND);
+        for (size_t r = 0; r < 2; r++)
+            for (size_t j = 0; j < NN; j++)
+                make_doc(m[t], 21, 2000 + 10 * r + j, 1u << 30, &next[t][r][j]);
+    }
+    for (size_t r = 0; r < 2; r++) {
+        slda_replay_fill_t *f = slda_replay_reserve(m[0], next[0][r], NN);
+        size_t nahead = slda_replay_ahead_due(m[0], f);
+        CHECK_INT(nahead, r == 0 ? ND : NN); /* replay.docs = 0: the oldest is due */
+        CHECK_INT(slda_replay_ahead_due(m[0], f), 0); /* one at a time */
+        for (size_t h = nahead; h-- > 0;)
+            slda_replay_ahead_item(h, 0, m[0]);
+        for (size_t j = 0; j < NN; j++)
+            slda_replay_fill(f, m[0], j, &next[0][r][j]);
+        slda_replay_store(m[0], f);
+        slda_replay_push(m[1], next[1][r], NN);
+        if (r == 0) { /* new words evict the rarest ones, on both */
+            slda_doc_t docs[20];
+            for (int t = 0; t < 2; t++)
+                for (size_t d = 0; d < 240; d += 20) {
+                    for (size_t i = 0; i < 20; i++)
+                        make_doc(m[t], 21, d + i, 60, &docs[i]);
+                    CHECK_INT(slda_model_train(m[t], docs, 20, NULL, NULL, err, sizeof err),
+                              SLDA_OK);
+                    slda_docs_clear(docs, 20);
+                }
+            CHECK(slda_vocab_evictions(m[0]->vocab) > 500);
+        }
+        check_same_pop(m[0], m[1], r == 0 ? ND : NN);
+        CHECK_INT(slda_replay_popped_ahead(m[0]), r); /* the stale one resolved again */
+    }
+    for (int t = 0; t < 2; t++) {
+        slda_docs_clear(kept[t], ND);
+        for (size_t r = 0; r < 2; r++)
+            slda_docs_clear(next[t][r], NN);
+        slda_model_destroy(m[t]);
+    }
+}
+
 int main(void)
 {
     test_schedule(100000, 1000, 0); /* a stream: the delay is about the documents seen before */
@@ -332,5 +414,6 @@ int main(void)
     test_off(SLDA_REPLAY_ON, 0);
     test_drain_order();
     test_words_after_eviction();
+    test_ahead_oldest();
     return slda_test_done("unit_replay");
 }

@@ -37,9 +37,15 @@
  * drain (documents shuffled, the same way for the same seed and input);
  * stored counts the documents held; nothing here is in a snapshot (a
  * restored model starts with an empty store). Threads: the store belongs to
- * the model's thread; the documents of a minibatch that comes back are
- * resolved on the pool (slda_pool_run: lookups only read the vocabulary),
- * then pinned and compacted in order on the model's thread.
+ * the model's thread. A first visit's documents are copied in by the threads
+ * that train them (slda_replay_reserve / fill / store: train.c), and the
+ * documents of a minibatch that comes back are resolved on the pool (lookups
+ * only read the vocabulary): in the local steps of the minibatch whose store
+ * makes it due (slda_replay_ahead_due), in the drain in those of the
+ * minibatch before (slda_replay_ahead), else in a pool run of their own; then
+ * pinned and compacted in order on the model's thread. Storing, and
+ * resolving in a run of its own, were serial stretches once per minibatch
+ * (the workers idle): 8 ms and 10 ms in a two-thread Reuters run of 0.45 s.
  */
 #include "replay.h"
 
@@ -51,6 +57,7 @@
 #define SLDA_REPLAY_MIN_BATCHES 4
 
 typedef struct replay_batch_s {
+    void *mem;        /* the block the four arrays are in */
     size_t ndocs;
     size_t *off;      /* ndocs + 1 pair offsets */
     uint32_t *id;     /* pairs: word ids when stored */
@@ -81,17 +88,20 @@ struct slda_replay_s {
     size_t *perm_b, *perm_d;
     size_t perm_pos, drain_next, drain_end;
     /* The drain's next minibatch, resolved ahead (slda_replay_ahead), or
-     * NULL: ahead_nd documents in ahead->docs. */
+     * outside a drain the oldest one (slda_replay_ahead_due), or NULL:
+     * ahead_nd documents in ahead->docs. The oldest one is valid only for
+     * the pop right after its minibatch's store: while documents stored and
+     * evictions are still at these marks. */
     struct resolve_job_s *ahead;
     size_t ahead_nd;
+    int ahead_oldest;
+    uint64_t ahead_pushed, ahead_evictions;
+    uint64_t popped_ahead; /* minibatches handed out as resolved ahead */
 };
 
 static void batch_clear(replay_batch_t *b)
 {
-    free(b->off);
-    free(b->id);
-    free(b->key);
-    free(b->count);
+    free(b->mem);
     memset(b, 0, sizeof *b);
 }
 
@@ -105,6 +115,13 @@ static void job_free(resolve_job_t *job, size_t nd)
     free(job->batch);
     free(job->index);
     free(job);
+}
+
+static void drop_ahead(struct slda_replay_s *rp)
+{
+    job_free(rp->ahead, rp->ahead_nd);
+    rp->ahead = NULL;
+    rp->ahead_oldest = 0;
 }
 
 void slda_replay_free(struct slda_replay_s *rp)
@@ -125,7 +142,20 @@ size_t slda_replay_stored(const slda_model_t *model)
     return model->replay ? model->replay->stored : 0;
 }
 
-void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
+uint64_t slda_replay_popped_ahead(const slda_model_t *model)
+{
+    return model->replay ? model->replay->popped_ahead : 0;
+}
+
+/* A minibatch on its way into the store (slda_replay_reserve). */
+struct slda_replay_fill_s {
+    replay_batch_t b;
+    size_t ndocs;
+    size_t *at; /* per document given: its index among those stored, or SIZE_MAX */
+};
+
+slda_replay_fill_t *slda_replay_reserve(const slda_model_t *model, const slda_doc_t *docs,
+                                        size_t ndocs)
 {
     size_t nd = 0, pairs = 0;
     for (size_t i = 0; i < ndocs; i++)
@@ -134,6 +164,53 @@ void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
             pairs += docs[i].npairs;
         }
     if (nd == 0)
+        return NULL;
+    /* two allocations, not six: a minibatch's are a few kB each, and the
+     * store keeps thousands of them alive around the allocator's free lists */
+    slda_replay_fill_t *f = slda_xmalloc(sizeof *f + (ndocs + 1) * sizeof *f->at);
+    memset(f, 0, sizeof *f);
+    replay_batch_t *b = &f->b;
+    f->ndocs = ndocs;
+    f->at = (size_t *)(f + 1);
+    int keys = !slda_vocab_is_fixed(model->vocab);
+    char *mem = b->mem = slda_xmalloc((nd + 1) * sizeof *b->off +
+                                      (pairs + 1) * (keys * sizeof *b->key + sizeof *b->id +
+                                                     sizeof *b->count));
+    b->ndocs = nd;
+    b->key = keys ? (uint64_t *)mem : NULL; /* the 8-byte arrays first: aligned */
+    b->off = (size_t *)(mem + keys * (pairs + 1) * sizeof *b->key);
+    b->id = (uint32_t *)(b->off + nd + 1);
+    b->count = b->id + pairs + 1;
+    size_t j = 0, p = 0;
+    for (size_t i = 0; i < ndocs; i++) {
+        f->at[i] = SIZE_MAX;
+        if (!docs[i].npairs || !docs[i].ntokens)
+            continue;
+        f->at[i] = j;
+        b->off[j++] = p;
+        p += docs[i].npairs;
+    }
+    b->off[nd] = p;
+    return f;
+}
+
+void slda_replay_fill(slda_replay_fill_t *f, const slda_model_t *model, size_t i,
+                      const slda_doc_t *doc)
+{
+    if (!f || i >= f->ndocs || f->at[i] == SIZE_MAX)
+        return;
+    replay_batch_t *b = &f->b;
+    size_t p = b->off[f->at[i]];
+    uint32_t n = doc->npairs;
+    memcpy(b->id + p, doc->word, n * sizeof *b->id);
+    memcpy(b->count + p, doc->count, n * sizeof *b->count);
+    for (uint32_t u = 0; b->key && u < n; u++)
+        b->key[p + u] = slda_vocab_key(model->vocab, doc->word[u]);
+}
+
+void slda_replay_store(slda_model_t *model, slda_replay_fill_t *f)
+{
+    if (!f)
         return;
     if (!model->replay)
         model->replay = slda_xcalloc(1, sizeof *model->replay);
@@ -149,44 +226,42 @@ void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
             rp->b = slda_xrealloc(rp->b, rp->cap * sizeof *rp->b);
         }
     }
-    replay_batch_t *b = &rp->b[rp->n++];
-    b->ndocs = nd;
-    b->off = slda_xmalloc((nd + 1) * sizeof *b->off);
-    b->id = slda_xmalloc((pairs + 1) * sizeof *b->id);
-    b->key = slda_vocab_is_fixed(model->vocab) ? NULL
-                                               : slda_xmalloc((pairs + 1) * sizeof *b->key);
-    b->count = slda_xmalloc((pairs + 1) * sizeof *b->count);
-    b->evictions = slda_vocab_evictions(model->vocab);
-    size_t j = 0, p = 0;
-    for (size_t i = 0; i < ndocs; i++) {
-        uint32_t n = docs[i].npairs;
-        if (!n || !docs[i].ntokens)
-            continue;
-        b->off[j++] = p;
-        memcpy(b->id + p, docs[i].word, n * sizeof *b->id);
-        memcpy(b->count + p, docs[i].count, n * sizeof *b->count);
-        for (uint32_t u = 0; b->key && u < n; u++)
-            b->key[p + u] = slda_vocab_key(model->vocab, docs[i].word[u]);
-        p += n;
-    }
-    b->off[nd] = p;
-    rp->stored += nd;
-    rp->pushed += nd;
+    f->b.evictions = slda_vocab_evictions(model->vocab);
+    rp->b[rp->n++] = f->b;
+    rp->stored += f->b.ndocs;
+    rp->pushed += f->b.ndocs;
+    free(f);
+}
+
+void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs)
+{
+    slda_replay_fill_t *f = slda_replay_reserve(model, docs, ndocs);
+    for (size_t i = 0; f && i < ndocs; i++)
+        slda_replay_fill(f, model, i, &docs[i]);
+    slda_replay_store(model, f);
 }
 
 /* Due: more stored than replay.docs; none while an input known to fit in
  * replay.docs is read (all wait for slda_model_replay_drain); else (past the
  * first few minibatches) more than half of all documents stored so far, so a
- * document that came after n others comes back after about 2n. */
-static int due(const slda_model_t *model, const struct slda_replay_s *rp)
+ * document that came after n others comes back after about 2n. With nd > 0:
+ * due once one more minibatch of nd documents is stored. */
+static int due_after(const slda_model_t *model, const struct slda_replay_s *rp, size_t nd)
 {
-    if (rp->n == rp->head)
+    size_t n = rp->n + (nd > 0), stored = rp->stored + nd;
+    uint64_t pushed = rp->pushed + nd;
+    if (n == rp->head)
         return 0;
-    if (rp->stored > model->p.replay_docs)
+    if (stored > model->p.replay_docs)
         return 1;
     if (model->replay_input_docs && model->replay_input_docs <= model->p.replay_docs)
         return 0;
-    return rp->n - rp->head > SLDA_REPLAY_MIN_BATCHES && 2 * (uint64_t)rp->stored > rp->pushed;
+    return n - rp->head > SLDA_REPLAY_MIN_BATCHES && 2 * (uint64_t)stored > pushed;
+}
+
+static int due(const slda_model_t *model, const struct slda_replay_s *rp)
+{
+    return due_after(model, rp, 0);
 }
 
 /* A drain starts: the waiting documents in a uniformly random order
@@ -196,6 +271,7 @@ static int due(const slda_model_t *model, const struct slda_replay_s *rp)
 static void drain_start(const slda_model_t *model, struct slda_replay_s *rp)
 {
     size_t nb = rp->n - rp->head, nd = rp->stored, j = 0;
+    drop_ahead(rp);
     if (!rp->rng_seeded)
         slda_rng_seed3(&rp->rng, model->p.seed, 0x7265706c6179ull /* "replay" */, rp->pushed);
     rp->rng_seeded = 1;
@@ -304,6 +380,27 @@ void slda_replay_ahead_item(size_t i, uint32_t worker, void *opaque)
     resolve_item(i, worker, model->replay->ahead);
 }
 
+size_t slda_replay_ahead_due(slda_model_t *model, const slda_replay_fill_t *f)
+{
+    struct slda_replay_s *rp = model->replay;
+    size_t nd = f ? f->b.ndocs : 0;
+    if (!rp || rp->perm_b || rp->ahead || rp->n == rp->head || !due_after(model, rp, nd))
+        return 0;
+    const replay_batch_t *b = &rp->b[rp->head];
+    rp->ahead = slda_xcalloc(1, sizeof *rp->ahead);
+    rp->ahead->model = model;
+    rp->ahead_nd = b->ndocs;
+    rp->ahead_oldest = 1;
+    rp->ahead_pushed = rp->pushed + nd;
+    rp->ahead_evictions = slda_vocab_evictions(model->vocab);
+    resolve_job_init(rp->ahead, b->ndocs);
+    for (size_t i = 0; i < b->ndocs; i++) {
+        rp->ahead->batch[i] = b; /* read by the items only: the store may move rp->b */
+        rp->ahead->index[i] = i;
+    }
+    return b->ndocs;
+}
+
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
 {
     struct slda_replay_s *rp = model->replay;
@@ -321,6 +418,7 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
             job = *rp->ahead;
             free(rp->ahead);
             rp->ahead = NULL;
+            rp->popped_ahead++;
             docs = job.docs;
             rp->perm_pos += nd;
             m = pin_compact(model, &job, nd);
@@ -343,12 +441,25 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
     } else {
         replay_batch_t *b = &rp->b[rp->head++];
         nd = b->ndocs;
-        docs = resolve_job_init(&job, nd);
-        for (size_t i = 0; i < nd; i++) {
-            job.batch[i] = b;
-            job.index[i] = i;
+        if (rp->ahead && (!rp->ahead_oldest || rp->ahead_pushed != rp->pushed ||
+                          rp->ahead_evictions != slda_vocab_evictions(model->vocab)))
+            drop_ahead(rp); /* not resolved right before this pop: the model has moved */
+        if (rp->ahead) { /* resolved already: slda_replay_ahead_due */
+            job = *rp->ahead;
+            free(rp->ahead);
+            rp->ahead = NULL;
+            rp->ahead_oldest = 0;
+            rp->popped_ahead++;
+            docs = job.docs;
+            m = pin_compact(model, &job, nd);
+        } else {
+            docs = resolve_job_init(&job, nd);
+            for (size_t i = 0; i < nd; i++) {
+                job.batch[i] = b;
+                job.index[i] = i;
+            }
+            m = resolve_all(model, &job, nd);
         }
-        m = resolve_all(model, &job, nd);
         batch_clear(b);
     }
     free(job.batch);

@@ -8,6 +8,19 @@
  * minibatch, by word key. Creates model->replay on first use. */
 void slda_replay_push(slda_model_t *model, const slda_doc_t *docs, size_t ndocs);
 
+/* slda_replay_push in three steps, so the copying runs on the pool (train.c:
+ * each document is copied by the thread that trains it). reserve sizes the
+ * minibatch of the trained documents of docs (NULL when there is none);
+ * fill copies document i (of docs) in, on any thread, while the vocabulary
+ * is only read; store, on the model's thread once every document is in,
+ * adds the minibatch to the store (what slda_replay_push does). */
+typedef struct slda_replay_fill_s slda_replay_fill_t;
+slda_replay_fill_t *slda_replay_reserve(const slda_model_t *model, const slda_doc_t *docs,
+                                        size_t ndocs);
+void slda_replay_fill(slda_replay_fill_t *f, const slda_model_t *model, size_t i,
+                      const slda_doc_t *doc);
+void slda_replay_store(slda_model_t *model, slda_replay_fill_t *f);
+
 /* The oldest stored minibatch when it is due for its second visit (drain:
  * the waiting documents are shuffled first, seeded by seed), in the model's
  * current word ids (words the model no longer holds are left out; documents
@@ -29,8 +42,20 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs);
 size_t slda_replay_ahead(slda_model_t *model);
 void slda_replay_ahead_item(size_t i, uint32_t worker, void *opaque);
 
+/* Outside a drain, before a first visit's local steps: when storing f (its
+ * reservation, or NULL) will make the oldest stored minibatch due, that
+ * minibatch is set up to be resolved ahead, as slda_replay_ahead does:
+ * returns its number of documents, else 0. The items run with that call's
+ * documents (the vocabulary and the rows ready do not change from there to
+ * the pop after the store: the update evicts nothing, and no document is
+ * read in between); the pop right after the store takes them. */
+size_t slda_replay_ahead_due(slda_model_t *model, const slda_replay_fill_t *f);
+
 /* Documents stored. */
 size_t slda_replay_stored(const slda_model_t *model);
+
+/* Minibatches slda_replay_pop has handed out as resolved ahead (either way). */
+uint64_t slda_replay_popped_ahead(const slda_model_t *model);
 
 void slda_replay_free(struct slda_replay_s *rp);
 

@@ -68,8 +68,10 @@ typedef struct train_job_s {
     slda_pending_t *prev;  /* the pending update, prepared by the calling thread */
     float *scores;         /* births: ndocs per-token log-likelihoods, or NULL */
     float **pw;            /* births: per document p(w) of each pair, or NULL */
+    slda_replay_fill_t *fill; /* replay.c: the documents stored for a second visit, or NULL */
     uint64_t t;
-    size_t ndocs;          /* items past ndocs are the caller's (slda_model_train_with) */
+    size_t ndocs;          /* items past ndocs: nextra of the caller's (slda_model_train_with), */
+    size_t nextra;         /* then those resolving stored documents ahead (replay.c) */
     void (*extra)(size_t, uint32_t, void *);
     void *extra_opaque;
 } train_job_t;
@@ -77,6 +79,10 @@ typedef struct train_job_s {
 static void train_doc(size_t i, uint32_t worker, void *opaque)
 {
     train_job_t *job = opaque;
+    if (i >= job->ndocs + job->nextra) {
+        slda_replay_ahead_item(i - job->ndocs - job->nextra, worker, job->model);
+        return;
+    }
     if (i >= job->ndocs) {
         job->extra(i - job->ndocs, worker, job->extra_opaque);
         return;
@@ -86,6 +92,7 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
     uint32_t K = job->model->K, Kp = job->model->Kp;
     if (doc->npairs == 0 || doc->ntokens == 0)
         return;
+    slda_replay_fill(job->fill, job->model, i, doc);
     if (job->next->sliced) { /* the statistics go straight into the document's slice */
         memcpy(job->next->words + job->next->off[i], doc->word, doc->npairs * sizeof *doc->word);
         loc->stats_out = job->next->stats + job->next->off[i] * Kp;
@@ -179,6 +186,7 @@ static void pending_merge(slda_pending_t *pd, uint32_t Kp)
 {
     if (!pd->sliced)
         return;
+    slda_accum_reset(pd->acc); /* the sums of two minibatches ago, committed since */
     for (size_t i = 0; i < pd->ndocs; i++) {
         size_t n = pd->off[i + 1] - pd->off[i];
         if (n)
@@ -313,7 +321,8 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     uint32_t nthreads = slda_pool_threads(model);
     uint64_t ntokens = 0, ntrained = 0, empty = 0;
     train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t,
-                       .ndocs = ndocs, .extra = extra, .extra_opaque = extra_opaque};
+                       .ndocs = ndocs, .nextra = nextra, .extra = extra,
+                       .extra_opaque = extra_opaque};
     /* second visits come from replay.c in ids of rows ready, checked already */
     slda_err_t err = revisit ? SLDA_OK : prepare_rows(model, docs, ndocs, errstr, errstr_size);
     if (err != SLDA_OK)
@@ -346,18 +355,25 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     }
     if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job.scores)
         job.ntheta = slda_xcalloc(ndocs * model->K + 1, sizeof(float));
-    slda_accum_reset(next->acc);
     next->ndocs = ndocs;
     next->sliced = nthreads > 1;
-    if (next->sliced)
+    if (next->sliced) /* pending_merge clears the accumulator, on the caller's time */
         pending_slice(next, docs, ndocs, model->Kp);
+    else
+        slda_accum_reset(next->acc);
     job.next = next;
     job.prev = prev && prev->active ? prev : NULL;
     job.locs = slda_model_locals(model, nthreads);
-    slda_pool_run_longest(model, ndocs + nextra, doc_cost, train_doc,
+    size_t nahead = 0;
+    if (!revisit && SLDA_REPLAY_ACTIVE(&model->p)) {
+        job.fill = slda_replay_reserve(model, docs, ndocs);
+        nahead = slda_replay_ahead_due(model, job.fill);
+    }
+    slda_pool_run_longest(model, ndocs + nextra + nahead, doc_cost, train_doc,
                           job.prev ? prepare_prev : NULL, &job);
     if (job.prev)
         commit(model, job.prev);
+    slda_replay_store(model, job.fill); /* stamped as before the update: it evicts no word */
     next->active = 1;
     next->ntokens = ntokens;
     /* this minibatch's step size: its update is the next one applied */
@@ -427,7 +443,6 @@ slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, si
                                 errstr, errstr_size);
     if (err != SLDA_OK || !SLDA_REPLAY_ACTIVE(&model->p))
         return err;
-    slda_replay_push(model, docs, ndocs);
     err = revisit_due(model, 0, errstr, errstr_size);
     if (stats)
         stats->seconds = slda_mono_s() - t0; /* second visits included */
