@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static slda_params_t base_params(uint32_t K, uint32_t capacity)
 {
@@ -480,6 +482,42 @@ static void test_bag_hints(void)
         slda_model_destroy(m[j]);
 }
 
+/* The capacity's rows no word has used stay untouched: the first update's
+ * clearing and the lazy scale's fold stop at rows_used (1 + the highest id
+ * ever written), so their pages are never faulted in (a model with
+ * vocab.capacity=131072 and K=100 kept all 54 MB of A resident whatever its
+ * vocabulary), and they stay zero. */
+static void test_rows_untouched(void)
+{
+    slda_params_t p = base_params(64, 65536); /* A: 16 MB */
+    slda_model_t *model = open_model(&p);
+    train_stream(model, 31, 0, 200, 100); /* from document 100 on, new words */
+    model->sigma = 1.0001 * SLDA_SIGMA_FOLD; /* the next update folds the scale into A */
+    train_stream(model, 31, 200, 240, 100);
+    CHECK(model->sigma > 0.5);            /* it did */
+    uint32_t used = model->rows_used, Kp = model->Kp;
+    CHECK(used > 300 && used <= slda_vocab_max_id(model->vocab));
+    /* from a 4 MB boundary past the used rows (a transparent huge page may
+     * hold a few unused rows beside used ones) to the end of A */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), huge = (size_t)4 << 20;
+    uintptr_t from = (uintptr_t)(model->A + (size_t)used * Kp), to;
+    from = (from + huge - 1) / huge * huge;
+    to = (uintptr_t)(model->A + (size_t)model->W * Kp) / page * page;
+    CHECK(to > from + ((size_t)8 << 20));
+    size_t npages = (to - from) / page, resident = 0;
+    unsigned char *vec = malloc(npages + 1);
+    CHECK_INT(mincore((void *)from, to - from, vec), 0);
+    for (size_t i = 0; i < npages; i++)
+        resident += vec[i] & 1;
+    free(vec);
+    CHECK_INT(resident, 0);
+    size_t nonzero = 0;
+    for (size_t i = (size_t)used * Kp; i < (size_t)model->W * Kp; i++)
+        nonzero += model->A[i] != 0;
+    CHECK_INT(nonzero, 0);
+    slda_model_destroy(model);
+}
+
 int main(void)
 {
     test_bag_hints();
@@ -490,5 +528,6 @@ int main(void)
     test_late_rows(10, SLDA_ROWS_DECAY);
     test_late_rows(10, SLDA_ROWS_COUNTS);
     test_heldout_after_eviction();
+    test_rows_untouched();
     return slda_test_done("unit_openvocab");
 }

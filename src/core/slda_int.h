@@ -384,6 +384,9 @@ struct slda_model_s {
     int64_t created_ms, updated_ms;
     uint8_t *row_ready;         /* W: 1 once the row holds its initial or learned counts */
     uint32_t nready;            /* rows with row_ready set: the words the model holds */
+    uint32_t rows_used;         /* 1 + the highest id whose row was ever written: the rows
+                                 * from here on are zero (pages never touched), so loops
+                                 * over all rows of A stop here (slda_model_row_written) */
     uint64_t init_t;            /* init_weight is prod_{s < init_t} (1 - rho_s) (model.c) */
     double init_weight;
     struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
@@ -403,9 +406,20 @@ typedef struct slda_births_s slda_births_t;
 /* Build a model from params without a vocabulary file (snapshot loader). */
 slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,
                                char *errstr, size_t errstr_size);
+/* Row id of A is about to be written. Every writer of a row that may be
+ * zero goes through here: a row gets counts only after its word reaches
+ * training (slda_model_mark_row) or from a snapshot; the updates, births
+ * and evictions write rows marked before, and the whole-matrix loops
+ * (scaling, clearing, a topic's column) leave zero rows zero. */
+static inline void slda_model_row_written(slda_model_t *model, uint32_t id)
+{
+    if (id >= model->rows_used)
+        model->rows_used = id + 1;
+}
 /* Mark a row as holding counts (the snapshot loader calls it for each row). */
 static inline void slda_model_mark_row(slda_model_t *model, uint32_t id)
 {
+    slda_model_row_written(model, id);
     model->nready += !model->row_ready[id];
     model->row_ready[id] = 1;
 }

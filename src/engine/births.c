@@ -434,7 +434,7 @@ static void event(slda_births_t *b, const slda_model_t *model, slda_event_kind_t
 static void free_slot(slda_model_t *model, slda_births_t *b, uint32_t k)
 {
     slda_pending_column(model, k, UINT32_MAX); /* train.c: the update still pending, too */
-    for (uint32_t w = 0; w < model->W; w++)
+    for (uint32_t w = 0; w < model->rows_used; w++) /* the others are zero */
         model->A[(size_t)w * model->Kp + k] = 0;
     model->alpha_sum -= model->alpha[k] - SLDA_ALPHA_MIN;
     model->alpha[k] = SLDA_ALPHA_MIN;
@@ -681,7 +681,7 @@ static int eligible(const slda_model_t *model, uint32_t k, const uint8_t *is_fre
 static double js_pair(const slda_model_t *model, const double *inv, uint32_t i, uint32_t j)
 {
     double js = 0.0;
-    for (uint32_t w = 0; w < model->W; w++) {
+    for (uint32_t w = 0; w < model->rows_used; w++) {
         if (!model->row_ready[w])
             continue;
         const float *a = model->A + (size_t)w * model->Kp;
@@ -832,7 +832,7 @@ static int find_slot(slda_model_t *model, slda_births_t *b, uint32_t *slot)
             i = j;
             j = x;
         }
-        for (uint32_t w = 0; w < model->W; w++) {
+        for (uint32_t w = 0; w < model->rows_used; w++) { /* the others are zero */
             float *a = model->A + (size_t)w * model->Kp;
             a[i] += a[j];
         }

@@ -115,7 +115,13 @@ static double init_weight(slda_model_t *model)
  * row gets it at t = 0 and decays with every update; an open vocabulary's
  * row created at t > 0 starts where that row would be by now, so a late word
  * carries no more noise than an early one (with rho_0 = 1: none at all, its
- * counts are its data). */
+ * counts are its data). A row with nothing to start from is written with
+ * zeros all the same: its page's first touch must be a write. A row first
+ * read (the local steps, the global step's row sums) maps the kernel's
+ * shared zero page, and the commit's write then copies it and flushes the
+ * other threads' TLBs: with two threads on Reuters 5,500 such faults made
+ * the training 14% slower (rows past rows_used are never touched now, so
+ * nothing writes them in advance). */
 void slda_model_init_row(slda_model_t *model, uint32_t id)
 {
     slda_model_init_row_key(model, id, slda_vocab_key(model->vocab, id));
@@ -133,6 +139,8 @@ void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key)
             a[k] = (float)(v / model->sigma);
             model->NZ[k] += v;
         }
+    } else {
+        memset(a, 0, model->Kp * sizeof *a);
     }
     slda_model_mark_row(model, id);
 }
@@ -230,7 +238,7 @@ void slda_model_destroy(slda_model_t *model)
 void slda_model_fold_scale(slda_model_t *model)
 {
     float s = (float)model->sigma;
-    size_t n = (size_t)model->W * model->Kp;
+    size_t n = (size_t)model->rows_used * model->Kp; /* the others are zero */
     for (size_t i = 0; i < n; i++)
         model->A[i] *= s;
     model->sigma = 1.0;

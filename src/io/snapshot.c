@@ -1895,6 +1895,7 @@ static int snap_put_row(snap_rd_t *rd, slda_model_t *model, const snap_block_t *
         return rd_fail(rd, "body: id %u: freq %g", id, b->freqs[i]);
     if (b->ready[i] > 1)
         return rd_fail(rd, "body: id %u: ready flag %u is not 0 or 1", id, b->ready[i]);
+    slda_model_row_written(model, id); /* a row not ready may hold values too */
     for (uint32_t k = 0; k < K; k++) {
         uint32_t u = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 |
                      (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
