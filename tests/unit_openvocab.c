@@ -482,11 +482,12 @@ static void test_bag_hints(void)
         slda_model_destroy(m[j]);
 }
 
-/* The capacity's rows no word has used stay untouched: the first update's
- * clearing and the lazy scale's fold stop at rows_used (1 + the highest id
- * ever written), so their pages are never faulted in (a model with
- * vocab.capacity=131072 and K=100 kept all 54 MB of A resident whatever its
- * vocabulary), and they stay zero. */
+/* The capacity's rows no word has used stay untouched: rows are paged in
+ * (written with zeros, model.c "Paging in") a step ahead of the vocabulary,
+ * and the first update's clearing and the lazy scale's fold stop at
+ * rows_used (1 + the highest id ever written), so the pages past that step
+ * are never faulted in (a model with vocab.capacity=131072 and K=100 kept
+ * all 54 MB of A resident whatever its vocabulary), and they stay zero. */
 static void test_rows_untouched(void)
 {
     slda_params_t p = base_params(64, 65536); /* A: 16 MB */
@@ -495,12 +496,14 @@ static void test_rows_untouched(void)
     model->sigma = 1.0001 * SLDA_SIGMA_FOLD; /* the next update folds the scale into A */
     train_stream(model, 31, 200, 240, 100);
     CHECK(model->sigma > 0.5);            /* it did */
-    uint32_t used = model->rows_used, Kp = model->Kp;
+    uint32_t used = model->rows_used, paged = model->rows_paged, Kp = model->Kp;
     CHECK(used > 300 && used <= slda_vocab_max_id(model->vocab));
-    /* from a 4 MB boundary past the used rows (a transparent huge page may
-     * hold a few unused rows beside used ones) to the end of A */
+    CHECK(paged >= used);
+    CHECK((size_t)(paged - used) * Kp * sizeof(float) <= SLDA_PAGE_IN_BYTES);
+    /* from a 4 MB boundary past the rows paged in (a transparent huge page
+     * may hold a few rows beside them) to the end of A */
     size_t page = (size_t)sysconf(_SC_PAGESIZE), huge = (size_t)4 << 20;
-    uintptr_t from = (uintptr_t)(model->A + (size_t)used * Kp), to;
+    uintptr_t from = (uintptr_t)(model->A + (size_t)paged * Kp), to;
     from = (from + huge - 1) / huge * huge;
     to = (uintptr_t)(model->A + (size_t)model->W * Kp) / page * page;
     CHECK(to > from + ((size_t)8 << 20));

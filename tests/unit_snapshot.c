@@ -159,6 +159,7 @@ static slda_model_t *make_model(uint32_t K, uint32_t W, uint32_t nwords, int fix
             fprintf(stderr, "slda_vocab_put: %s\n", errbuf);
             exit(1);
         }
+        slda_model_row_written(model, id); /* as the snapshot loader does */
         for (uint32_t k = 0; k < K; k++)
             model->A[(size_t)id * model->Kp + k] = slda_rng_float(&rng) * 3;
         if (id % 7 != 0)

@@ -387,6 +387,8 @@ struct slda_model_s {
     uint32_t rows_used;         /* 1 + the highest id whose row was ever written: the rows
                                  * from here on are zero (pages never touched), so loops
                                  * over all rows of A stop here (slda_model_row_written) */
+    uint32_t rows_paged;        /* rows below this were written at least once (model.c,
+                                 * slda_model_page_in): their pages are writable */
     uint64_t init_t;            /* init_weight is prod_{s < init_t} (1 - rho_s) (model.c) */
     double init_weight;
     struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */

@@ -115,24 +115,12 @@ double slda_rho(const slda_params_t *p, uint64_t t)
 }
 
 /* forget_all clears the rows of A ever written (rows_used; the others are
- * zero) in pieces of this many bytes on the pool. Clearing all of a model
- * with vocab.capacity=131072 and K=100, 54 MB, most of it never touched
- * before (page faults), took 23 ms on one thread of this machine, 12 ms on
- * two, and kept all of it resident. */
-#define CLEAR_PIECE ((size_t)1 << 21)
-
-static void clear_piece(size_t i, uint32_t worker, void *opaque)
-{
-    slda_model_t *model = opaque;
-    size_t bytes = (size_t)model->rows_used * model->Kp * sizeof(float), from = i * CLEAR_PIECE;
-    (void)worker;
-    memset((char *)model->A + from, 0, bytes - from < CLEAR_PIECE ? bytes - from : CLEAR_PIECE);
-}
-
+ * zero), on the pool. Clearing all of a model with vocab.capacity=131072 and
+ * K=100, 54 MB, most of it never touched before (page faults), took 23 ms on
+ * one thread of this machine, 12 ms on two, and kept all of it resident. */
 static void forget_all(slda_model_t *model)
 {
-    size_t bytes = (size_t)model->rows_used * model->Kp * sizeof(float);
-    slda_pool_run(model, (bytes + CLEAR_PIECE - 1) / CLEAR_PIECE, clear_piece, model);
+    slda_model_zero_rows(model, 0, model->rows_used);
     memset(model->NZ, 0, model->K * sizeof(double));
     model->sigma = 1.0;
 }

@@ -8,6 +8,15 @@ void slda_model_init_row(slda_model_t *model, uint32_t id);
 /* The same for the word of that key (update.c: a word the vocabulary does
  * not hold yet, on a borrowed row for the local steps). */
 void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key);
+/* Zero rows [from, to) of A on the pool, in pieces (forget_all; paging in). */
+void slda_model_zero_rows(slda_model_t *model, uint32_t from, uint32_t to);
+/* Before rows below upto get their initial values (train.c): page in the
+ * rows of A up to upto, rounded up to SLDA_PAGE_IN_BYTES, by writing zeros
+ * on the pool to those past rows_used (zero already). See model.c. */
+void slda_model_page_in(slda_model_t *model, uint32_t upto);
+#ifndef SLDA_PAGE_IN_BYTES
+#define SLDA_PAGE_IN_BYTES ((size_t)2 << 20)
+#endif
 
 /* Minibatch statistics: one Kp-vector per distinct word touched, found
  * through slot_of (W entries, -1 = none); reset costs O(words touched). */

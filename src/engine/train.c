@@ -277,6 +277,12 @@ static slda_err_t prepare_rows(slda_model_t *model, const slda_doc_t *docs, size
         if (err != SLDA_OK)
             return err;
     }
+    uint32_t upto = 0; /* 1 + the highest id of a row to set up */
+    for (size_t i = 0; i < ndocs; i++)
+        for (uint32_t u = 0; u < docs[i].npairs; u++)
+            if (!model->row_ready[docs[i].word[u]] && docs[i].word[u] >= upto)
+                upto = docs[i].word[u] + 1;
+    slda_model_page_in(model, upto); /* model.c, "Paging in" */
     for (size_t i = 0; i < ndocs; i++)
         for (uint32_t u = 0; u < docs[i].npairs; u++)
             if (!model->row_ready[docs[i].word[u]])
