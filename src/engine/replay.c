@@ -165,8 +165,8 @@ slda_replay_fill_t *slda_replay_reserve(const slda_model_t *model, const slda_do
         }
     if (nd == 0)
         return NULL;
-    /* two allocations, not six: a minibatch's are a few kB each, and the
-     * store keeps thousands of them alive around the allocator's free lists */
+    /* the four arrays in one block (a few kB; the store keeps thousands of
+     * them alive, and each malloc costs the model's thread time here) */
     slda_replay_fill_t *f = slda_xmalloc(sizeof *f + (ndocs + 1) * sizeof *f->at);
     memset(f, 0, sizeof *f);
     replay_batch_t *b = &f->b;
