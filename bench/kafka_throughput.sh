@@ -27,7 +27,11 @@ bin=${STREAMLDA:-$here/build/streamlda}
 K=${K:-20} MB=${MB:-256} THREADS=${THREADS:-1}
 if [ $# -eq 0 ]; then set -- "$here"/examples/janeausten/*.txt; fi
 tmp=$(mktemp -d /tmp/slda-bench-XXXXXX)
-cleanup() { for p in ${svc:-} ${brk:-} ${sums_pid:-}; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi; }
+cleanup() {
+    for p in ${svc:-} ${brk:-} ${sums_pid:-}; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
 trap cleanup EXIT
 cat "$@" | grep -v '^[[:space:]]*$' > "$tmp/corpus.txt"
 ndocs=$(wc -l < "$tmp/corpus.txt")
