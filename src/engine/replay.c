@@ -89,12 +89,13 @@ struct slda_replay_s {
     size_t perm_pos, drain_next, drain_end;
     /* The drain's next minibatch, resolved ahead (slda_replay_ahead), or
      * outside a drain the oldest one (slda_replay_ahead_due), or NULL:
-     * ahead_nd documents in ahead->docs. The oldest one is valid only for
-     * the pop right after its minibatch's store: while documents stored and
-     * evictions are still at these marks. */
+     * ahead_nd documents in ahead->docs. Which one follows from perm_b (a
+     * drain's exists only while perm_b is set; drain_start drops the
+     * other). The oldest one is valid only for the pop right after its
+     * minibatch's store: while documents stored and evictions are still at
+     * these marks. */
     struct resolve_job_s *ahead;
     size_t ahead_nd;
-    int ahead_oldest;
     uint64_t ahead_pushed, ahead_evictions;
     uint64_t popped_ahead; /* minibatches handed out as resolved ahead */
 };
@@ -121,7 +122,6 @@ static void drop_ahead(struct slda_replay_s *rp)
 {
     job_free(rp->ahead, rp->ahead_nd);
     rp->ahead = NULL;
-    rp->ahead_oldest = 0;
 }
 
 void slda_replay_free(struct slda_replay_s *rp)
@@ -390,7 +390,6 @@ size_t slda_replay_ahead_due(slda_model_t *model, const slda_replay_fill_t *f)
     rp->ahead = slda_xcalloc(1, sizeof *rp->ahead);
     rp->ahead->model = model;
     rp->ahead_nd = b->ndocs;
-    rp->ahead_oldest = 1;
     rp->ahead_pushed = rp->pushed + nd;
     rp->ahead_evictions = slda_vocab_evictions(model->vocab);
     resolve_job_init(rp->ahead, b->ndocs);
@@ -399,6 +398,19 @@ size_t slda_replay_ahead_due(slda_model_t *model, const slda_replay_fill_t *f)
         rp->ahead->index[i] = i;
     }
     return b->ndocs;
+}
+
+/* The nd documents resolved ahead, handed out as job: pinned and compacted
+ * (*m of them left). */
+static slda_doc_t *take_ahead(slda_model_t *model, struct slda_replay_s *rp,
+                              resolve_job_t *job, size_t nd, size_t *m)
+{
+    *job = *rp->ahead;
+    free(rp->ahead);
+    rp->ahead = NULL;
+    rp->popped_ahead++;
+    *m = pin_compact(model, job, nd);
+    return job->docs;
 }
 
 slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
@@ -415,13 +427,8 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
     if (rp->perm_b) { /* draining: the next minibatch of shuffled documents */
         nd = rp->b[rp->head + rp->drain_next++].ndocs;
         if (rp->ahead) { /* resolved already: slda_replay_ahead */
-            job = *rp->ahead;
-            free(rp->ahead);
-            rp->ahead = NULL;
-            rp->popped_ahead++;
-            docs = job.docs;
+            docs = take_ahead(model, rp, &job, nd, &m);
             rp->perm_pos += nd;
-            m = pin_compact(model, &job, nd);
         } else {
             docs = resolve_job_init(&job, nd);
             for (size_t i = 0; i < nd; i++, rp->perm_pos++) {
@@ -441,17 +448,11 @@ slda_doc_t *slda_replay_pop(slda_model_t *model, int drain, size_t *ndocs)
     } else {
         replay_batch_t *b = &rp->b[rp->head++];
         nd = b->ndocs;
-        if (rp->ahead && (!rp->ahead_oldest || rp->ahead_pushed != rp->pushed ||
+        if (rp->ahead && (rp->ahead_pushed != rp->pushed ||
                           rp->ahead_evictions != slda_vocab_evictions(model->vocab)))
             drop_ahead(rp); /* not resolved right before this pop: the model has moved */
         if (rp->ahead) { /* resolved already: slda_replay_ahead_due */
-            job = *rp->ahead;
-            free(rp->ahead);
-            rp->ahead = NULL;
-            rp->ahead_oldest = 0;
-            rp->popped_ahead++;
-            docs = job.docs;
-            m = pin_compact(model, &job, nd);
+            docs = take_ahead(model, rp, &job, nd, &m);
         } else {
             docs = resolve_job_init(&job, nd);
             for (size_t i = 0; i < nd; i++) {
