@@ -62,16 +62,18 @@ addr=$(cat "$tmp/addr")
 svc=$!
 for _ in $(seq 100); do grep -q "http: 127.0.0.1:" "$tmp/run.log" && break; sleep 0.1; done
 port=$(sed -n 's/.*http: 127.0.0.1://p' "$tmp/run.log" | head -1)
-# /metrics over bash's /dev/tcp: the loop below polls every 50 ms, and a Python process per
-# poll (as this script did) took most of a core of this 2-core machine from the service
+# /metrics into m, over bash's /dev/tcp and read (no process: the loop below polls every
+# 50 ms, and a Python process per poll, as this script did, took most of a core of this
+# 2-core machine from the service)
 metrics() {
+    m=
     exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
     printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
-    cat <&3
+    IFS= read -r -d '' -N 1000000 m <&3 || true # to the end of the response
     exec 3<&-
 }
 value() { awk -v n="$1" '$1 ~ "^"n"[{]" {s += $2} END {printf "%.0f\n", s}' <<<"$m"; }
-# The loop's poll: /metrics read by bash itself, summed by one awk kept running beside it
+# The loop's poll: metrics, summed by one awk kept running beside it
 # (a coprocess; mawk buffers a pipe's input unless interactive), about 0.3 ms a poll. With a
 # subshell, cat, two awk, date and sleep per poll it took 0.2-0.3 s of CPU per two-thread run,
 # from the same two cores as the service it measures.
@@ -82,12 +84,8 @@ coproc SUMS { "${awki[@]}" '$1 == "#END" {printf "%.0f %.0f\n", d, l; fflush(); 
     $1 ~ /^streamlda_deadletters_total[{]/ {l += $2}'; }
 sums_in=${SUMS[1]} sums_out=${SUMS[0]} sums_pid=$SUMS_PID
 poll_counts() { # the documents trained (d) and dead-lettered (dl) so far
-    local r
-    exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
-    printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
-    IFS= read -r -d '' -N 1000000 r <&3 || true # to the end of the response
-    exec 3<&-
-    printf '%s\n#END\n' "$r" >&"$sums_in"
+    metrics
+    printf '%s\n#END\n' "$m" >&"$sums_in"
     read -r d dl <&"$sums_out"
 }
 mkfifo "$tmp/tick"
@@ -115,7 +113,7 @@ while :; do
     # no progress for 30 s: the mock cluster dropped data (or the service is stuck)
     if [ $((d + dl)) -eq "$last" ]; then still=$((still + 1)); else still=0; last=$((d + dl)); fi
     if [ "$still" -ge 600 ]; then
-        m=$(metrics)
+        metrics
         echo "kafka_throughput: stalled at $((d + dl)) of $ndocs documents (lag $(value streamlda_consumer_lag))" >&2
         exit 1
     fi
@@ -125,10 +123,10 @@ t1=$EPOCHREALTIME
 c_svc1=$(cpu "$svc") c_brk1=$(cpu "$brk") c_me1=$(cpu_self)
 exec {sums_in}>&- # the summing awk ends
 wait "$sums_pid" || true
-m=$(metrics)
+metrics
 k_docs=$(value streamlda_documents_total); k_tokens=$(value streamlda_tokens_total)
 sleep 2.5 # one more time-driven snapshot, published
-m=$(metrics)
+metrics
 snap_s=$(echo "$m" | awk '/^streamlda_snapshot_seconds/ {print $2}')
 pub_s=$(echo "$m" | awk '/^streamlda_snapshot_publish_seconds/ {print $2}')
 snap_b=$(echo "$m" | awk '/^streamlda_snapshot_bytes/ {print $2}')
