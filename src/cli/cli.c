@@ -10,6 +10,7 @@
 #include "slda_int.h"
 #include "snapshot.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 
 /* ---- shared options ---- */
 
@@ -972,15 +975,76 @@ static int finish(int rc)
     return rc == SLDA_EXIT_OK ? SLDA_EXIT_FAIL : rc;
 }
 
+/* run, produce and broker: cli_kafka.c and the Kafka layer, built as the module
+ * streamlda-kafka.so (CMakeLists.txt) and loaded here, so that the other commands start
+ * without librdkafka, libmicrohttpd and their TLS libraries (4 of the 5 ms of an empty
+ * start). The module calls the engine in the program, which exports it. It lies beside the
+ * program (the build tree) or in ../lib/streamlda/ (installed): found from the path the
+ * program was run by (AT_EXECFN), then from that path with its links resolved; never
+ * through a search path (no RUNPATH: the loader would also look in the working directory). */
+static int kafka_command(const char *entry, int argc, char **argv)
+{
+    static const char *const places[] = {"", "../lib/streamlda/"};
+    const char *exe = (const char *)getauxval(AT_EXECFN);
+    char *real = exe ? realpath(exe, NULL) : NULL;
+    const char *bases[] = {exe, real};
+    void *module = NULL;
+    char path[4096];
+    for (size_t b = 0; b < 2 && !module; b++) {
+        if (!bases[b] || (b == 1 && !strcmp(bases[0], bases[1])))
+            continue;
+        const char *slash = strrchr(bases[b], '/');
+        int dirlen = slash ? (int)(slash - bases[b] + 1) : 0;
+        for (size_t p = 0; p < sizeof places / sizeof places[0] && !module; p++) {
+            snprintf(path, sizeof path, "%s%.*s%s" SLDA_KAFKA_MODULE, dirlen ? "" : "./",
+                     dirlen, bases[b], places[p]);
+            if (access(path, F_OK))
+                continue;
+            if (!(module = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+                fprintf(stderr, "streamlda %s: cannot load the Kafka commands: %s\n", argv[0],
+                        dlerror());
+                free(real);
+                return SLDA_EXIT_FAIL;
+            }
+        }
+    }
+    if (!module) {
+        fprintf(stderr, "streamlda %s: the Kafka commands are in %s, which is neither beside "
+                "the program (%s) nor in its ../lib/streamlda/\n", argv[0], SLDA_KAFKA_MODULE,
+                real ? real : exe ? exe : "?");
+        free(real);
+        return SLDA_EXIT_FAIL;
+    }
+    free(real);
+    int (*fn)(int, char **);
+    void *sym = dlsym(module, entry);
+    if (!sym) {
+        fprintf(stderr, "streamlda %s: %s has no %s: %s\n", argv[0], path, entry, dlerror());
+        return SLDA_EXIT_FAIL;
+    }
+    memcpy(&fn, &sym, sizeof fn); /* POSIX: dlsym's object pointer holds the function */
+    return fn(argc, argv);        /* the module stays loaded until exit */
+}
+
+static int cli_run(int argc, char **argv) { return kafka_command("slda_cli_run", argc, argv); }
+static int cli_produce(int argc, char **argv)
+{
+    return kafka_command("slda_cli_produce", argc, argv);
+}
+static int cli_broker(int argc, char **argv)
+{
+    return kafka_command("slda_cli_broker", argc, argv);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"train", slda_cli_train},     {"run", slda_cli_run},
+    } cmds[] = {{"train", slda_cli_train},     {"run", cli_run},
                 {"topics", slda_cli_topics},   {"infer", slda_cli_infer},
-                {"export", slda_cli_export},   {"produce", slda_cli_produce},
-                {"broker", slda_cli_broker},   {"config", cli_config},
+                {"export", slda_cli_export},   {"produce", cli_produce},
+                {"broker", cli_broker},        {"config", cli_config},
                 {"diff", slda_cli_diff},       {"report", slda_cli_report}};
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(main_usage, argc < 2 ? stderr : stdout);

@@ -77,8 +77,10 @@ void slda_cli_timed_close(slda_cli_timed_t *rd);
 int slda_cli_infer(int argc, char **argv);
 int slda_cli_export(int argc, char **argv);
 int slda_cli_batch(int argc, char **argv);   /* train --batch */
-int slda_cli_run(int argc, char **argv);     /* cli_kafka.c */
-int slda_cli_produce(int argc, char **argv); /* cli_kafka.c */
-int slda_cli_broker(int argc, char **argv);  /* cli_kafka.c */
+/* cli_kafka.c, in the module streamlda-kafka.so: main() finds them with dlsym */
+#define SLDA_KAFKA_MODULE "streamlda-kafka.so"
+int slda_cli_run(int argc, char **argv);
+int slda_cli_produce(int argc, char **argv);
+int slda_cli_broker(int argc, char **argv);
 
 #endif
