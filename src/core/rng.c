@@ -26,25 +26,6 @@ void slda_rng_seed3(slda_rng_t *rng, uint64_t a, uint64_t b, uint64_t c)
     slda_rng_seed(rng, splitmix64(&x));
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t slda_rng_next(slda_rng_t *rng)
-{
-    uint64_t *s = rng->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
 uint32_t slda_rng_below(slda_rng_t *rng, uint32_t n)
 {
     /* Lemire's multiply-shift; the bias (< n / 2^32) is irrelevant here. */

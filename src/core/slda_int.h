@@ -37,7 +37,23 @@ typedef struct slda_rng_s {
 void slda_rng_seed(slda_rng_t *rng, uint64_t seed);
 /* Seed from several values (e.g. seed, update number, document index). */
 void slda_rng_seed3(slda_rng_t *rng, uint64_t a, uint64_t b, uint64_t c);
-uint64_t slda_rng_next(slda_rng_t *rng);
+static inline uint64_t slda_rng_rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+static inline uint64_t slda_rng_next(slda_rng_t *rng) /* inline: the samplers draw per token */
+{
+    uint64_t *s = rng->s;
+    uint64_t result = slda_rng_rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = slda_rng_rotl(s[3], 45);
+    return result;
+}
 static inline float slda_rng_float(slda_rng_t *rng) /* uniform [0,1) */
 {
     return (float)(slda_rng_next(rng) >> 40) * (1.0f / 16777216.0f);
