@@ -9,7 +9,7 @@
 # Corpora: Reuters-21578 as text (title + body of each article, in time order: read, tokenised,
 # trained) and KOS (UCI bag of words). For each thread count: the median over REPEAT runs of the
 # process's wall time (the whole process but writing the model, whose fsync is disk time, not
-# cores: also loading its shared libraries, about 3 ms, and freeing at exit), of the job
+# cores: also starting the process and loading its shared libraries, about 1 ms), of the job
 # (`wall_seconds` of the summary line: reading, tokenising and training, from the first byte
 # read to the last update applied) and of the training steps alone (`seconds`), their ratios
 # to one thread, and whether the model (written by one more run, -o) is bit-identical to one
@@ -56,10 +56,10 @@ run_corpus() { # name args...
     for r in $(seq 1 "$REPEAT"); do
         for t in $(seq 1 "$THREADS_MAX"); do
             local t0 t1 out
-            t0=$(date +%s.%N)
+            t0=$EPOCHREALTIME # bash's clock: no process of its own inside the interval
             out=$("$S" train -q -k "$K" -X threads="$t" "${extra[@]}" "$@" 2>/dev/null)
-            t1=$(date +%s.%N)
-            awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}' >>"$T/$name.$t.wall"
+            t1=$EPOCHREALTIME
+            awk -v a="${t0/,/.}" -v b="${t1/,/.}" 'BEGIN {print b - a}' >>"$T/$name.$t.wall"
             echo "$out" | sed -n 's/.* seconds=\([0-9.]*\) .*/\1/p' >>"$T/$name.$t.train"
             echo "$out" | sed -n 's/.* wall_seconds=\([0-9.]*\).*/\1/p' >>"$T/$name.$t.job"
         done
