@@ -11,6 +11,15 @@
  * nothing until rows are used, and are touched by the thread that uses
  * them, instead of one memset on the main thread at start. A 64-byte header
  * before the block records how it was allocated, for slda_big_free.
+ *
+ * Arrays that grow (the minibatch's accumulator, the slices, a local step's
+ * document rows) are mapped from their first size on and grow by mremap
+ * (slda_big_grow): the pages they touched move with them, no copy and no new
+ * fault, and capacity never used is never touched. Allocating each new size
+ * zeroed (memset) and copying faulted every page in again, and page faults
+ * hardly run in parallel on these machines (two threads faulting 8 MB of
+ * fresh pages took about as long as one): a KOS run's faults 4,138 -> 3,277
+ * with one thread, 5,196 -> 3,866 with two.
  */
 #include "slda_int.h"
 
@@ -65,6 +74,26 @@ char *slda_xstrndup(const char *s, size_t n)
     return p;
 }
 
+/* The header: the block's size in bytes (header included), and whether it is mapped. */
+typedef struct big_header_s {
+    size_t total;
+    int mapped;
+} big_header_t;
+
+static void *big_map(size_t total)
+{
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void *big_block(void *p, size_t total, int mapped)
+{
+    big_header_t *h = p;
+    h->total = total;
+    h->mapped = mapped;
+    return (char *)p + BIG_HEADER;
+}
+
 void *slda_big_alloc(size_t n, const char *what, char *errstr, size_t errstr_size)
 {
     void *p = NULL;
@@ -72,31 +101,56 @@ void *slda_big_alloc(size_t n, const char *what, char *errstr, size_t errstr_siz
     if (rounded < n || total < rounded)
         goto fail;
     if (total >= BIG_MMAP_MIN) {
-        p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
+        if (!(p = big_map(total)))
             goto fail;
-    } else {
-        if (posix_memalign(&p, 64, total) != 0)
-            goto fail;
-        memset(p, 0, total);
+        return big_block(p, total, 1);
     }
-    *(size_t *)p = total;
-    return (char *)p + BIG_HEADER;
+    if (posix_memalign(&p, 64, total) != 0)
+        goto fail;
+    memset(p, 0, total);
+    return big_block(p, total, 0);
 fail:
     slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM, "%s: cannot allocate %zu bytes", what, n);
     return NULL;
+}
+
+void *slda_big_grow(void *q, size_t n)
+{
+    size_t rounded = (n + 63) & ~(size_t)63, total = rounded + BIG_HEADER;
+    if (rounded < n || total < rounded)
+        oom(n);
+    if (!q) {
+        void *p = big_map(total);
+        if (!p)
+            oom(n);
+        return big_block(p, total, 1);
+    }
+    big_header_t *h = (big_header_t *)((char *)q - BIG_HEADER);
+    if (total <= h->total)
+        return q;
+    if (h->mapped) {
+        void *p = mremap(h, h->total, total, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED)
+            oom(n);
+        return big_block(p, total, 1);
+    }
+    void *p = big_map(total); /* a block of slda_big_alloc's: mapped from now on */
+    if (!p)
+        oom(n);
+    memcpy((char *)p + BIG_HEADER, q, h->total - BIG_HEADER);
+    slda_big_free(q);
+    return big_block(p, total, 1);
 }
 
 void slda_big_free(void *q)
 {
     if (!q)
         return;
-    char *p = (char *)q - BIG_HEADER;
-    size_t total = *(size_t *)p;
-    if (total >= BIG_MMAP_MIN)
-        munmap(p, total);
+    big_header_t *h = (big_header_t *)((char *)q - BIG_HEADER);
+    if (h->mapped)
+        munmap(h, h->total);
     else
-        free(p);
+        free(h);
 }
 
 char *slda_read_all(FILE *f, size_t *len)

@@ -20,6 +20,9 @@ char *slda_xstrndup(const char *s, size_t n);
 char *slda_read_all(FILE *f, size_t *len);
 /* 64-byte aligned, zeroed; NULL (and errstr "<what>: cannot allocate N bytes") on failure. */
 void *slda_big_alloc(size_t n, const char *what, char *errstr, size_t errstr_size);
+/* p (a block of slda_big_alloc or slda_big_grow, or NULL) grown to at least n bytes, its
+ * contents kept and the rest zero; never shrinks; aborts when it cannot, as slda_xrealloc. */
+void *slda_big_grow(void *p, size_t n);
 void slda_big_free(void *p);
 
 /* ---- err.c ---- */

@@ -72,13 +72,7 @@ void slda_accum_reset(slda_accum_t *acc)
 static void accum_grow(slda_accum_t *acc)
 {
     uint32_t cap = acc->cap ? acc->cap * 2 : 1024;
-    float *sum = slda_big_alloc((size_t)cap * acc->Kp * sizeof(float), "minibatch", NULL, 0);
-    if (!sum)
-        slda_xmalloc(SIZE_MAX); /* prints and aborts: a minibatch cannot shrink */
-    if (acc->nslots)
-        memcpy(sum, acc->sum, (size_t)acc->nslots * acc->Kp * sizeof(float));
-    slda_big_free(acc->sum);
-    acc->sum = sum;
+    acc->sum = slda_big_grow(acc->sum, (size_t)cap * acc->Kp * sizeof(float)); /* in place */
     acc->word = slda_xrealloc(acc->word, cap * sizeof *acc->word);
     acc->c1 = slda_xrealloc(acc->c1, cap * sizeof *acc->c1);
     acc->c2 = slda_xrealloc(acc->c2, cap * sizeof *acc->c2);

@@ -64,14 +64,11 @@ static void reserve(slda_local_t *loc, uint32_t nu, uint32_t ng)
 {
     if (nu > loc->cap_u) {
         uint32_t cap = nu < 64 ? 64 : nu + nu / 2;
-        slda_big_free(loc->f);
-        slda_big_free(loc->lf);
-        slda_big_free(loc->gamma);
-        slda_big_free(loc->stats);
-        loc->f = vec_alloc((size_t)cap * loc->Kp);
-        loc->lf = vec_alloc((size_t)cap * loc->Kp);
-        loc->gamma = vec_alloc((size_t)cap * loc->Kp);
-        loc->stats = vec_alloc((size_t)cap * loc->Kp);
+        size_t bytes = (size_t)cap * loc->Kp * sizeof(float);
+        loc->f = slda_big_grow(loc->f, bytes); /* alloc.c: touched pages stay, no copy */
+        loc->lf = slda_big_grow(loc->lf, bytes);
+        loc->gamma = slda_big_grow(loc->gamma, bytes);
+        loc->stats = slda_big_grow(loc->stats, bytes);
         loc->v_u = slda_xrealloc(loc->v_u, cap * sizeof *loc->v_u);
         loc->v_n = slda_xrealloc(loc->v_n, cap * sizeof *loc->v_n);
         loc->cap_u = cap;

@@ -172,11 +172,7 @@ static void pending_slice(slda_pending_t *pd, const slda_doc_t *docs, size_t ndo
          * its 2-thread training's 140 */
         pd->cap_pairs = pairs + 1 > 2 * pd->cap_pairs ? pairs + 1 : 2 * pd->cap_pairs;
         pd->words = slda_xrealloc(pd->words, pd->cap_pairs * sizeof *pd->words);
-        slda_big_free(pd->stats);
-        pd->stats = slda_big_alloc(pd->cap_pairs * Kp * sizeof(float), "minibatch statistics",
-                                   NULL, 0);
-        if (!pd->stats)
-            slda_xmalloc(SIZE_MAX); /* prints and aborts, as the accumulator does */
+        pd->stats = slda_big_grow(pd->stats, pd->cap_pairs * Kp * sizeof(float));
     }
 }
 
