@@ -16,7 +16,9 @@
  *
  * Built by CMake as build/read_snapshot (used by tests/0014-kafka_embedded.sh); by hand:
  *   cc -Iinclude examples/read_snapshot.c build/libslda.a \
- *      $(pkg-config --cflags --libs rdkafka libmicrohttpd) -lmsgpackc -lm -lpthread
+ *      $(pkg-config --cflags --libs rdkafka) -lmsgpackc -lz -lm -lpthread
+ * (libslda.a is the engine; a program that embeds the service links
+ * build/libslda_kafka.a before it, and libmicrohttpd.)
  */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
