@@ -158,11 +158,12 @@ typedef void (*slda_replica_applied_cb)(void *opaque, const slda_update_t *upd);
 
 /* Open updates.topic (created with one partition when missing; refused with
  * another count) at the log position among restored (a snapshot's offsets;
- * none: offset 0). Refused when the log was pruned past that position. */
+ * none: offset 0). Refused when the log was pruned past that position, and
+ * then *pruned = 1 (a newer snapshot may help: service.c). */
 slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
                                  slda_metrics_t *metrics, const slda_offset_t *restored,
-                                 size_t nrestored, volatile int *stop, char *errstr,
-                                 size_t errstr_size);
+                                 size_t nrestored, volatile int *stop, int *pruned,
+                                 char *errstr, size_t errstr_size);
 void slda_replica_destroy(slda_replica_t *r);
 /* Apply the records fetched, in log order, waiting up to wait_ms for the
  * first: the number applied, or -1 (errstr) when the replica cannot go on. */
@@ -174,6 +175,8 @@ int slda_replica_apply(slda_replica_t *r, slda_model_t *model, int wait_ms,
 uint64_t slda_replica_unapplied(const slda_replica_t *r);
 /* Records in the open transaction. */
 uint64_t slda_replica_pending(const slda_replica_t *r);
+/* 1 when slda_replica_apply failed because the next record was pruned. */
+int slda_replica_gone(const slda_replica_t *r);
 /* 1 when the last fetch reached the log's end and every own record is applied. */
 int slda_replica_at_end(const slda_replica_t *r);
 /* Produce upd (encoded with values) into the open transaction. */

@@ -49,6 +49,7 @@ struct slda_replica_s {
     uint64_t own_applied;  /* ... and applied back from the log */
     int64_t next;          /* next log offset to apply */
     int eof;               /* the last fetch reached the log's end */
+    int gone;              /* the next record to apply was pruned (apply failed) */
     slda_offset_t *offs;   /* input offsets covered by applied records + the log's */
     size_t noffs, capoffs;
     uint64_t bytes;        /* bytes of records published */
@@ -212,10 +213,11 @@ static slda_err_t create_topic(slda_replica_t *r, char *errstr, size_t errstr_si
 
 slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
                                  slda_metrics_t *metrics, const slda_offset_t *restored,
-                                 size_t nrestored, volatile int *stop, char *errstr,
-                                 size_t errstr_size)
+                                 size_t nrestored, volatile int *stop, int *pruned,
+                                 char *errstr, size_t errstr_size)
 {
     slda_replica_t *r = slda_xcalloc(1, sizeof *r);
+    *pruned = 0;
     r->metrics = metrics;
     r->stop = stop;
     r->topic = slda_xstrdup(conf->updates_topic);
@@ -293,6 +295,7 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
         goto fail;
     }
     if (r->next < lo) {
+        *pruned = 1;
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                      "updates.topic \"%s\" starts at offset %" PRId64 ": the records this "
                      "replica needs from offset %" PRId64 " (%s) were pruned. Restore a newer "
@@ -428,6 +431,7 @@ int slda_replica_apply(slda_replica_t *r, slda_model_t *model, int wait_ms,
             int fatal = m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
                         m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
             if (fatal) {
+                r->gone = 1;
                 slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
                              "updates.topic %s: offset %" PRId64 " is gone (%s): the log was "
                              "pruned past this replica; restart it from a newer snapshot",
@@ -459,6 +463,11 @@ uint64_t slda_replica_unapplied(const slda_replica_t *r)
 uint64_t slda_replica_pending(const slda_replica_t *r)
 {
     return r->pending;
+}
+
+int slda_replica_gone(const slda_replica_t *r)
+{
+    return r->gone;
 }
 
 int slda_replica_at_end(const slda_replica_t *r)

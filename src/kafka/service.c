@@ -119,6 +119,7 @@ struct slda_service_s {
     uint64_t compared_updates; /* update count of the last drift comparison (+1; 0 = never) */
     char restored[4096];       /* the snapshot restored from, "" if none */
     int64_t restored_event_ms; /* its header's newest event time, 0 = none */
+    uint64_t restored_updates; /* its update count */
     double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
     uint64_t rate_docs;
     /* replicas (updates.topic; replica.c, docs/replication.md) */
@@ -320,6 +321,9 @@ static void reconcile_log(void *opaque, const char *line)
     slda_log(((slda_service_t *)opaque)->metrics, SLDA_LOG_INFO, NULL, "restore: %s", line);
 }
 
+static slda_err_t load_newest(slda_service_t *svc, slda_model_t **out, char *errstr,
+                              size_t errstr_size);
+
 /* Lock the model's snapshots, then restore the newest one that loads. Every
  * file of the model is tried (newest first): the ones that load are noted as
  * prunable, the others are left alone with a warning. When files exist and
@@ -351,6 +355,18 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
         return e;
     if (svc->lock_fd >= 0)
         remove_stale_temps(svc, dir); /* only the lock holder: others' may be in progress */
+    return load_newest(svc, out, errstr, errstr_size);
+}
+
+/* restore_newest's reading: the newest snapshot of the model in snapshot.dir
+ * that loads (the others noted as prunable or left alone), reconciled with
+ * this run's configuration. */
+static slda_err_t load_newest(slda_service_t *svc, slda_model_t **out, char *errstr,
+                              size_t errstr_size)
+{
+    const char *dir = svc->conf->snapshot_dir;
+    slda_err_t e;
+    *out = NULL;
     size_t n, bad = 0;
     snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
     slda_model_t *model = NULL;
@@ -377,6 +393,7 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
         model = m;
         snprintf(svc->restored, sizeof svc->restored, "%s", files[i].path);
         svc->restored_event_ms = meta.event_ms;
+        svc->restored_updates = slda_model_updates(m);
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
                  "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
                  slda_model_updates(model), slda_model_docs(model));
@@ -1404,6 +1421,95 @@ static slda_err_t replica_catch_up(slda_service_t *svc, volatile int *stop, doub
     return SLDA_OK;
 }
 
+static const char *conf_bootstrap(const slda_conf_t *conf);
+
+/* How many times a starting replica restores a newer snapshot because the
+ * log was pruned past the one it restored (replica_open). */
+#define REPLICA_RELOADS 5
+
+/* A starting replica whose log position the snapshot writer (another replica)
+ * pruned meanwhile: the writer wrote snapshot.keep newer snapshots between
+ * this one's restore and its reading of the log (a second apart in
+ * tests/0106, and a replica's start took longer there under
+ * AddressSanitizer). The newest snapshot of snapshot.dir replaces the model
+ * when it is newer than the one restored (0), else nothing changes (1).
+ * Only while the replica starts: nothing of its own is in the log or the
+ * model yet, and the tracking state starts again from the new snapshot. */
+static int reload_newer(slda_service_t *svc)
+{
+    char err[700], was[4096];
+    uint64_t had = svc->restored[0] ? svc->restored_updates : 0;
+    int restored = svc->restored[0] != 0;
+    int64_t event_ms = svc->restored_event_ms;
+    slda_model_t *model = NULL;
+    snprintf(was, sizeof was, "%s", svc->restored);
+    if (load_newest(svc, &model, err, sizeof err) || !model ||
+        (restored && slda_model_updates(model) <= had)) {
+        slda_model_destroy(model);
+        snprintf(svc->restored, sizeof svc->restored, "%s", was); /* as it was */
+        svc->restored_event_ms = event_ms;
+        svc->restored_updates = had;
+        return 1;
+    }
+    slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+             "replica: updates.topic was pruned past the snapshot restored (%s) while this "
+             "replica started; restoring the newer %s", restored ? was : "none", svc->restored);
+    slda_replica_destroy(svc->replica);
+    svc->replica = NULL;
+    slda_model_destroy(svc->model);
+    svc->model = model;
+    slda_track_destroy(svc->track);
+    free(svc->words);
+    free(svc->mass);
+    track_start(svc);
+    if (svc->page) {
+        svc->page_updates = 0;
+        page_publish(svc);
+    }
+    return 0;
+}
+
+/* Open the update log at the model's position; when it was pruned past it
+ * while this replica started, restore a newer snapshot and try again. */
+static slda_err_t replica_open(slda_service_t *svc, volatile int *stop, char *errstr,
+                               size_t errstr_size)
+{
+    for (int tries = 0;; tries++) {
+        size_t noffs;
+        const slda_offset_t *offs = slda_model_offsets(svc->model, &noffs);
+        int pruned = 0;
+        svc->replica = slda_replica_new(svc->conf, conf_bootstrap(svc->conf), svc->metrics,
+                                        offs, noffs, stop, &pruned, errstr, errstr_size);
+        if (svc->replica || !pruned || tries == REPLICA_RELOADS || reload_newer(svc))
+            break;
+    }
+    if (!svc->replica)
+        return SLDA_ERR_INVALID; /* errstr: the refusal */
+    svc->nkept = 0;
+    if (svc->restored[0])
+        svc->kept_log[svc->nkept++] = slda_replica_position(svc->replica);
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES, (double)slda_model_updates(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
+    return SLDA_OK;
+}
+
+/* The first catch-up, from the restored position to the log's end; the log
+ * may be pruned past the replica while it reads (as in replica_open). */
+static slda_err_t replica_start(slda_service_t *svc, volatile int *stop, char *errstr,
+                                size_t errstr_size)
+{
+    slda_err_t e = replica_catch_up(svc, stop, 1e9, errstr, errstr_size);
+    for (int tries = 0; e && slda_replica_gone(svc->replica) && !*stop && tries < REPLICA_RELOADS;
+         tries++) {
+        if (reload_newer(svc))
+            break;
+        e = replica_open(svc, stop, errstr, errstr_size);
+        if (!e)
+            e = replica_catch_up(svc, stop, 1e9, errstr, errstr_size);
+    }
+    return e;
+}
+
 /* The snapshot writer (the holder of snapshot.dir's lock; a replica that is
  * not tries to become it) writes the replica with its log position, keeps
  * snapshot.keep files and prunes the log below the oldest one it keeps. */
@@ -1609,17 +1715,10 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
     if (!svc->sink)
         goto fail;
     if (replica) {
-        svc->replica = slda_replica_new(svc->conf, bootstrap, svc->metrics, offs, noffs, stop,
-                                        errstr, errstr_size);
-        if (!svc->replica)
+        if (replica_open(svc, stop, errstr, errstr_size))
             goto fail;
         svc->scratch = slda_update_scratch_new();
         svc->batch_gen = slda_ksource_generation(svc->src);
-        if (svc->restored[0])
-            svc->kept_log[svc->nkept++] = slda_replica_position(svc->replica);
-        slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES,
-                         (double)slda_model_updates(svc->model));
-        slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
     }
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
     return svc;
@@ -1643,7 +1742,7 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
     svc->last_snapshot = svc->last_status = svc->last_msg_t = slda_mono_s();
     slda_err_t err = SLDA_OK;
     if (svc->replica) { /* the first minibatch reads the model at the log's end */
-        err = replica_catch_up(svc, stop, 1e9, errstr, errstr_size);
+        err = replica_start(svc, stop, errstr, errstr_size);
         if (!err)
             slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
                      "replica: at the end of updates.topic: %" PRIu64 " updates, %" PRIu64
