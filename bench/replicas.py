@@ -12,9 +12,10 @@ every model holding all N documents (/metrics: streamlda_model_documents for rep
 streamlda_documents_total otherwise). REPEAT (default 3) rounds run the configurations
 interleaved (so a noisy moment of the shared machine hits all of them); the closing lines give
 each configuration's median docs/s and its ratio to the first one. Prints figures only; run on a
-quiet machine.
+quiet machine. Each run's scratch directory (snapshots, logs) is removed after it (KEEP=1 keeps
+them).
 """
-import os, statistics, sys, time, tempfile
+import os, shutil, statistics, sys, time, tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 sys.dont_write_bytecode = True
 import realkafka as rk
@@ -48,6 +49,8 @@ def run(name, inst, replica, rnd):
         time.sleep(0.2)
     t1 = time.time()
     for s in svcs: s.stop()
+    if os.environ.get("KEEP") != "1":
+        shutil.rmtree(tmp, ignore_errors=True)  # its snapshots and logs (KEEP=1 keeps them)
     rate = ds[0] / (t1 - tstart)
     print(name, "inst", inst, "replica", replica, "docs", ds, "seconds from first doc", round(t1 - tstart, 2), "docs/s", round(rate), flush=True)
     return rate

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HOUR (3600 * 1000LL)
 
@@ -364,6 +365,9 @@ static void test_state(void)
     CHECK_CONTAINS(j, "\"kind\":\"birth\"");
     CHECK_CONTAINS(j, "\"\\\"quoted\\\"\"");
     free(j);
+    snprintf(path, sizeof path, "%s/x.slda.track.json", dir);
+    CHECK_INT(unlink(path), 0);
+    CHECK_INT(rmdir(dir), 0); /* nothing else was left in it */
     free(a), free(b), free(d), free(e), free(dir);
     slda_track_destroy(t);
     slda_track_destroy(u);
@@ -436,6 +440,9 @@ static void test_snapshot_meta(void)
     }
     slda_model_destroy(model);
     slda_conf_destroy(conf);
+    snprintf(path, sizeof path, "%s/m.slda", dir);
+    CHECK_INT(unlink(path), 0);
+    CHECK_INT(rmdir(dir), 0);
     free(dir);
 }
 
