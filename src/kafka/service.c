@@ -1499,8 +1499,9 @@ static slda_err_t replica_start(slda_service_t *svc, volatile int *stop, char *e
                                 size_t errstr_size)
 {
     slda_err_t e = replica_catch_up(svc, stop, 1e9, errstr, errstr_size);
-    for (int tries = 0; e && slda_replica_gone(svc->replica) && !*stop && tries < REPLICA_RELOADS;
-         tries++) {
+    for (int tries = 0; e && svc->replica && slda_replica_gone(svc->replica) && !*stop &&
+                        tries < REPLICA_RELOADS;
+         tries++) { /* (svc->replica is NULL when a reopening was refused) */
         if (reload_newer(svc))
             break;
         e = replica_open(svc, stop, errstr, errstr_size);
