@@ -2,18 +2,7 @@
 # 0001-cli_train.sh - the command line end to end: train from a file and from
 # standard input, snapshot, topics, infer, export, help, exit codes, bad input.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-expect_rc() { # expected-rc description command...
-    local want=$1 what=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else fail "$what: exit $rc, wanted $want; stderr: $(head -c 400 "$T/err")"; fi
-}
+. "$(dirname "$0")/checks.sh"
 
 # A small corpus with two obvious themes, one document per line.
 for i in $(seq 1 150); do
@@ -106,5 +95,4 @@ expect_rc 1 "huge counts" "$S" train -q -k 2 -X local=cgs \
     -X vocab.file="$SLDA_SOURCE_DIR/tests/fixtures/huge-counts.vocab" "$SLDA_SOURCE_DIR/tests/fixtures/huge-counts.dat"
 grep -q 'out of range 1..16777216 (SLDA_ERR_RANGE)' "$T/err" && ok || fail "huge counts not refused: $(cat "$T/err")"
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0001-cli_train

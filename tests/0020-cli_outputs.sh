@@ -6,19 +6,8 @@
 # standard output for "-", and refuse a directory. Everything happens in a scratch
 # directory; no path under /dev is used.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/checks.sh"
 cd "$T" || exit 1
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-expect_rc() { # expected-rc description command...
-    local want=$1 what=$2; shift 2
-    timeout 60 "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else fail "$what: exit $rc, wanted $want; stderr: $(head -c 400 "$T/err")"; fi
-}
 no_temp_files() { # dir...
     local left
     left=$(find "$@" -name '*.tmp.*' 2>/dev/null)
@@ -153,5 +142,4 @@ grep -q 'keep.npy' err && ok || fail "failed export does not name the file: $(ca
 cmp -s keep.npy ref.npy && ok || fail "a failed export damaged the old file"
 no_temp_files "$T"
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0020-cli_outputs

@@ -5,14 +5,8 @@
 # one is left alone). A .gz file either trains from the decompressed text or is refused
 # with a non-zero exit, never exit 0 with an empty model.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/checks.sh"
 cd "$T" || exit 1
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 run() { # command... (exit status in $rc, output in out and err)
     timeout 120 "$@" >out 2>err; rc=$?
 }
@@ -75,5 +69,4 @@ else
     [ -s err ] && ok || fail ".gz: refused without a message"
 fi
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0021-cli_train_nothing

@@ -5,22 +5,8 @@
 # input or input whose every record is rejected; standard output that cannot be
 # written (file size limit); two outputs on standard output.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/checks.sh"
 cd "$T" || exit 1
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-expect_rc() { # expected-rc description command...
-    local want=$1 what=$2; shift 2
-    timeout 120 "$@" >out 2>err; local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else fail "$what: exit $rc, wanted $want; stderr: $(head -c 400 err)"; fi
-}
-says() { # description regex: stderr matches
-    grep -Eq "$2" err && ok || fail "$1: stderr does not match /$2/: $(head -c 400 err)"
-}
 
 for i in $(seq 1 40); do
     echo "apple banana cherry fruit orchard apple juice"
@@ -74,5 +60,4 @@ for cmd in "topics m.slda" "infer m.slda docs.txt" "export m.slda --vocab -" "tr
     grep -Eq 'standard output|"-"' err && ok || fail "$cmd: no message about standard output: $(head -c 300 err)"
 done
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0023-cli_exit_codes

@@ -7,14 +7,8 @@
 #   a document that came after n others comes back after about 2n (at most replay.docs later).
 # 640 documents, 20 minibatches of 32, a snapshot every 320 documents and one at the end.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
+. "$(dirname "$0")/checks.sh"
 PY=/usr/bin/python3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
 "$PY" - "$T/docs.txt" <<'EOF'
 import random, sys
@@ -65,5 +59,4 @@ run no_fit_small "17 37 40 " -X replay.docs=100 "$T/docs.txt"
 # one visit: replay=off
 run off "10 20 " -X replay=off "$T/docs.txt"
 
-echo "0024-train_replay: $pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0024-train_replay

@@ -5,20 +5,9 @@
 # link to the program, and in ../lib/streamlda/ of an installed tree (cmake --install), and
 # without it they fail with a message that names it.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
+. "$(dirname "$0")/checks.sh"
 B=${SLDA_BUILD_DIR:?SLDA_BUILD_DIR must point at the build tree}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-expect_rc() { # expected-rc description command...
-    local want=$1 what=$2; shift 2
-    timeout 120 "$@" >out 2>err; local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else fail "$what: exit $rc, wanted $want; stderr: $(head -c 400 err)"; fi
-}
 loaded() { # the shared objects the dynamic loader opened for a command (glibc's LD_DEBUG)
     LD_DEBUG=files timeout 120 "$@" 2>&1 >/dev/null | sed -n 's/.*file=\([^ ]*\) .*generating link map.*/\1/p'
 }
@@ -68,5 +57,4 @@ else
     fail "cmake --install: $(tail -5 install.log)"
 fi
 
-echo "0025-cli_kafka_module: $pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0025-cli_kafka_module

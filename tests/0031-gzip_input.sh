@@ -3,14 +3,8 @@
 # concatenated members, format detection on the decompressed first line; truncated and corrupt
 # .gz files are clear errors naming the file, never a crash, and a cut line never reaches the model.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
+. "$(dirname "$0")/checks.sh"
 PY=/usr/bin/python3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 run() { # rc-file description command... (stdout in $T/out, stderr in $T/err)
     "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"
 }
@@ -155,5 +149,4 @@ grep -q "^train docs=1500 " "$T/out" && ok || fail "uci .gz: $(cat "$T/out" "$T/
 "${UCI[@]}" -X threads=2 - <"$T/docword.big.txt" >"$T/out" 2>"$T/err"
 grep -q "^train docs=1500 " "$T/out" && ok || fail "uci on stdin: $(cat "$T/out" "$T/err")"
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0031-gzip_input

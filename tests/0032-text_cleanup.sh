@@ -3,13 +3,7 @@
 # topics, infer on the snapshot cleans text the same way, composed stop lists (+FILE, +words),
 # and a missing stop-word file is an error that names it.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+. "$(dirname "$0")/checks.sh"
 run() { "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
 
 # Two themes wrapped in what raw social text carries: links, mentions, entities, contractions.
@@ -55,5 +49,4 @@ run "$S" train -q -k 2 -X "text.stopwords=smart+$T/missing.txt" "$T/tweets.txt"
 [ "$(cat "$T/rc")" -ne 0 ] && grep -q "text.stopwords \"$T/missing.txt\": not a built-in list" "$T/err" \
     && ok || fail "missing file: rc $(cat "$T/rc"): $(cat "$T/err")"
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+checks_done 0032-text_cleanup

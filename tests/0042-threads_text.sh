@@ -9,14 +9,8 @@
 #   gives what standard input (one minibatch at a time) gives;
 # - global.stale=1 is a different model from global.stale=0 (the pipeline is in effect).
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
+. "$(dirname "$0")/checks.sh"
 PY=/usr/bin/python3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass=0
-ok() { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
 # 3,000 documents from 6 themes over 1,200 words, and words that occur once (evicted first)
 "$PY" - "$T/docs.txt" <<'EOF'
@@ -115,5 +109,4 @@ for line in sys.stdin:
 sys.exit(0 if "2" in ids and "512" in ids and "514" in ids and "513" not in ids and "3" not in ids else 1)
 ' && ok || fail "infer ids are not the line numbers"
 
-echo "$pass passed, $fails failed"
-[ "$fails" = 0 ]
+checks_done 0042-threads_text
