@@ -18,7 +18,6 @@ property and the services exit 2. SLDA_REPLICA_SEED replays a run's choices.
 """
 
 import os
-import random
 import sys
 import tempfile
 import time
@@ -31,9 +30,7 @@ N = 8000
 
 
 def main():
-    seed = int(os.environ.get("SLDA_REPLICA_SEED", str(int(time.time()) % 100000)))
-    print("SLDA_REPLICA_SEED=%d" % seed)
-    rng = random.Random(seed)
+    rng = rk.replica_rng()
     addr = rk.bootstrap()
     tmp = tempfile.mkdtemp(prefix="slda-0105-")
     p, topic, feeder = rk.themed_stream(addr, "r", N, 4, 25, rng)
@@ -71,9 +68,7 @@ def main():
         check(fc is not None and finals[0] is not None and fc[0] == finals[0][0] and fc[3] == finals[0][3],
               "the log-only replica equals the replicas bit for bit (digest)", fc, finals[0])
     finally:
-        for s in svcs:
-            if rk.alive(s):
-                s.kill9()
+        rk.kill_all(svcs)
     return rk.done("0105-realkafka_replicas", tmp)
 
 

@@ -25,7 +25,6 @@ SLDA_REPLICA_SEED replays a run's choices.
 """
 
 import os
-import random
 import sys
 import tempfile
 import time
@@ -43,9 +42,7 @@ def is_writer(svc):
 
 
 def main():
-    seed = int(os.environ.get("SLDA_REPLICA_SEED", str(int(time.time()) % 100000)))
-    print("SLDA_REPLICA_SEED=%d" % seed)
-    rng = random.Random(seed)
+    rng = rk.replica_rng()
     addr = rk.bootstrap()
     tmp = tempfile.mkdtemp(prefix="slda-0106-")
     p, topic, feeder = rk.themed_stream(addr, "t", N, PARTS, 25, rng)
@@ -106,11 +103,7 @@ def main():
         check(restored >= 1, "restarted replicas restored a snapshot", restored)
 
         # a new replica with no snapshot cannot replay a pruned log: refused, says why
-        fresh = rk.service(tmp, addr, props(os.path.join(tmp, "empty")), "fresh")
-        extra.append(fresh)
-        rc, text = rk.refused(fresh, "the fresh replica")
-        check(rc == 1 and "were pruned" in text,
-              "a replica without a snapshot over a pruned log is refused", rc, text[-600:])
+        rk.fresh_replica_refused(tmp, addr, props, extra)
 
         # a replica whose group holds a non-replica member (of another model): refused
         other = model + "-x"
@@ -124,9 +117,7 @@ def main():
                   "a replica joining a non-replica instance is refused", rc, text[-600:])
             check(solo.stop() == 0, "the non-replica instance goes on and stops cleanly")
     finally:
-        for s in svcs + extra:
-            if rk.alive(s):
-                s.kill9()
+        rk.kill_all(svcs + extra)
     return rk.done("0106-realkafka_three_replicas", tmp)
 
 

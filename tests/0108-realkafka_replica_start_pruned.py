@@ -22,7 +22,6 @@ new code restored a newer snapshot 0-2 times a run (each start's log says
 """
 
 import os
-import random
 import sys
 import tempfile
 import time
@@ -35,9 +34,7 @@ N = 6000
 
 
 def main():
-    seed = int(os.environ.get("SLDA_REPLICA_SEED", str(int(time.time()) % 100000)))
-    print("SLDA_REPLICA_SEED=%d" % seed)
-    rng = random.Random(seed)
+    rng = rk.replica_rng()
     addr = rk.bootstrap()
     tmp = tempfile.mkdtemp(prefix="slda-0108-")
     p, topic, feeder = rk.themed_stream(addr, "s", N, 4, 20, rng)
@@ -78,15 +75,9 @@ def main():
         check(lw.get(0, 0) > 0, "the writer pruned the updates log", lw)
         rk.replicas_stop_identical(svcs, N)
 
-        fresh = rk.service(tmp, addr, props(os.path.join(tmp, "empty")), "fresh")
-        extra.append(fresh)
-        rc, text = rk.refused(fresh, "the fresh replica")
-        check(rc == 1 and "were pruned" in text,
-              "a replica without a snapshot over a pruned log is refused", rc, text[-600:])
+        rk.fresh_replica_refused(tmp, addr, props, extra)
     finally:
-        for s in svcs + extra:
-            if rk.alive(s):
-                s.kill9()
+        rk.kill_all(svcs + extra)
     return rk.done("0108-realkafka_replica_start_pruned", tmp)
 
 

@@ -390,6 +390,32 @@ def themed_stream(addr, test, n, parts, seconds, rng):
                             seconds)
 
 
+def replica_rng():
+    """The replica tests' random choices: seeded by SLDA_REPLICA_SEED (replays a run), else by
+    the clock; the seed is printed."""
+    seed = int(os.environ.get("SLDA_REPLICA_SEED", str(int(time.time()) % 100000)))
+    print("SLDA_REPLICA_SEED=%d" % seed)
+    return random.Random(seed)
+
+
+def fresh_replica_refused(tmp, addr, props, extra):
+    """A new replica in an empty snapshot.dir (tmp/empty) over a pruned log: refused, exit 1,
+    "were pruned" (no model missing documents). props(snapdir) gives its properties; the
+    service is appended to extra (killed by the caller's cleanup)."""
+    fresh = service(tmp, addr, props(os.path.join(tmp, "empty")), "fresh")
+    extra.append(fresh)
+    rc, text = refused(fresh, "the fresh replica")
+    check(rc == 1 and "were pruned" in text,
+          "a replica without a snapshot over a pruned log is refused", rc, text[-600:])
+
+
+def kill_all(svcs):
+    """kill -9 every service still running (a test's cleanup)."""
+    for s in svcs:
+        if alive(s):
+            s.kill9()
+
+
 def replica_props(p, topic, model, snapdir, *more):
     """Properties of `streamlda run` in the replica tests: input topic, dead letters in p.dead,
     K=4, 20-document minibatches, no snapshot topic, a 6 s session (joins are quick) and a 5 s
