@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -958,11 +959,8 @@ static void pool_probe_pre(void *opaque)
     ((pool_probe_t *)opaque)->pre++;
 }
 
-static void test_pool_claims(void)
+static void pool_claims_rounds(slda_model_t *model)
 {
-    slda_params_t p = base_params(5);
-    p.threads = 3;
-    slda_model_t *model = make_model(&p, 10);
     pool_probe_t pr;
     memset(&pr, 0, sizeof pr);
     int wrong = 0;
@@ -986,6 +984,39 @@ static void test_pool_claims(void)
     }
     CHECK_INT(wrong, 0);
     CHECK_INT(atomic_load(&pr.bad_worker), 0);
+}
+
+static void test_pool_claims(void)
+{
+    slda_params_t p = base_params(5);
+    p.threads = 3;
+    slda_model_t *model = make_model(&p, 10);
+    pool_claims_rounds(model);
+    slda_model_destroy(model);
+}
+
+/* More threads than CPUs: the pool's threads block at once instead of
+ * polling (a poller holds the CPU a thread with work needs), and the
+ * protocol holds. Fewer or as many: they poll. */
+static void test_pool_oversubscribed(void)
+{
+    cpu_set_t all, one;
+    CHECK_INT(sched_getaffinity(0, sizeof all, &all), 0);
+    int ncpu = CPU_COUNT(&all), first = 0;
+    while (!CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    CHECK_INT(sched_setaffinity(0, sizeof one, &one), 0); /* the workers inherit it */
+    slda_params_t p = base_params(5);
+    p.threads = 2;
+    slda_model_t *model = make_model(&p, 10);
+    CHECK_INT(slda_pool_spins(model), 0);
+    pool_claims_rounds(model);
+    slda_model_destroy(model);
+    CHECK_INT(sched_setaffinity(0, sizeof all, &all), 0);
+    model = make_model(&p, 10);
+    CHECK_INT(slda_pool_spins(model), ncpu >= 2);
     slda_model_destroy(model);
 }
 
@@ -1001,6 +1032,7 @@ int main(void)
     test_determinism_and_threads();
     test_pipeline_threads();
     test_pool_claims();
+    test_pool_oversubscribed();
     test_forget_all_pieces();
     test_top_words_all();
     test_empty_documents();

@@ -165,7 +165,8 @@ static const slda_prop_t props[] = {
     UINT("threads", p.threads, "1", 1, 256,
          "Worker threads for tokenising text, parsing UCI files, the local steps and, "
          "overlapped with them, the global step (global.stale); the model is the same for any "
-         "thread count."),
+         "thread count. More threads than the CPUs the process may run on are slower than as "
+         "many (they then wait blocked instead of polling: docs/engine.md \"Threads\")."),
     {"text.stopwords", SLDA_PT_STRING, OFF(p.stopwords), "smart", 0, 0, stopwords_values,
      SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH,
      "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "

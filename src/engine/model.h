@@ -101,6 +101,9 @@ slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size
 void slda_pool_stop(slda_model_t *model);
 /* slda_pool_run: slda_int.h */
 uint32_t slda_pool_threads(const slda_model_t *model);
+/* 1 when the pool's threads poll before they block (pool.c "Hand-over"): not
+ * with more threads than CPUs the process may run on. */
+int slda_pool_spins(const slda_model_t *model);
 /* The same, the calling thread running pre(opaque) first (with one thread:
  * pre, then the items); pre must not touch what the items read or write. */
 void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),

@@ -16,7 +16,10 @@
  * thread, and waking a thread blocked on a condition variable costs tens of
  * microseconds, twice per minibatch. So a worker that finished polls for
  * the next job SLDA_POOL_SPIN times before it blocks, and the caller polls
- * the count of finished items as long before it waits.
+ * the count of finished items as long before it waits. Not with more threads
+ * than CPUs the process may run on (sched_getaffinity): a thread polling
+ * there holds a CPU that a thread with work needs; they block at once (KOS,
+ * K=100, three threads on two CPUs: 0.158 -> 0.145 s; two threads 0.128 s).
  *
  * Claims. One word holds the job's generation (high 32 bits) and the count of
  * its items still to claim (low 32 bits); a thread claims item n - left by a
@@ -37,6 +40,7 @@
 #include "model.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -46,6 +50,7 @@
 
 typedef struct slda_pool_s {
     uint32_t nthreads; /* including the caller */
+    int spin;          /* polls before blocking: SLDA_POOL_SPIN, or 0 (more threads than CPUs) */
     pthread_t *tids;
     pthread_mutex_t mu;
     pthread_cond_t go, done_cv;
@@ -111,7 +116,7 @@ static void drain(slda_pool_t *pool, uint32_t worker)
 /* The generation of the next job after seen (or any when quitting). */
 static uint64_t wait_job(slda_pool_t *pool, uint64_t seen)
 {
-    for (int r = 0; r < SLDA_POOL_SPIN; r++) {
+    for (int r = 0; r < pool->spin; r++) {
         uint64_t g = generation_of(atomic_load_explicit(&pool->claim, memory_order_acquire));
         if (g != seen || atomic_load(&pool->quit))
             return g;
@@ -148,6 +153,10 @@ slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size
         return SLDA_OK;
     slda_pool_t *pool = slda_xcalloc(1, sizeof *pool);
     pool->nthreads = nt;
+    cpu_set_t cpus;
+    pool->spin = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && (uint32_t)CPU_COUNT(&cpus) < nt
+                     ? 0
+                     : SLDA_POOL_SPIN;
     pool->tids = slda_xcalloc(nt, sizeof *pool->tids);
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->go, NULL);
@@ -190,6 +199,11 @@ void slda_pool_stop(slda_model_t *model)
     model->pool = NULL;
 }
 
+int slda_pool_spins(const slda_model_t *model)
+{
+    return model->pool && model->pool->spin > 0;
+}
+
 uint32_t slda_pool_threads(const slda_model_t *model)
 {
     return model->pool ? model->pool->nthreads : 1;
@@ -227,7 +241,7 @@ static void run(slda_model_t *model, size_t n, const uint32_t *order,
     if (pre)
         pre(opaque);
     drain(pool, 0);
-    for (int r = 0; r < SLDA_POOL_SPIN; r++) {
+    for (int r = 0; r < pool->spin; r++) {
         if (atomic_load_explicit(&pool->done, memory_order_acquire) == n)
             return;
         cpu_relax();
