@@ -321,8 +321,8 @@ static void reconcile_log(void *opaque, const char *line)
     slda_log(((slda_service_t *)opaque)->metrics, SLDA_LOG_INFO, NULL, "restore: %s", line);
 }
 
-static slda_err_t load_newest(slda_service_t *svc, slda_model_t **out, char *errstr,
-                              size_t errstr_size);
+static slda_err_t load_newest(slda_service_t *svc, uint64_t min_updates, slda_model_t **out,
+                              char *errstr, size_t errstr_size);
 
 /* Lock the model's snapshots, then restore the newest one that loads. Every
  * file of the model is tried (newest first): the ones that load are noted as
@@ -355,14 +355,16 @@ static slda_err_t restore_newest(slda_service_t *svc, slda_model_t **out, char *
         return e;
     if (svc->lock_fd >= 0)
         remove_stale_temps(svc, dir); /* only the lock holder: others' may be in progress */
-    return load_newest(svc, out, errstr, errstr_size);
+    return load_newest(svc, 0, out, errstr, errstr_size);
 }
 
 /* restore_newest's reading: the newest snapshot of the model in snapshot.dir
  * that loads (the others noted as prunable or left alone), reconciled with
- * this run's configuration. */
-static slda_err_t load_newest(slda_service_t *svc, slda_model_t **out, char *errstr,
-                              size_t errstr_size)
+ * this run's configuration, and recorded as the one restored (svc->restored).
+ * Only one of at least min_updates updates is taken (a restarting replica's
+ * second look, reload_newer): else *out stays NULL and nothing is recorded. */
+static slda_err_t load_newest(slda_service_t *svc, uint64_t min_updates, slda_model_t **out,
+                              char *errstr, size_t errstr_size)
 {
     const char *dir = svc->conf->snapshot_dir;
     slda_err_t e;
@@ -386,7 +388,7 @@ static slda_err_t load_newest(slda_service_t *svc, slda_model_t **out, char *err
             continue;
         }
         good_add(svc, files[i].updates);
-        if (model) {
+        if (model || slda_model_updates(m) < min_updates) {
             slda_model_destroy(m);
             continue;
         }
@@ -399,7 +401,7 @@ static slda_err_t load_newest(slda_service_t *svc, slda_model_t **out, char *err
                  slda_model_updates(model), slda_model_docs(model));
     }
     snapfiles_free(files, n);
-    if (!model && bad) {
+    if (!model && bad && !min_updates) {
         if (!svc->conf->snapshot_fresh)
             return slda_set_err(
                 errstr, errstr_size, SLDA_ERR_CORRUPT,
@@ -1035,6 +1037,16 @@ static void track_snapshot(slda_service_t *svc, const char *path)
 
 /* The tracker of the restored snapshot's state, or a fresh one (with the
  * reason logged) when its state is missing, corrupt or for another K. */
+static void track_stop(slda_service_t *svc)
+{
+    slda_track_destroy(svc->track);
+    free(svc->words);
+    free(svc->mass);
+    svc->track = NULL;
+    svc->words = NULL;
+    svc->mass = NULL;
+}
+
 static void track_start(slda_service_t *svc)
 {
     slda_track_opts_t opts;
@@ -1438,29 +1450,20 @@ static const char *conf_bootstrap(const slda_conf_t *conf);
 static int reload_newer(slda_service_t *svc)
 {
     char err[700], was[4096];
-    uint64_t had = svc->restored[0] ? svc->restored_updates : 0;
-    int restored = svc->restored[0] != 0;
-    int64_t event_ms = svc->restored_event_ms;
     slda_model_t *model = NULL;
-    snprintf(was, sizeof was, "%s", svc->restored);
-    if (load_newest(svc, &model, err, sizeof err) || !model ||
-        (restored && slda_model_updates(model) <= had)) {
-        slda_model_destroy(model);
-        snprintf(svc->restored, sizeof svc->restored, "%s", was); /* as it was */
-        svc->restored_event_ms = event_ms;
-        svc->restored_updates = had;
+    snprintf(was, sizeof was, "%s", svc->restored[0] ? svc->restored : "none");
+    if (load_newest(svc, svc->restored[0] ? svc->restored_updates + 1 : 0, &model, err,
+                    sizeof err) ||
+        !model)
         return 1;
-    }
     slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
              "replica: updates.topic was pruned past the snapshot restored (%s) while this "
-             "replica started; restoring the newer %s", restored ? was : "none", svc->restored);
+             "replica started; restoring the newer %s", was, svc->restored);
     slda_replica_destroy(svc->replica);
     svc->replica = NULL;
     slda_model_destroy(svc->model);
     svc->model = model;
-    slda_track_destroy(svc->track);
-    free(svc->words);
-    free(svc->mass);
+    track_stop(svc);
     track_start(svc);
     if (svc->page) {
         svc->page_updates = 0;
@@ -1857,9 +1860,7 @@ void slda_service_destroy(slda_service_t *svc)
     slda_ksink_destroy(svc->sink, svc->failed ? 1000 : (int)svc->conf->shutdown_timeout_ms);
     slda_http_stop(svc->http);
     slda_page_destroy(svc->page); /* after the server that reads it */
-    slda_track_destroy(svc->track);
-    free(svc->words);
-    free(svc->mass);
+    track_stop(svc);
     slda_mock_destroy(svc->mock);
     slda_docs_clear(svc->docs, svc->ndocs);
     free(svc->docs);
