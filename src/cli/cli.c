@@ -1041,26 +1041,17 @@ static int kafka_command(const char *entry, int argc, char **argv)
     return fn(argc, argv);        /* the module stays loaded until exit */
 }
 
-static int cli_run(int argc, char **argv) { return kafka_command("slda_cli_run", argc, argv); }
-static int cli_produce(int argc, char **argv)
-{
-    return kafka_command("slda_cli_produce", argc, argv);
-}
-static int cli_broker(int argc, char **argv)
-{
-    return kafka_command("slda_cli_broker", argc, argv);
-}
-
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"train", slda_cli_train},     {"run", cli_run},
-                {"topics", slda_cli_topics},   {"infer", slda_cli_infer},
-                {"export", slda_cli_export},   {"produce", cli_produce},
-                {"broker", cli_broker},        {"config", cli_config},
-                {"diff", slda_cli_diff},       {"report", slda_cli_report}};
+        const char *module_entry; /* instead of fn: in the Kafka module (kafka_command) */
+    } cmds[] = {{"train", slda_cli_train, NULL},   {"run", NULL, "slda_cli_run"},
+                {"topics", slda_cli_topics, NULL}, {"infer", slda_cli_infer, NULL},
+                {"export", slda_cli_export, NULL}, {"produce", NULL, "slda_cli_produce"},
+                {"broker", NULL, "slda_cli_broker"}, {"config", cli_config, NULL},
+                {"diff", slda_cli_diff, NULL},     {"report", slda_cli_report, NULL}};
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(main_usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? SLDA_EXIT_USAGE : SLDA_EXIT_OK;
@@ -1072,7 +1063,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name))
-            return finish(cmds[i].fn(argc - 1, argv + 1));
+            return finish(cmds[i].fn ? cmds[i].fn(argc - 1, argv + 1)
+                                     : kafka_command(cmds[i].module_entry, argc - 1, argv + 1));
     fprintf(stderr, "streamlda: unknown command \"%s\"\n\n%s", argv[1], main_usage);
     return SLDA_EXIT_USAGE;
 }
