@@ -93,11 +93,20 @@ static void *big_block(void *p, size_t total, int mapped)
     return (char *)p + BIG_HEADER;
 }
 
+/* A block of n bytes with its header, rounded to 64 bytes, in *total; 0 when
+ * that overflows. */
+static int big_total(size_t n, size_t *total)
+{
+    size_t rounded = (n + 63) & ~(size_t)63;
+    *total = rounded + BIG_HEADER;
+    return rounded >= n && *total >= rounded;
+}
+
 void *slda_big_alloc(size_t n, const char *what, char *errstr, size_t errstr_size)
 {
     void *p = NULL;
-    size_t rounded = (n + 63) & ~(size_t)63, total = rounded + BIG_HEADER;
-    if (rounded < n || total < rounded)
+    size_t total;
+    if (!big_total(n, &total))
         goto fail;
     if (total >= BIG_MMAP_MIN) {
         if (!(p = big_map(total)))
@@ -115,8 +124,8 @@ fail:
 
 void *slda_big_grow(void *q, size_t n)
 {
-    size_t rounded = (n + 63) & ~(size_t)63, total = rounded + BIG_HEADER;
-    if (rounded < n || total < rounded)
+    size_t total;
+    if (!big_total(n, &total))
         oom(n);
     if (!q) {
         void *p = big_map(total);
