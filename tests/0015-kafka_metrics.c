@@ -4,9 +4,9 @@
  * queried over a loopback socket, the logger's sink is captured, and the
  * mock cluster's control parser is fed good and bad commands.
  */
-#include "metrics.h"
-#include "mockbroker.h"
-#include "slda_int.h"
+#include "kafka/metrics.h"
+#include "kafka/mockbroker.h"
+#include "core/slda_int.h"
 #include "testutil.h"
 
 #include <arpa/inet.h>

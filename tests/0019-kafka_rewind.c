@@ -18,10 +18,10 @@
  *   member commits 10 (as when it publishes 5..9), then leaves, and the first must read
  *   nothing (the old code: 5..9 again).
  */
-#include "kafka.h"
-#include "metrics.h"
-#include "mockbroker.h"
-#include "slda_int.h"
+#include "kafka/kafka.h"
+#include "kafka/metrics.h"
+#include "kafka/mockbroker.h"
+#include "core/slda_int.h"
 #include "testutil.h"
 
 #include <librdkafka/rdkafka.h>

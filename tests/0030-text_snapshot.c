@@ -7,12 +7,12 @@
  * opened on decode), snapshots written before the rules existed load with
  * every rule off (their tokenizer), and an unknown rule value is refused.
  */
-#include "config.h"
-#include "model.h"
-#include "slda_int.h"
-#include "snapshot.h"
+#include "core/config.h"
+#include "engine/model.h"
+#include "core/slda_int.h"
+#include "io/snapshot.h"
 #include "testutil.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 #include <stdio.h>
 #include <stdlib.h>

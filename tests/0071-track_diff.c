@@ -6,7 +6,7 @@
  * Models are trained by the program (`streamlda train` on examples/janeausten); the permuted
  * copy is made here through the library, the output read back with the JSON parser.
  */
-#include "json.h"
+#include "core/json.h"
 #include "testutil.h"
 
 #include <sys/wait.h>

@@ -14,9 +14,9 @@
  * births state is cut out (as written before it was stored) still loads and trains, from a
  * fresh baseline, which slda_model_reconcile (a restarting service) logs.
  */
-#include "births.h"
-#include "config.h"
-#include "model.h"
+#include "engine/births.h"
+#include "core/config.h"
+#include "engine/model.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
  * (identical topics at distance 0, a permuted copy with other word ids recovered exactly,
  * top-M lists against full rows).
  */
-#include "align.h"
+#include "track/align.h"
 #include "testutil.h"
 
 #include <stdint.h>

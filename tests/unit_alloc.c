@@ -3,7 +3,7 @@
  * (malloc'ed) block and from a mapped one, never shrinking; and a mapped block
  * growing without faulting its touched pages in again (the accumulator's and the
  * local step's growth: about 1.5 us a fault on these machines). */
-#include "slda_int.h"
+#include "core/slda_int.h"
 #include "testutil.h"
 
 #include <stdint.h>

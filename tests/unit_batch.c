@@ -1,5 +1,5 @@
 /* unit_batch.c - the batch algorithms on a corpus drawn from a known LDA: convergence, bookkeeping, determinism. */
-#include "batch.h"
+#include "engine/batch.h"
 #include "testutil.h"
 
 #include <stdint.h>

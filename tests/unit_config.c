@@ -1,5 +1,5 @@
 /* unit_config.c - the property table: defaults, set/get, files, environment, listings. */
-#include "config.h"
+#include "core/config.h"
 #include "testutil.h"
 
 #include <errno.h>

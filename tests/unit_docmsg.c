@@ -1,6 +1,6 @@
 /* unit_docmsg.c - message values -> documents: text, JSON, MessagePack, auto, every error. */
-#include "reader.h"
-#include "slda_int.h"
+#include "io/reader.h"
+#include "core/slda_int.h"
 #include "testutil.h"
 
 #include <msgpack.h>

@@ -1,7 +1,7 @@
 /* unit_engine.c - the stream engine: local-step variants against references,
  * the Gibbs conditional, lazy scaling, global.rows=counts row totals, determinism,
  * threads, topic recovery. */
-#include "model.h"
+#include "engine/model.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* unit_json.c - the JSON parser: valid and invalid documents, escapes, surrogates, depth. */
-#include "json.h"
+#include "core/json.h"
 #include "testutil.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * Documents are built from text ("t3w17" ...) through the model's own vocabulary, as the
  * readers and the Kafka service build them, so ids are the open vocabulary's.
  */
-#include "model.h"
+#include "engine/model.h"
 #include "testutil.h"
 
 #include <inttypes.h>

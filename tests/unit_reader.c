@@ -1,7 +1,7 @@
 /* unit_reader.c - readers: UCI, lda-c, text and JSON lines, format detection, bad records. */
-#include "model.h"
-#include "reader.h"
-#include "slda_int.h"
+#include "engine/model.h"
+#include "io/reader.h"
+#include "core/slda_int.h"
 #include "testutil.h"
 
 #include <stdio.h>

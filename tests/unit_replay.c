@@ -9,8 +9,8 @@
  * Documents are built from text through the model's own open vocabulary, as the readers
  * and the Kafka service build them (the generator of unit_openvocab.c).
  */
-#include "model.h"
-#include "replay.h"
+#include "engine/model.h"
+#include "engine/replay.h"
 #include "testutil.h"
 
 #include <stdlib.h>

@@ -3,9 +3,9 @@
  * `t_unit_snapshot --write-fixture PATH` writes the tiny K=3 fixture model
  * (scripts/gen_fixtures.sh uses it); without arguments the checks run.
  */
-#include "births.h"
-#include "config.h"
-#include "snapshot.h"
+#include "engine/births.h"
+#include "core/config.h"
+#include "io/snapshot.h"
 #include "testutil.h"
 
 #include <msgpack.h>

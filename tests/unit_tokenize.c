@@ -1,8 +1,8 @@
 /* unit_tokenize.c - tokenizer: letters, lower-casing, cleanup rules, stop words, min length, UTF-8 rejection. */
-#include "config.h"
-#include "slda_int.h"
+#include "core/config.h"
+#include "core/slda_int.h"
 #include "testutil.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * the sidecar state (round trip, corrupt, other K), the snapshot header's event time.
  * No I/O but temp files. */
 #include "testutil.h"
-#include "track.h"
+#include "track/track.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * by default) and documents from text through each model's own vocabulary, so word ids
  * differ between replicas and the comparisons go by word.
  */
-#include "births.h"
-#include "model.h"
+#include "engine/births.h"
+#include "engine/model.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* unit_vocab.c - vocabulary: lookup, capacity, batched eviction, pinning, fixed mode, put. */
-#include "slda_int.h"
+#include "core/slda_int.h"
 #include "testutil.h"
 
 #include <stdio.h>

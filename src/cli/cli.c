@@ -4,11 +4,11 @@
  * (topics, mixtures, the training summary); diagnostics and progress go to
  * stderr. Exit codes: 0 success, 1 runtime failure, 2 usage error.
  */
-#include "cli.h"
-#include "json.h"
-#include "reader.h"
-#include "slda_int.h"
-#include "snapshot.h"
+#include "cli/cli.h"
+#include "core/json.h"
+#include "io/reader.h"
+#include "core/slda_int.h"
+#include "io/snapshot.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -7,9 +7,9 @@
  * export read like any other. Progress lines go to stderr, the one result
  * line to stdout. Exit codes: 0 success, 1 runtime failure, 2 usage error.
  */
-#include "cli.h"
-#include "reader.h"
-#include "slda_int.h"
+#include "cli/cli.h"
+#include "io/reader.h"
+#include "core/slda_int.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -4,11 +4,11 @@
  * and in the service polls with short timeouts and checks it. Data goes to
  * stdout (the broker's bootstrap address), diagnostics to stderr.
  */
-#include "cli.h"
-#include "json.h"
-#include "mockbroker.h"
-#include "slda_int.h"
-#include "track.h"
+#include "cli/cli.h"
+#include "core/json.h"
+#include "kafka/mockbroker.h"
+#include "core/slda_int.h"
+#include "track/track.h"
 
 #include <librdkafka/rdkafka.h>
 

@@ -17,11 +17,11 @@
  * (slda_cli_timeline_*) and JSON lines with an event time per document (slda_cli_timed_*), fed
  * to the tracker of src/track so the states beside those snapshots hold prevalence by event time.
  */
-#include "align.h"
-#include "cli.h"
-#include "json.h"
-#include "slda_int.h"
-#include "track.h"
+#include "track/align.h"
+#include "cli/cli.h"
+#include "core/json.h"
+#include "core/slda_int.h"
+#include "track/track.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1805,7 +1805,7 @@ usage:
 
 /* ---- train: snapshots into a directory, event time, the tracker's sidecar ---- */
 
-#include "gzfile.h"
+#include "io/gzfile.h"
 
 struct slda_cli_timeline_s {
     char *dir, *name;

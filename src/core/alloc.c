@@ -20,7 +20,7 @@
  * a page on these machines: a KOS run's faults 4,138 -> 3,277 with one
  * thread, 5,196 -> 3,866 with two.
  */
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

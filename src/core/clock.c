@@ -1,7 +1,7 @@
 /* clock.c - the two clocks: wall-clock milliseconds for what is recorded (a model's created
  * and updated times), monotonic seconds for what is measured (training time, rates, waits),
  * which a change of the system time must not move. */
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <time.h>
 

@@ -10,7 +10,7 @@
  * slda_conf_load_env are all or nothing: they apply to a copy and replace
  * conf only when every setting was accepted. A conf belongs to one thread.
  */
-#include "config.h"
+#include "core/config.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
 #ifndef SLDA_CONFIG_H
 #define SLDA_CONFIG_H
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 typedef enum {
     SLDA_PT_INT,    /* int32_t */

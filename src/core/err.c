@@ -1,5 +1,5 @@
 /* err.c - the one table of error codes, names and descriptions. */
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stdio.h>
 

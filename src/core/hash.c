@@ -7,7 +7,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 uint64_t slda_hash64(const void *data, size_t len, uint64_t seed)
 {

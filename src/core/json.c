@@ -10,8 +10,8 @@
  * caller's buffer: an unescaped string is never longer than its escaped form.
  * After a failed parse the node array holds garbage and must not be read.
  */
-#include "json.h"
-#include "tokenize.h"
+#include "core/json.h"
+#include "text/tokenize.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
 #ifndef SLDA_JSON_H
 #define SLDA_JSON_H
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* mathx.c - special functions the variational steps need. */
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <math.h>
 

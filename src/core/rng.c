@@ -1,5 +1,5 @@
 /* rng.c - xoshiro256** seeded with splitmix64: fast, seedable, identical everywhere. */
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

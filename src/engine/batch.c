@@ -24,8 +24,8 @@
  * stream for initialisation and sampling in visiting order, so the seed fixes
  * every bit of the result.
  */
-#include "batch.h"
-#include "model.h"
+#include "engine/batch.h"
+#include "engine/model.h"
 
 #include <math.h>
 #include <string.h>

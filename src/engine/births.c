@@ -66,7 +66,7 @@
  * replica replaying the same minibatches decides exactly as the model that
  * never stopped (test 0081). A snapshot without it starts a new baseline.
  */
-#include "births.h"
+#include "engine/births.h"
 
 #include <inttypes.h>
 #include <math.h>

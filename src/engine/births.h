@@ -3,7 +3,7 @@
 #ifndef SLDA_BIRTHS_H
 #define SLDA_BIRTHS_H
 
-#include "model.h"
+#include "engine/model.h"
 
 #ifndef SLDA_DEFAULT_HORIZON
 #define SLDA_DEFAULT_HORIZON 1e6 /* as in global_step.c: corpus.tokens=0 on a stream */

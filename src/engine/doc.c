@@ -1,5 +1,5 @@
 /* doc.c - documents as sorted (word id, count) bags. */
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,7 @@
  * The stochastic alpha step (Minka's fixed point or a safeguarded Newton on
  * the minibatch's document counts, blended with rho_t) lives here too.
  */
-#include "model.h"
+#include "engine/model.h"
 
 #include <math.h>
 #include <stdlib.h>

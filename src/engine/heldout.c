@@ -19,7 +19,7 @@
  * that model keep it), pairs in the document's order, counts >= 1.
  * Threads: a set belongs to the thread that owns its model.
  */
-#include "model.h"
+#include "engine/model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * statistics either its normalised p (Rao-Blackwellised, local.stats=rb) or
  * its one-hot sample (local.stats=sample).
  */
-#include "local.h"
+#include "engine/local.h"
 
 /* The topic whose cumulative mass first exceeds u: scan the 8-topic block
  * sums, then the topics inside the block. Padding topics have p = 0. */

@@ -7,7 +7,7 @@
  * counts (CG tokens contribute no variance). In stream mode the global state
  * is frozen, so the phi and Z variance terms of batch mode do not apply.
  */
-#include "local.h"
+#include "engine/local.h"
 
 #include <math.h>
 

@@ -9,7 +9,7 @@
  * identical arithmetic order (no FMA contraction under -std=c11), so results
  * do not depend on the machine.
  */
-#include "local.h"
+#include "engine/local.h"
 
 #include <string.h>
 

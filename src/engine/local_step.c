@@ -7,7 +7,7 @@
  * model except through const reads, so documents run on any thread, and the
  * result depends only on the document and its seed.
  */
-#include "local.h"
+#include "engine/local.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -23,7 +23,7 @@
  * whose products sum below SVB_TINY is redone in log space, shifted by its
  * own maximum, so gamma is always a distribution and no token is lost.
  */
-#include "local.h"
+#include "engine/local.h"
 
 #include <math.h>
 

@@ -12,9 +12,9 @@
  * thread that owns the model mutates it; worker threads read it while it is
  * frozen.
  */
-#include "births.h"
-#include "replay.h"
-#include "model.h"
+#include "engine/births.h"
+#include "engine/replay.h"
+#include "engine/model.h"
 
 #include <errno.h>
 #include <math.h>

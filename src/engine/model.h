@@ -2,7 +2,7 @@
 #ifndef SLDA_MODEL_H
 #define SLDA_MODEL_H
 
-#include "local.h"
+#include "engine/local.h"
 
 void slda_model_init_row(slda_model_t *model, uint32_t id);
 /* The same for the word of that key (update.c: a word the vocabulary does

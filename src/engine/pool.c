@@ -37,7 +37,7 @@
  * done at n (acquire). The blocking paths check their condition under the
  * mutex that the other side takes to signal, so no wake-up is lost.
  */
-#include "model.h"
+#include "engine/model.h"
 
 #include <pthread.h>
 #include <sched.h>

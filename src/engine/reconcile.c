@@ -15,9 +15,9 @@
  * given explicitly. A stop-word file named by the snapshot is never opened on
  * its say-so (set text.stopwords explicitly to use it again).
  */
-#include "config.h"
-#include "model.h"
-#include "slda_int.h"
+#include "core/config.h"
+#include "engine/model.h"
+#include "core/slda_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -47,7 +47,7 @@
  * resolving in a run of its own, were serial stretches once per minibatch
  * (the workers idle): 8 ms and 10 ms in a two-thread Reuters run of 0.45 s.
  */
-#include "replay.h"
+#include "engine/replay.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #ifndef SLDA_REPLAY_H
 #define SLDA_REPLAY_H
 
-#include "model.h"
+#include "engine/model.h"
 
 /* Keep the trained documents of docs (those with tokens) as one stored
  * minibatch, by word key. Creates model->replay on first use. */

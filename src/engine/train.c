@@ -27,9 +27,9 @@
  * their rows to other words before the update lands. global.stale=0 applies
  * every update in its own call: the steps of the serial algorithm exactly.
  */
-#include "births.h"
-#include "model.h"
-#include "replay.h"
+#include "engine/births.h"
+#include "engine/model.h"
+#include "engine/replay.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -54,8 +54,8 @@
  * while another thread changes the model (it writes rows and NZ for its
  * duration); apply is the model thread's.
  */
-#include "births.h"
-#include "model.h"
+#include "engine/births.h"
+#include "engine/model.h"
 
 #include <msgpack.h>
 

@@ -11,8 +11,8 @@
  * The id comes from the "id" field, else from the message key when it is
  * valid UTF-8 without NUL bytes, else stays NULL.
  */
-#include "reader.h"
-#include "tokenize.h"
+#include "io/reader.h"
+#include "text/tokenize.h"
 
 #include <msgpack.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  * a regular file (or a symlink's target) is replaced atomically, a FIFO,
  * device or "-" (standard output) is written straight.
  */
-#include "snapshot.h"
+#include "io/snapshot.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -12,9 +12,9 @@
  * (EIO) with the reason in the caller's buffer. A stream belongs to the one
  * thread that reads it.
  */
-#include "gzfile.h"
+#include "io/gzfile.h"
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <errno.h>
 #include <stdlib.h>

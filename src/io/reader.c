@@ -13,9 +13,9 @@
  * live in reader_uci.c, reader_ldac.c and reader_text.c (text and JSON lines).
  * A reader belongs to one thread; the model is borrowed.
  */
-#include "reader.h"
+#include "io/reader.h"
 
-#include "gzfile.h"
+#include "io/gzfile.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -2,8 +2,8 @@
 #ifndef SLDA_READER_H
 #define SLDA_READER_H
 
-#include "json.h"
-#include "slda_int.h"
+#include "core/json.h"
+#include "core/slda_int.h"
 
 #include <stdio.h>
 

@@ -5,7 +5,7 @@
  * fixed vocabulary (0..W-1), every count must be >= 1. The document id is
  * the line number. A line "0" (no pairs) is an empty document.
  */
-#include "reader.h"
+#include "io/reader.h"
 
 /* "id:count" at *p; advances *p. */
 static int parse_pair(const char **p, const char *end, int64_t *id, int64_t *count)

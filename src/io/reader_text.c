@@ -21,8 +21,8 @@
  * overlap tokenising. A read error or the end of input is returned after the
  * lines read before it. JSON lines are decoded one at a time.
  */
-#include "model.h"
-#include "reader.h"
+#include "engine/model.h"
+#include "io/reader.h"
 
 #include <stdlib.h>
 #include <string.h>

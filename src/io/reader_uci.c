@@ -21,8 +21,8 @@
  * it is served. Parsing was two thirds of reading KOS's instructions, reading
  * the lines a quarter.
  */
-#include "model.h"
-#include "reader.h"
+#include "engine/model.h"
+#include "io/reader.h"
 
 #include <errno.h>
 #include <stdarg.h>

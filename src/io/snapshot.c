@@ -30,12 +30,12 @@
  * decoded model. Two writers in one process must not write the same path at
  * the same time (the temp name is "<target>.tmp.<pid>").
  */
-#include "snapshot.h"
+#include "io/snapshot.h"
 
-#include "births.h"
-#include "config.h"
-#include "model.h"
-#include "tokenize.h"
+#include "engine/births.h"
+#include "core/config.h"
+#include "engine/model.h"
+#include "text/tokenize.h"
 
 #include <msgpack.h>
 

@@ -2,7 +2,7 @@
 #ifndef SLDA_SNAPSHOT_H
 #define SLDA_SNAPSHOT_H
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -6,9 +6,9 @@
  * The live page (/ and /api/...) serves copies of JSON text the service thread
  * published (track/page.c), never the model either.
  */
-#include "metrics.h"
-#include "slda_int.h"
-#include "track.h"
+#include "kafka/metrics.h"
+#include "core/slda_int.h"
+#include "track/track.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>

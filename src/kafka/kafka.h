@@ -3,8 +3,8 @@
 #ifndef SLDA_KAFKA_H
 #define SLDA_KAFKA_H
 
-#include "metrics.h"
-#include "slda_int.h"
+#include "kafka/metrics.h"
+#include "core/slda_int.h"
 
 /* client.id prefix of replicas (updates.topic) in the model's consumer group. */
 #define SLDA_REPLICA_CLIENT "streamlda-replica/"

@@ -26,8 +26,8 @@
  * chunks always arrive before their manifest.
  * Delivery reports run inside rd_kafka_poll/flush on the service thread.
  */
-#include "json.h"
-#include "kafka.h"
+#include "core/json.h"
+#include "kafka/kafka.h"
 
 #include <librdkafka/rdkafka.h>
 

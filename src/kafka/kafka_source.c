@@ -15,7 +15,7 @@
  * broker never exited). The statistics callback's lag, pausing and
  * rewinding read `owned`, the assignment as the rebalance callback left it.
  */
-#include "kafka.h"
+#include "kafka/kafka.h"
 
 #include <librdkafka/rdkafka.h>
 

@@ -7,8 +7,8 @@
  * The status line keeps the previous counter values to print rates; only the
  * service thread calls it.
  */
-#include "metrics.h"
-#include "slda_int.h"
+#include "kafka/metrics.h"
+#include "core/slda_int.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -7,8 +7,8 @@
  * keeps only about 5 MiB per partition (older data is dropped) and does not
  * implement Admin requests or transaction semantics.
  */
-#include "mockbroker.h"
-#include "slda_int.h"
+#include "kafka/mockbroker.h"
+#include "core/slda_int.h"
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>

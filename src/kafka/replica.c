@@ -24,7 +24,7 @@
  * This file owns the log's consumer and admin requests; the producer is the
  * service's transactional data producer (kafka_sink.c).
  */
-#include "kafka.h"
+#include "kafka/kafka.h"
 
 #include <librdkafka/rdkafka.h>
 

@@ -18,12 +18,12 @@
  * The library otherwise never prints; the service logs through metrics.c
  * (stderr by default), rate-limited per cause.
  */
-#include "json.h"
-#include "kafka.h"
-#include "metrics.h"
-#include "mockbroker.h"
-#include "slda_int.h"
-#include "track.h"
+#include "core/json.h"
+#include "kafka/kafka.h"
+#include "kafka/metrics.h"
+#include "kafka/mockbroker.h"
+#include "core/slda_int.h"
+#include "track/track.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -29,8 +29,8 @@
  * and sorts them there; slda_doc_from_bag then only counts and pins them, or,
  * after an eviction, empties the document and searches as without hints.
  */
-#include "slda_int.h"
-#include "tokenize.h"
+#include "core/slda_int.h"
+#include "text/tokenize.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * from config/stopwords/{smart,snowball,onix}.txt (see config/stopwords/SOURCE.md).
  * Each list is in file order with duplicates removed.
  */
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 static const char *const words_smart[570] = {
     "a", "a's", "able", "about", "above", "according", "accordingly", "across", "actually",

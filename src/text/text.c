@@ -11,8 +11,8 @@
  * decoding), where a worker thread only tokenises into its bag and the
  * owner looks the words up afterwards with slda_doc_from_bag.
  */
-#include "slda_int.h"
-#include "tokenize.h"
+#include "core/slda_int.h"
+#include "text/tokenize.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -56,7 +56,7 @@
  * compare. A tokenizer is read-only after slda_tokenizer_new and may be
  * shared by threads.
  */
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #ifndef SLDA_TOKENIZE_H
 #define SLDA_TOKENIZE_H
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stddef.h>
 #include <stdint.h>

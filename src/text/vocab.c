@@ -33,7 +33,7 @@
  *
  * Threads: a vocabulary belongs to one thread (the one building documents).
  */
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stdlib.h>
 #include <string.h>

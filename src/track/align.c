@@ -7,7 +7,7 @@
  * assignment works on doubles with potentials; no tolerance is needed because it only compares
  * reduced costs. Pure computation on borrowed models: no I/O, no shared state.
  */
-#include "align.h"
+#include "track/align.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -8,7 +8,7 @@
 #ifndef SLDA_ALIGN_H
 #define SLDA_ALIGN_H
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,9 +3,9 @@
  * Used by the service (input.time.field) and by `streamlda produce
  * --time-field`, so both read a field the same way. Pure functions, no state.
  */
-#include "track.h"
+#include "track/track.h"
 
-#include "json.h"
+#include "core/json.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -8,7 +8,7 @@
  * drawn in the browser from /api/...; no external resources) that polls the
  * JSON every few seconds.
  */
-#include "track.h"
+#include "track/track.h"
 
 #include <pthread.h>
 #include <stdlib.h>

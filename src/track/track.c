@@ -15,9 +15,9 @@
  *    own (slda_track_engine_event). docs/tracking.md has the rules.
  * Owned by the service thread; not thread-safe.
  */
-#include "track.h"
+#include "track/track.h"
 
-#include "json.h"
+#include "core/json.h"
 
 #include <errno.h>
 #include <math.h>

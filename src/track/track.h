@@ -10,7 +10,7 @@
 #ifndef SLDA_TRACK_H
 #define SLDA_TRACK_H
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stdio.h>
 

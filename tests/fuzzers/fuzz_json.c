@@ -16,8 +16,8 @@
  *     the reused node array gives the same tree again.
  */
 #include "fuzzutil.h"
-#include "json.h"
-#include "tokenize.h"
+#include "core/json.h"
+#include "text/tokenize.h"
 
 #include <stdio.h>
 #include <stdlib.h>

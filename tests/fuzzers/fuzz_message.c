@@ -23,8 +23,8 @@
  * never change).
  */
 #include "fuzzutil.h"
-#include "json.h"
-#include "tokenize.h"
+#include "core/json.h"
+#include "text/tokenize.h"
 
 #include <stdlib.h>
 #include <string.h>

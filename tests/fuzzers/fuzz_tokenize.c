@@ -29,7 +29,7 @@
  * The tokenizers are built once per (list, length) pair; they are read-only.
  */
 #include "fuzzutil.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 #include <stdlib.h>
 #include <string.h>

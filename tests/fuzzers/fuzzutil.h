@@ -11,7 +11,7 @@
 #ifndef SLDA_FUZZUTIL_H
 #define SLDA_FUZZUTIL_H
 
-#include "slda_int.h"
+#include "core/slda_int.h"
 
 #include <stddef.h>
 #include <stdint.h>
