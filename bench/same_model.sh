@@ -17,8 +17,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 shared=${SLDA_SHARED_DIR:-$repo/../shared}
-OLD=${1:?usage: same_model.sh OLD_DIR NEW_DIR}
-NEW=${2:?usage: same_model.sh OLD_DIR NEW_DIR}
+OLD=$(cd "${1:?usage: same_model.sh OLD_DIR NEW_DIR}" && pwd)
+NEW=$(cd "${2:?usage: same_model.sh OLD_DIR NEW_DIR}" && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 differ=0
@@ -88,6 +88,7 @@ service_run() { # side bin threads: the service on the embedded cluster, one par
         -X input.topics=documents 2>run.log) &
     local pid=$!
     for _ in $(seq 600); do
+        kill -0 $pid 2>/dev/null || break
         grep -q "http: 127.0.0.1:" "$d/run.log" && grep -q "bootstrap: " "$d/run.log" && break
         sleep 0.1
     done
@@ -96,6 +97,7 @@ service_run() { # side bin threads: the service on the embedded cluster, one par
     "$bin/streamlda" produce --brokers "$addr" --topic documents --partition 0 --format jsonl \
         "$d/in.jsonl" >/dev/null 2>&1
     for _ in $(seq 3000); do # every document trained (4,000 = 250 full minibatches)
+        kill -0 $pid 2>/dev/null || break
         docs=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^streamlda_documents_total/ {print $2}')
         [ "${docs%.*}" = 4000 ] && break
         sleep 0.1

@@ -49,7 +49,7 @@ static slda_model_t *make_model(const slda_params_t *p, uint32_t W)
         CHECK_INT(slda_vocab_put(model->vocab, w, word, (size_t)n, 0, err, sizeof err), SLDA_OK);
         slda_model_init_row(model, w);
     }
-    if (p->threads > 1 && slda_pool_start(model, err, sizeof err) != SLDA_OK)
+    if (p->threads > 1 && slda_model_start_threads(model, err, sizeof err) != SLDA_OK)
         exit(1);
     return model;
 }
@@ -974,7 +974,7 @@ static void pool_claims_rounds(slda_model_t *model)
             struct timespec ts = {0, 400000}; /* 0.4 ms: the workers block */
             nanosleep(&ts, NULL);
         }
-        slda_pool_run_pre(model, n, pool_probe_item, pool_probe_pre, &pr);
+        slda_pool_run_pre(model->pool, n, pool_probe_item, pool_probe_pre, &pr);
         wrong += pr.pre != 1;
         for (size_t i = 0; i < 9; i++) {
             int want = i < n;
@@ -1011,12 +1011,12 @@ static void test_pool_oversubscribed(void)
     slda_params_t p = base_params(5);
     p.threads = 2;
     slda_model_t *model = make_model(&p, 10);
-    CHECK_INT(slda_pool_spins(model), 0);
+    CHECK_INT(slda_pool_spins(model->pool), 0);
     pool_claims_rounds(model);
     slda_model_destroy(model);
     CHECK_INT(sched_setaffinity(0, sizeof all, &all), 0);
     model = make_model(&p, 10);
-    CHECK_INT(slda_pool_spins(model), ncpu >= 2);
+    CHECK_INT(slda_pool_spins(model->pool), ncpu >= 2);
     slda_model_destroy(model);
 }
 

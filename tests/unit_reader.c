@@ -466,7 +466,7 @@ static void test_uci_blocks(void)
     slda_model_t *model = make_model("none", 1, 0, vocab, W);
     char err[256];
     model->p.threads = 2;
-    CHECK_INT(slda_pool_start(model, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_model_start_threads(model, err, sizeof err), SLDA_OK);
     size_t cap = 1 << 22, len = 0, nnz = 0, bad = 0;
     char *body = malloc(cap);
     slda_rng_t rng;
@@ -529,7 +529,6 @@ static void test_uci_blocks(void)
     CHECK_INT(errors, bad);
     free(all);
     free(body);
-    slda_pool_stop(model);
     free_model(model);
 }
 

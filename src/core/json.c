@@ -11,7 +11,7 @@
  * After a failed parse the node array holds garbage and must not be read.
  */
 #include "core/json.h"
-#include "text/tokenize.h"
+#include "core/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>

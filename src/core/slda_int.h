@@ -369,20 +369,6 @@ slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, si
  * length in have[k]; the same lists as slda_model_top_words. */
 void slda_model_top_words_all(const slda_model_t *model, size_t n, uint32_t *ids, float *probs,
                               size_t *have);
-/* pool.c: job(i, worker, opaque) for i in [0, n) on the model's worker
- * threads (inline with threads=1). */
-void slda_pool_run(slda_model_t *model, size_t n,
-                   void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
-/* The same, the items claimed in decreasing cost(i, opaque) (ties in index
- * order) so that no thread is left running one long item while the others
- * wait for the next hand-over; for items whose results do not depend on the
- * thread or the moment that runs them. pre (may be NULL) as in
- * slda_pool_run_pre (model.h). With threads=1: pre, then index order. */
-void slda_pool_run_longest(slda_model_t *model, size_t n,
-                           uint64_t (*cost)(size_t i, void *opaque),
-                           void (*job)(size_t i, uint32_t worker, void *opaque),
-                           void (*pre)(void *opaque), void *opaque);
-
 struct slda_model_s {
     slda_params_t p;            /* own copy (strings owned) */
     uint32_t K, Kp;
@@ -410,7 +396,7 @@ struct slda_model_s {
                                  * slda_model_page_in): their pages are writable */
     uint64_t init_t;            /* init_weight is prod_{s < init_t} (1 - rho_s) (model.c) */
     double init_weight;
-    struct slda_pool_s *pool;   /* worker threads, NULL when threads == 1 */
+    struct slda_pool_s *pool;   /* worker threads (core/pool.h), NULL when threads == 1 */
     struct slda_pending_s *pend[2]; /* minibatch statistics, used in turn (train.c) */
     struct slda_pending_s *pending; /* the one whose global update is not applied yet */
     struct slda_local_s **locals; /* per worker local-step scratch (train.c) */

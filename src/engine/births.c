@@ -67,6 +67,7 @@
  * never stopped (test 0081). A snapshot without it starts a new baseline.
  */
 #include "engine/births.h"
+#include "core/pool.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -780,7 +781,7 @@ static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *
                       slda_xcalloc(nchunks * cells, sizeof(float)),
                       slda_xcalloc((size_t)nchunks * (n + 1), sizeof(double))};
     if (n >= 2)
-        slda_pool_run((slda_model_t *)model, nchunks, gram_chunk, &job); /* reads the model */
+        slda_pool_run(model->pool, nchunks, gram_chunk, &job); /* reads the model */
     double *gram = slda_xcalloc(cells, sizeof *gram), *sum = job.sum;
     for (uint32_t c = 0; c < nchunks; c++) {
         for (size_t i = 0; i < (size_t)n * n; i++)

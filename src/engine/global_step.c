@@ -27,6 +27,7 @@
  * the minibatch's document counts, blended with rho_t) lives here too.
  */
 #include "engine/model.h"
+#include "core/pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -309,7 +310,7 @@ double slda_global_commit(slda_model_t *model, slda_accum_t *acc, uint64_t ntoke
     }
     commit_job_t job = {model, acc};
     model->sigma = g->sigma;
-    slda_pool_run(model, (acc->nslots + COMMIT_PIECE - 1) / COMMIT_PIECE, commit_piece, &job);
+    slda_pool_run(model->pool, (acc->nslots + COMMIT_PIECE - 1) / COMMIT_PIECE, commit_piece, &job);
     counts_nz(model, g);
     model->t++;
     return g->rho;

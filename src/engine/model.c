@@ -15,6 +15,7 @@
 #include "engine/births.h"
 #include "engine/replay.h"
 #include "engine/model.h"
+#include "core/pool.h"
 
 #include <errno.h>
 #include <math.h>
@@ -202,18 +203,29 @@ slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errst
     free(model->name);
     model->name = slda_xstrdup(conf->model_name && *conf->model_name ? conf->model_name
                                                                      : "streamlda");
-    if (slda_pool_start(model, errstr, errstr_size) != SLDA_OK) {
+    if (slda_model_start_threads(model, errstr, errstr_size) != SLDA_OK) {
         slda_model_destroy(model);
         return NULL;
     }
     return model;
 }
 
+slda_err_t slda_model_start_threads(slda_model_t *model, char *errstr, size_t errstr_size)
+{
+    slda_pool_destroy(model->pool);
+    return slda_pool_new(model->p.threads, &model->pool, errstr, errstr_size);
+}
+
+slda_pool_t *slda_model_pool(const slda_model_t *model)
+{
+    return model->pool;
+}
+
 void slda_model_destroy(slda_model_t *model)
 {
     if (!model)
         return;
-    slda_pool_stop(model);
+    slda_pool_destroy(model->pool);
     slda_big_free(model->A);
     slda_big_free(model->row_ready);
     free(model->NZ);
@@ -262,7 +274,7 @@ void slda_model_zero_rows(slda_model_t *model, uint32_t from, uint32_t to)
     size_t row = (size_t)model->Kp * sizeof(float);
     zero_job_t job = {model, from * row, to * row};
     if (to > from)
-        slda_pool_run(model, (job.to - job.from + ZERO_PIECE - 1) / ZERO_PIECE, zero_piece, &job);
+        slda_pool_run(model->pool, (job.to - job.from + ZERO_PIECE - 1) / ZERO_PIECE, zero_piece, &job);
 }
 
 /* Paging in. A's rows past rows_used were never touched: their pages are

@@ -3,6 +3,14 @@
 #define SLDA_MODEL_H
 
 #include "engine/local.h"
+#include "core/pool.h"
+
+/* (Re)start the model's worker threads for its threads= (after a change of
+ * it, or a snapshot decoded): the pool of slda_model_pool. */
+slda_err_t slda_model_start_threads(slda_model_t *model, char *errstr, size_t errstr_size);
+/* The model's worker threads (NULL with threads=1): readers tokenise and
+ * parse on them while the model is not training. */
+slda_pool_t *slda_model_pool(const slda_model_t *model);
 
 void slda_model_init_row(slda_model_t *model, uint32_t id);
 /* The same for the word of that key (update.c: a word the vocabulary does
@@ -95,18 +103,5 @@ void slda_alpha_estimate(slda_alpha_learn_t how, double *a, uint32_t K, const fl
  * (ntheta: ndocs x K, lengths: ndocs). */
 void slda_alpha_update(slda_model_t *model, const float *ntheta, const uint32_t *lengths,
                        size_t ndocs, double rho);
-
-/* pool.c: worker threads for the local steps of a minibatch. */
-slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size);
-void slda_pool_stop(slda_model_t *model);
-/* slda_pool_run: slda_int.h */
-uint32_t slda_pool_threads(const slda_model_t *model);
-/* 1 when the pool's threads poll before they block (pool.c "Hand-over"): not
- * with more threads than CPUs the process may run on. */
-int slda_pool_spins(const slda_model_t *model);
-/* The same, the calling thread running pre(opaque) first (with one thread:
- * pre, then the items); pre must not touch what the items read or write. */
-void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
-                       void (*pre)(void *), void *opaque);
 
 #endif

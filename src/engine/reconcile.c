@@ -107,8 +107,7 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
     if (model->p.corpus_tokens > 0)
         model->corpus_tokens = model->p.corpus_tokens;
     if (model->p.threads != threads_before) {
-        slda_pool_stop(model);
-        if (slda_pool_start(model, errstr, errstr_size) != SLDA_OK)
+        if (slda_model_start_threads(model, errstr, errstr_size) != SLDA_OK)
             return SLDA_ERR_NOMEM;
     }
     return SLDA_OK;

@@ -48,6 +48,7 @@
  * (the workers idle): 8 ms and 10 ms in a two-thread Reuters run of 0.45 s.
  */
 #include "engine/replay.h"
+#include "core/pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -353,7 +354,7 @@ static size_t pin_compact(slda_model_t *model, resolve_job_t *job, size_t nd)
 /* Resolve the nd documents of job on the pool, then pin_compact. */
 static size_t resolve_all(slda_model_t *model, resolve_job_t *job, size_t nd)
 {
-    slda_pool_run(model, nd, resolve_item, job);
+    slda_pool_run(model->pool, nd, resolve_item, job);
     return pin_compact(model, job, nd);
 }
 

@@ -30,6 +30,7 @@
 #include "engine/births.h"
 #include "engine/model.h"
 #include "engine/replay.h"
+#include "core/pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -320,7 +321,7 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
                              void *extra_opaque, char *errstr, size_t errstr_size)
 {
     double t0 = slda_mono_s();
-    uint32_t nthreads = slda_pool_threads(model);
+    uint32_t nthreads = slda_pool_threads(model->pool);
     uint64_t ntokens = 0, ntrained = 0, empty = 0;
     train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t,
                        .ndocs = ndocs, .nextra = nextra, .extra = extra,
@@ -371,7 +372,7 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
         job.fill = slda_replay_reserve(model, docs, ndocs);
         nahead = slda_replay_ahead_due(model, job.fill);
     }
-    slda_pool_run_longest(model, ndocs + nextra + nahead, doc_cost, train_doc,
+    slda_pool_run_longest(model->pool, ndocs + nextra + nahead, doc_cost, train_doc,
                           job.prev ? prepare_prev : NULL, &job);
     if (job.prev)
         commit(model, job.prev);
@@ -418,7 +419,7 @@ static slda_err_t revisit_due(slda_model_t *model, int drain, char *errstr, size
                                         slda_replay_ahead_item, model, errstr, errstr_size)
                            : SLDA_OK;
         if (nahead && (!n || err != SLDA_OK)) /* not run: train_call fails before its pool */
-            slda_pool_run(model, nahead, slda_replay_ahead_item, model);
+            slda_pool_run(model->pool, nahead, slda_replay_ahead_item, model);
         slda_docs_clear(docs, n);
         free(docs);
         if (err != SLDA_OK)

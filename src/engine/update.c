@@ -56,6 +56,7 @@
  */
 #include "engine/births.h"
 #include "engine/model.h"
+#include "core/pool.h"
 
 #include <msgpack.h>
 
@@ -676,9 +677,9 @@ slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *s
         if (model->p.alpha_learn != SLDA_ALPHA_FIXED || births)
             job.ntheta = slda_xcalloc(ndocs * K + 1, sizeof(float));
         if (err == SLDA_OK) {
-            uint32_t nthreads = slda_pool_threads(model);
+            uint32_t nthreads = slda_pool_threads(model->pool);
             slda_model_locals(model, nthreads); /* local_doc reads model->locals */
-            slda_pool_run_longest(model, ndocs, local_cost, local_doc, NULL, &job);
+            slda_pool_run_longest(model->pool, ndocs, local_cost, local_doc, NULL, &job);
             build_slots(upd, model, docs, ndocs, &map, &job);
             if (job.ntheta) {
                 upd->ntheta = job.ntheta;

@@ -12,6 +12,7 @@
  * valid UTF-8 without NUL bytes, else stays NULL.
  */
 #include "io/reader.h"
+#include "core/utf8.h"
 #include "text/tokenize.h"
 
 #include <msgpack.h>

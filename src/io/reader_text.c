@@ -23,6 +23,7 @@
  */
 #include "engine/model.h"
 #include "io/reader.h"
+#include "core/pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -187,7 +188,7 @@ static void lookup_and_read(void *opaque)
 static void advance(slda_reader_t *rd, struct text_ahead_s *a)
 {
     tok_job_t job = {rd->model, &a->b[a->raw], a, 0}; /* lookup_and_read runs meanwhile */
-    slda_pool_run_pre(rd->model, a->b[a->raw].n, tokenize_item, lookup_and_read, &job);
+    slda_pool_run_pre(slda_model_pool(rd->model), a->b[a->raw].n, tokenize_item, lookup_and_read, &job);
     int served = a->serve;
     a->serve = a->tokd;
     a->tokd = a->raw;
@@ -251,7 +252,7 @@ slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
             a->started = 1;
             read_batch(rd, a, b);
             tok_job_t job = {rd->model, b, a, 1};
-            slda_pool_run(rd->model, b->n, tokenize_item, &job);
+            slda_pool_run(slda_model_pool(rd->model), b->n, tokenize_item, &job);
             a->pos = 0;
             return slda_reader_text_next(rd, doc, errstr, errstr_size);
         }

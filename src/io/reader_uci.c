@@ -23,6 +23,7 @@
  */
 #include "engine/model.h"
 #include "io/reader.h"
+#include "core/pool.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -447,7 +448,7 @@ static void advance(slda_reader_t *rd, struct uci_ahead_s *a)
     parse_job_t job = {rd->model->vocab, rd->uci_ndocs, slda_reader_vocab_limit(rd), b, rd};
     if (rd->uci_nwords > 0 && rd->uci_nwords < job.limit)
         job.limit = rd->uci_nwords;
-    slda_pool_run_pre(rd->model, b->npc, parse_piece,
+    slda_pool_run_pre(slda_model_pool(rd->model), b->npc, parse_piece,
                       rd->ahead_pipeline && b->end == SLDA_OK ? read_next : NULL, &job);
     a->pi = a->ei = 0;
 }

@@ -1997,7 +1997,7 @@ static int snap_attach_births(snap_rd_t *rd, slda_model_t *model, snap_hdr_t *h)
 static int snap_start(snap_rd_t *rd, slda_model_t *model)
 {
     char msg[256];
-    slda_err_t err = slda_pool_start(model, msg, sizeof msg);
+    slda_err_t err = slda_model_start_threads(model, msg, sizeof msg);
     if (err != SLDA_OK) {
         rd->err = slda_set_err(rd->errstr, rd->errstr_size, err, "snapshot \"%s\": %s",
                                rd->name, msg);

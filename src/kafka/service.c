@@ -22,6 +22,8 @@
 #include "kafka/kafka.h"
 #include "kafka/metrics.h"
 #include "kafka/mockbroker.h"
+#include "core/pool.h"
+#include "engine/model.h"
 #include "core/slda_int.h"
 #include "track/track.h"
 
@@ -862,7 +864,7 @@ static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     slda_err_t codes[DECODE_MAX];
     decode_job_t job;
     decode_setup(svc, &job, msgs, n, docs, codes);
-    slda_pool_run_longest(svc->model, n, decode_cost, decode_one, NULL, &job);
+    slda_pool_run_longest(slda_model_pool(svc->model), n, decode_cost, decode_one, NULL, &job);
     handle_decoded(svc, &job, n, 1, 0);
 }
 

@@ -12,6 +12,7 @@
  * owner looks the words up afterwards with slda_doc_from_bag.
  */
 #include "core/slda_int.h"
+#include "core/utf8.h"
 #include "text/tokenize.h"
 
 #include <stdlib.h>

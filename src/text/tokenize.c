@@ -57,6 +57,7 @@
  * shared by threads.
  */
 #include "text/tokenize.h"
+#include "core/utf8.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -92,137 +93,6 @@ struct slda_tokenizer_s {
     size_t nslots;
     size_t nstop;
 };
-
-/* ---- UTF-8 ---- */
-
-/* Second-byte range allowed after lead byte c (tighter for E0, ED, F0, F4). */
-static void second_range(unsigned c, unsigned *lo, unsigned *hi)
-{
-    *lo = 0x80;
-    *hi = 0xBF;
-    if (c == 0xE0)
-        *lo = 0xA0; /* below: overlong */
-    else if (c == 0xED)
-        *hi = 0x9F; /* above: UTF-16 surrogates */
-    else if (c == 0xF0)
-        *lo = 0x90; /* below: overlong */
-    else if (c == 0xF4)
-        *hi = 0x8F; /* above: beyond U+10FFFF */
-}
-
-/* Why the multi-byte sequence at s[i] (lead c, need continuation bytes) is
- * bad, or NULL if it is fine. */
-static const char *bad_sequence(const unsigned char *s, size_t len, size_t i, unsigned c,
-                                size_t need)
-{
-    unsigned lo, hi;
-    second_range(c, &lo, &hi);
-    for (size_t k = 1; k <= need; k++) {
-        unsigned b;
-        if (i + k >= len)
-            return "truncated sequence";
-        b = s[i + k];
-        if (b < 0x80 || b > 0xBF)
-            return "truncated sequence";
-        if (k == 1 && b < lo)
-            return "overlong encoding";
-        if (k == 1 && b > hi)
-            return c == 0xED ? "surrogate code point" : "code point above U+10FFFF";
-    }
-    return NULL;
-}
-
-int slda_utf8_valid(const char *str, size_t len, size_t *bad_off, const char **why)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = s[i];
-        size_t need = 0;
-        const char *reason = NULL;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c < 0xC0)
-            reason = "unexpected continuation byte";
-        else if (c < 0xC2)
-            reason = "overlong encoding";
-        else if (c < 0xF5)
-            need = c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
-        else
-            reason = "byte not allowed in UTF-8";
-        if (!reason)
-            reason = bad_sequence(s, len, i, c, need);
-        if (reason) {
-            if (bad_off)
-                *bad_off = i;
-            if (why)
-                *why = reason;
-            return 0;
-        }
-        i += need + 1;
-    }
-    return 1;
-}
-
-slda_err_t slda_utf8_check(const char *s, size_t len, const char *what, char *errstr,
-                           size_t errstr_size)
-{
-    size_t off = 0;
-    const char *why = NULL;
-    if (slda_utf8_valid(s, len, &off, &why))
-        return SLDA_OK;
-    return slda_set_err(errstr, errstr_size, SLDA_ERR_UTF8, "%s: invalid UTF-8 at byte %zu (%s)",
-                        what, off, why);
-}
-
-/* Decode one code point of already validated UTF-8 at s[*i], advancing *i. */
-static uint32_t decode(const unsigned char *s, size_t *i)
-{
-    uint32_t c = s[*i];
-    if (c < 0x80) {
-        *i += 1;
-        return c;
-    }
-    if (c < 0xE0) {
-        c = ((c & 0x1F) << 6) | (s[*i + 1] & 0x3F);
-        *i += 2;
-    } else if (c < 0xF0) {
-        c = ((c & 0x0F) << 12) | ((uint32_t)(s[*i + 1] & 0x3F) << 6) | (s[*i + 2] & 0x3F);
-        *i += 3;
-    } else {
-        c = ((c & 0x07) << 18) | ((uint32_t)(s[*i + 1] & 0x3F) << 12) |
-            ((uint32_t)(s[*i + 2] & 0x3F) << 6) | (s[*i + 3] & 0x3F);
-        *i += 4;
-    }
-    return c;
-}
-
-size_t slda_utf8_encode(uint32_t c, char *out)
-{
-    unsigned char *o = (unsigned char *)out;
-    if (c < 0x80) {
-        o[0] = (unsigned char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        o[0] = (unsigned char)(0xC0 | (c >> 6));
-        o[1] = (unsigned char)(0x80 | (c & 0x3F));
-        return 2;
-    }
-    if (c < 0x10000) {
-        o[0] = (unsigned char)(0xE0 | (c >> 12));
-        o[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-        o[2] = (unsigned char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    o[0] = (unsigned char)(0xF0 | (c >> 18));
-    o[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-    o[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-    o[3] = (unsigned char)(0x80 | (c & 0x3F));
-    return 4;
-}
 
 /* ---- character classes ---- */
 
@@ -360,7 +230,7 @@ static void stop_add(slda_tokenizer_t *tok, const char *word, size_t len)
     char *norm = slda_xmalloc(len + 1);
     size_t n = 0, i = 0;
     while (i < len) {
-        uint32_t cp = slda_char_lower(decode((const unsigned char *)word, &i));
+        uint32_t cp = slda_char_lower(slda_utf8_decode((const unsigned char *)word, &i));
         if (cp == APOSTROPHE_RIGHT && tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP)
             cp = '\'';
         n += slda_utf8_encode(cp, norm + n);
@@ -724,7 +594,7 @@ static uint32_t next_cp_slow(const scan_t *sc, size_t *i)
     uint32_t cp, again;
     size_t end, end2;
     if (sc->s[*i] != '&' || !sc->decode)
-        return decode(sc->s, i);
+        return slda_utf8_decode(sc->s, i);
     if (!entity_body(sc->s, sc->len, *i + 1, &cp, &end)) {
         *i += 1;
         return '&';
@@ -846,7 +716,7 @@ static size_t hashtag_len(const unsigned char *s, size_t len, size_t i)
     size_t j = i + 1;
     while (j < len) {
         size_t k = j;
-        uint32_t cp = decode(s, &k);
+        uint32_t cp = slda_utf8_decode(s, &k);
         if (!slda_char_is_letter(cp) && cp - '0' >= 10u && cp != '_')
             break;
         j = k;
@@ -1156,7 +1026,7 @@ size_t slda_token_normalise(const slda_tokenizer_t *tok, const char *in, size_t 
     if (len == 0 || !slda_utf8_valid(in, len, NULL, NULL))
         return 0;
     while (i < len) {
-        uint32_t cp = slda_char_lower(decode((const unsigned char *)in, &i));
+        uint32_t cp = slda_char_lower(slda_utf8_decode((const unsigned char *)in, &i));
         if (cp == APOSTROPHE_RIGHT && tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP)
             cp = '\'';
         n += slda_utf8_encode(cp, out + n);

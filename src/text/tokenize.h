@@ -1,4 +1,4 @@
-/* tokenize.h - UTF-8 helpers, stop-word lists and cleanup rules shared by the text modules (not installed). */
+/* tokenize.h - stop-word lists and cleanup rules shared by the text modules (not installed). */
 #ifndef SLDA_TOKENIZE_H
 #define SLDA_TOKENIZE_H
 
@@ -15,18 +15,6 @@ typedef struct slda_stoplist_s {
 } slda_stoplist_t;
 extern const slda_stoplist_t slda_stoplists[];
 extern const size_t slda_nstoplists;
-
-/* Strict UTF-8 check (no overlong forms, no surrogates, nothing above
- * U+10FFFF, no truncated sequence). Returns 1 if s[0..len) is valid; else 0
- * with the offset of the first bad byte in *bad_off and a short reason in
- * *why (both may be NULL). */
-int slda_utf8_valid(const char *s, size_t len, size_t *bad_off, const char **why);
-/* SLDA_OK, or SLDA_ERR_UTF8 with "<what>: invalid UTF-8 at byte N (reason)". */
-slda_err_t slda_utf8_check(const char *s, size_t len, const char *what, char *errstr,
-                           size_t errstr_size);
-
-/* Write code point cp (< 0x110000, not a surrogate) as UTF-8; returns 1..4. */
-size_t slda_utf8_encode(uint32_t cp, char *out);
 
 /* The tokenizer's rules for one code point (documented in tokenize.c). */
 int slda_char_is_letter(uint32_t cp);

@@ -29,6 +29,7 @@
  * The tokenizers are built once per (list, length) pair; they are read-only.
  */
 #include "fuzzutil.h"
+#include "core/utf8.h"
 #include "text/tokenize.h"
 
 #include <stdlib.h>

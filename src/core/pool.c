@@ -1,4 +1,4 @@
-/* pool.c - worker threads for the local steps of a minibatch (and for tokenising).
+/* pool.c - worker threads that run the items of one job at a time (local steps, tokenising, parsing).
  *
  * threads - 1 workers wait for a job; slda_pool_run hands them one over
  * [0, n), the calling thread works too, and items are claimed through one
@@ -37,7 +37,7 @@
  * done at n (acquire). The blocking paths check their condition under the
  * mutex that the other side takes to signal, so no wake-up is lost.
  */
-#include "engine/model.h"
+#include "core/pool.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -48,7 +48,7 @@
 #define SLDA_POOL_SPIN 2000 /* polls, each with a pause: tens of microseconds */
 #endif
 
-typedef struct slda_pool_s {
+struct slda_pool_s {
     uint32_t nthreads; /* including the caller */
     int spin;          /* polls before blocking: SLDA_POOL_SPIN, or 0 (more threads than CPUs) */
     pthread_t *tids;
@@ -61,7 +61,7 @@ typedef struct slda_pool_s {
     const uint32_t *order; /* item claimed k-th, or NULL: index order */
     void (*job)(size_t, uint32_t, void *);
     void *opaque;
-} slda_pool_t;
+};
 
 typedef struct worker_arg_s {
     slda_pool_t *pool;
@@ -146,9 +146,10 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size)
+slda_err_t slda_pool_new(uint32_t nthreads, slda_pool_t **out, char *errstr, size_t errstr_size)
 {
-    uint32_t nt = model->p.threads ? model->p.threads : 1;
+    uint32_t nt = nthreads ? nthreads : 1;
+    *out = NULL;
     if (nt <= 1)
         return SLDA_OK;
     slda_pool_t *pool = slda_xcalloc(1, sizeof *pool);
@@ -164,7 +165,6 @@ slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size
     atomic_init(&pool->claim, 0);
     atomic_init(&pool->done, 0);
     atomic_init(&pool->quit, 0);
-    model->pool = pool;
     for (uint32_t i = 1; i < nt; i++) {
         worker_arg_t *wa = slda_xmalloc(sizeof *wa);
         wa->pool = pool;
@@ -172,17 +172,17 @@ slda_err_t slda_pool_start(slda_model_t *model, char *errstr, size_t errstr_size
         if (pthread_create(&pool->tids[i], NULL, worker_main, wa) != 0) {
             free(wa);
             pool->nthreads = i;
-            slda_pool_stop(model);
+            slda_pool_destroy(pool);
             return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                                 "property \"threads\": cannot start thread %u", i);
         }
     }
+    *out = pool;
     return SLDA_OK;
 }
 
-void slda_pool_stop(slda_model_t *model)
+void slda_pool_destroy(slda_pool_t *pool)
 {
-    slda_pool_t *pool = model->pool;
     if (!pool)
         return;
     pthread_mutex_lock(&pool->mu);
@@ -196,31 +196,29 @@ void slda_pool_stop(slda_model_t *model)
     pthread_cond_destroy(&pool->done_cv);
     free(pool->tids);
     free(pool);
-    model->pool = NULL;
 }
 
-int slda_pool_spins(const slda_model_t *model)
+int slda_pool_spins(const slda_pool_t *pool)
 {
-    return model->pool && model->pool->spin > 0;
+    return pool && pool->spin > 0;
 }
 
-uint32_t slda_pool_threads(const slda_model_t *model)
+uint32_t slda_pool_threads(const slda_pool_t *pool)
 {
-    return model->pool ? model->pool->nthreads : 1;
+    return pool ? pool->nthreads : 1;
 }
 
-void slda_pool_run(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
+void slda_pool_run(slda_pool_t *pool, size_t n, void (*job)(size_t, uint32_t, void *),
                    void *opaque)
 {
-    slda_pool_run_pre(model, n, job, NULL, opaque);
+    slda_pool_run_pre(pool, n, job, NULL, opaque);
 }
 
 /* The items in order (NULL: index order) on the pool, pre on this thread
  * first. */
-static void run(slda_model_t *model, size_t n, const uint32_t *order,
+static void run(slda_pool_t *pool, size_t n, const uint32_t *order,
                 void (*job)(size_t, uint32_t, void *), void (*pre)(void *), void *opaque)
 {
-    slda_pool_t *pool = model->pool;
     if (!pool || n < 2 || n > UINT32_MAX) { /* more than 2^32 items: never seen, serial */
         if (pre)
             pre(opaque);
@@ -252,10 +250,10 @@ static void run(slda_model_t *model, size_t n, const uint32_t *order,
     pthread_mutex_unlock(&pool->mu);
 }
 
-void slda_pool_run_pre(slda_model_t *model, size_t n, void (*job)(size_t, uint32_t, void *),
+void slda_pool_run_pre(slda_pool_t *pool, size_t n, void (*job)(size_t, uint32_t, void *),
                        void (*pre)(void *), void *opaque)
 {
-    run(model, n, NULL, job, pre, opaque);
+    run(pool, n, NULL, job, pre, opaque);
 }
 
 typedef struct claim_key_s {
@@ -271,13 +269,13 @@ static int claim_cmp(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-void slda_pool_run_longest(slda_model_t *model, size_t n,
+void slda_pool_run_longest(slda_pool_t *pool, size_t n,
                            uint64_t (*cost)(size_t i, void *opaque),
                            void (*job)(size_t i, uint32_t worker, void *opaque),
                            void (*pre)(void *opaque), void *opaque)
 {
-    if (!model->pool || n < 2) {
-        run(model, n, NULL, job, pre, opaque);
+    if (!pool || n < 2) {
+        run(pool, n, NULL, job, pre, opaque);
         return;
     }
     claim_key_t *key = slda_xmalloc(n * sizeof *key);
@@ -288,6 +286,6 @@ void slda_pool_run_longest(slda_model_t *model, size_t n,
     for (size_t k = 0; k < n; k++)
         order[k] = (uint32_t)key[k].index;
     free(key);
-    run(model, n, order, job, pre, opaque);
+    run(pool, n, order, job, pre, opaque);
     free(order);
 }
