@@ -10,7 +10,8 @@
 # Runs: KOS (UCI) and Reuters-21578 as raw text (title + body, time order) with 1 and 2 threads;
 # standard input with vocab.capacity=3000 (evictions); the births stream of tests/0080
 # (bench/shift/gen.py: births, deaths, merges) with 1 and 2 threads; the service on the embedded
-# cluster, one partition, 4,000 Reuters documents, 1 and 2 threads (minibatches cut by count).
+# cluster, one partition, 4,000 Reuters documents, 1 and 2 threads (minibatches cut by count,
+# one snapshot at the end: a snapshot trains the open minibatch).
 # Prints one line per run and exits 1 if any differs. Timing plays no part: no figure here
 # depends on the machine's load.
 set -uo pipefail
@@ -84,7 +85,8 @@ service_run() { # side bin threads: the service on the embedded cluster, one par
     mkdir -p "$d"
     head -4000 "$T/reuters.jsonl" >"$d/in.jsonl"
     (cd "$d" && exec "$bin/streamlda" run --embedded -X topics=30 -X threads="$th" \
-        -X minibatch.docs=16 -X minibatch.ms=3600000 -X snapshot.dir=snaps -X http.port=0 \
+        -X minibatch.docs=16 -X minibatch.ms=3600000 -X snapshot.every.batches=0 \
+        -X snapshot.every.ms=0 -X snapshot.dir=snaps -X http.port=0 \
         -X input.topics=documents 2>run.log) &
     local pid=$!
     for _ in $(seq 600); do

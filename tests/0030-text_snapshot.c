@@ -13,6 +13,14 @@
 #include "io/snapshot.h"
 #include "testutil.h"
 #include "text/tokenize.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,6 +18,14 @@
 #include "core/config.h"
 #include "engine/model.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -127,7 +135,7 @@ static slda_model_t *new_model(int births, slda_rows_kind_t rows, double tau, do
 {
     char word[32];
     slda_params_t p = stream_params(births, rows, tau, kappa, stale);
-    slda_model_t *model = slda_model_alloc(&p, W, 1, errbuf, sizeof errbuf);
+    slda_model_t *model = slda_model_alloc(&p, W, 1, (&p)->seed, NULL, errbuf, sizeof errbuf);
     if (!model) {
         fprintf(stderr, "slda_model_alloc: %s\n", errbuf);
         exit(1);

@@ -1,6 +1,14 @@
 /* unit_batch.c - the batch algorithms on a corpus drawn from a known LDA: convergence, bookkeeping, determinism. */
 #include "engine/batch.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <stdint.h>
 
@@ -352,7 +360,7 @@ static void test_train_model(const corpus_t *c)
     p.seed = conf.p.seed;
     p.vocab_capacity = 64;
     conf.p = p;
-    slda_model_t *model = slda_model_alloc(&conf.p, 64, 0, err, sizeof err);
+    slda_model_t *model = slda_model_alloc(&conf.p, 64, 0, (&conf.p)->seed, NULL, err, sizeof err);
     CHECK(model != NULL);
     if (!model)
         return;

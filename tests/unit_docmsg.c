@@ -2,6 +2,14 @@
 #include "io/reader.h"
 #include "core/slda_int.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <msgpack.h>
 #include <stdlib.h>

@@ -3,6 +3,14 @@
  * threads, topic recovery. */
 #include "engine/model.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <math.h>
 #include <sched.h>
@@ -39,7 +47,7 @@ static slda_params_t base_params(uint32_t K)
 static slda_model_t *make_model(const slda_params_t *p, uint32_t W)
 {
     char err[256], word[32];
-    slda_model_t *model = slda_model_alloc(p, W, 1, err, sizeof err);
+    slda_model_t *model = slda_model_alloc(p, W, 1, (p)->seed, NULL, err, sizeof err);
     if (!model) {
         fprintf(stderr, "slda_model_alloc: %s\n", err);
         exit(1);

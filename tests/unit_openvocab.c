@@ -7,6 +7,14 @@
  */
 #include "engine/model.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -44,7 +52,7 @@ static slda_params_t base_params(uint32_t K, uint32_t capacity)
 static slda_model_t *open_model(const slda_params_t *p)
 {
     char err[256];
-    slda_model_t *model = slda_model_alloc(p, p->vocab_capacity, 0, err, sizeof err);
+    slda_model_t *model = slda_model_alloc(p, p->vocab_capacity, 0, (p)->seed, NULL, err, sizeof err);
     if (!model) {
         fprintf(stderr, "slda_model_alloc: %s\n", err);
         exit(1);
@@ -223,7 +231,7 @@ static void test_late_rows(double tau, slda_rows_kind_t rows)
     p.rho_tau = tau;
     p.rows = rows;
     char err[256], word[32];
-    slda_model_t *fixed = slda_model_alloc(&p, 50, 1, err, sizeof err);
+    slda_model_t *fixed = slda_model_alloc(&p, 50, 1, (&p)->seed, NULL, err, sizeof err);
     slda_model_t *open = open_model(&p);
     for (uint32_t w = 0; w < 50; w++) {
         int n = snprintf(word, sizeof word, "v%u", w);
@@ -371,7 +379,7 @@ static void test_heldout_from_bags(void)
     char buf[2048], err[256];
     for (size_t i = 0; i < NH; i++) {
         size_t n = doc_text(31, 500 + i, (size_t)-1, buf, sizeof buf);
-        CHECK_INT(slda_bag_tokenize(model, bag, buf, n, err, sizeof err), SLDA_OK);
+        CHECK_INT(slda_bag_tokenize(model->tok, slda_vocab_seed(model->vocab), bag, buf, n, err, sizeof err), SLDA_OK);
         CHECK_INT(slda_heldout_put_keys(by_key, i, model, bag->hash, bag->count, bag->n, err,
                                         sizeof err), SLDA_OK);
         make_doc(model, 31, 500 + i, (size_t)-1, &docs[i]);
@@ -387,7 +395,7 @@ static void test_heldout_from_bags(void)
     /* a document of words the model never saw: unseen, and the vocabulary keeps its size */
     uint32_t V = slda_model_vocab_size(model);
     size_t n = (size_t)snprintf(buf, sizeof buf, "zzunseena zzunseenb zzunseenb ta");
-    CHECK_INT(slda_bag_tokenize(model, bag, buf, n, err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_bag_tokenize(model->tok, slda_vocab_seed(model->vocab), bag, buf, n, err, sizeof err), SLDA_OK);
     CHECK_INT(slda_heldout_put_keys(by_key, 0, model, bag->hash, bag->count, bag->n, err,
                                     sizeof err), SLDA_OK);
     CHECK_INT(slda_model_vocab_size(model), V);
@@ -430,7 +438,7 @@ static void test_bag_hints(void)
             size_t n = doc_text(41, t * NB + i, i % 2 ? 0 : (size_t)-1, buf, sizeof buf);
             for (int j = 0; j < 3; j++) {
                 slda_doc_init(&docs[j][i]);
-                CHECK_INT(slda_bag_tokenize(m[j], bags[j][i], buf, n, err, sizeof err), SLDA_OK);
+                CHECK_INT(slda_bag_tokenize(m[j]->tok, slda_vocab_seed(m[j]->vocab), bags[j][i], buf, n, err, sizeof err), SLDA_OK);
             }
             slda_bag_hint(a->vocab, bags[0][i], &docs[0][i]);
             slda_bag_hint(c->vocab, bags[2][i], NULL);
@@ -444,7 +452,7 @@ static void test_bag_hints(void)
                                                     slda_vocab_evictions(a->vocab);
             slda_err_t e[3];
             for (int j = 0; j < 3; j++)
-                e[j] = slda_doc_from_bag(m[j], bags[j][i], &docs[j][i], err, sizeof err);
+                e[j] = slda_doc_from_bag(m[j]->tok, m[j]->vocab, bags[j][i], &docs[j][i], err, sizeof err);
             for (int j = 0; j < 3; j += 2) {
                 const slda_doc_t *x = &docs[j][i], *y = &docs[1][i];
                 if (e[j] != e[1] || x->npairs != y->npairs || x->ntokens != y->ntokens ||

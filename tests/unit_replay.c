@@ -51,7 +51,7 @@ static slda_params_t base_params(uint32_t capacity, uint32_t replay_docs)
 static slda_model_t *open_model(const slda_params_t *p)
 {
     char err[256];
-    slda_model_t *model = slda_model_alloc(p, p->vocab_capacity, 0, err, sizeof err);
+    slda_model_t *model = slda_model_alloc(p, p->vocab_capacity, 0, (p)->seed, NULL, err, sizeof err);
     if (!model) {
         fprintf(stderr, "slda_model_alloc: %s\n", err);
         exit(1);

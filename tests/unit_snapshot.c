@@ -7,6 +7,14 @@
 #include "core/config.h"
 #include "io/snapshot.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <msgpack.h>
 
@@ -143,7 +151,7 @@ static slda_model_t *make_model(uint32_t K, uint32_t W, uint32_t nwords, int fix
     p.stopwords = "smart";
     p.min_length = 3;
     p.max_doc_bytes = 65536;
-    model = slda_model_alloc(&p, W, fixed, errbuf, sizeof errbuf);
+    model = slda_model_alloc(&p, W, fixed, (&p)->seed, NULL, errbuf, sizeof errbuf);
     if (!model) {
         fprintf(stderr, "slda_model_alloc: %s\n", errbuf);
         exit(1);
@@ -684,7 +692,7 @@ static void test_inconsistent(void)
     void *mem;
     size_t len;
     unsigned char *buf;
-    slda_model_t *model = slda_model_alloc(&p, 16, 0, errbuf, sizeof errbuf);
+    slda_model_t *model = slda_model_alloc(&p, 16, 0, (&p)->seed, NULL, errbuf, sizeof errbuf);
     CHECK(model != NULL);
     if (!model)
         return;
@@ -945,7 +953,7 @@ static slda_model_t *fixture_model(void)
 {
     slda_params_t p = base_params(3, 16);
     slda_offset_t offs[2] = {{"docs", 0, 17}, {"docs", 1, 23}};
-    slda_model_t *model = slda_model_alloc(&p, 16, 0, errbuf, sizeof errbuf);
+    slda_model_t *model = slda_model_alloc(&p, 16, 0, (&p)->seed, NULL, errbuf, sizeof errbuf);
     if (!model)
         return NULL;
     for (int i = 0; i < 3; i++) {

@@ -9,6 +9,14 @@
 #include "engine/births.h"
 #include "engine/model.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,14 @@
 /* unit_vocab.c - vocabulary: lookup, capacity, batched eviction, pinning, fixed mode, put. */
 #include "core/slda_int.h"
 #include "testutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <stdio.h>
 #include <string.h>

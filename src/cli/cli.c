@@ -5,6 +5,7 @@
  * stderr. Exit codes: 0 success, 1 runtime failure, 2 usage error.
  */
 #include "cli/cli.h"
+#include "io/outfile.h"
 #include "core/json.h"
 #include "io/reader.h"
 #include "core/slda_int.h"
@@ -443,11 +444,11 @@ static int read_inputs(train_run_t *tr, int keep_all)
 static int train_passes(train_run_t *tr, uint32_t passes)
 {
     uint32_t mb = tr->conf->minibatch_docs;
-    if (tr->model->corpus_tokens <= 0)
-        tr->model->corpus_tokens = (double)tr->batch.tokens;
+    if (slda_model_corpus_tokens(tr->model) <= 0)
+        slda_model_set_corpus_tokens(tr->model, (double)tr->batch.tokens);
     /* replay: every document of every pass is known now; when they all fit in
      * replay.docs, their second visits wait for the end (replay.c) */
-    tr->model->replay_input_docs = (uint64_t)tr->batch.n * passes;
+    slda_model_set_input_docs(tr->model, (uint64_t)tr->batch.n * passes);
     for (uint32_t pass = 0; pass < passes && !slda_cli_stop; pass++) {
         for (size_t i = 0; i < tr->batch.n && !slda_cli_stop; i += mb) {
             size_t n = tr->batch.n - i < mb ? tr->batch.n - i : mb;
@@ -677,14 +678,14 @@ int slda_cli_train(int argc, char **argv)
            (unsigned long long)slda_model_tokens(tr.model), tr.train_seconds,
            slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
            tr.obs.n ? tr.obs.n : tr.heldout.n, perp, (unsigned long long)tr.nerrors, wall);
-    uint64_t refused = slda_vocab_refused(tr.model->vocab);
+    uint64_t refused = slda_vocab_refused(slda_model_vocab(tr.model));
     if (refused)
         fprintf(stderr,
                 "streamlda train: warning: %llu occurrences of new words were left out: the "
                 "vocabulary (vocab.capacity=%u) was full of words the current or the previous "
                 "minibatch uses; "
                 "raise vocab.capacity\n",
-                (unsigned long long)refused, slda_vocab_capacity(tr.model->vocab));
+                (unsigned long long)refused, slda_vocab_capacity(slda_model_vocab(tr.model)));
     if (tr.conf->p.births) { /* births.c: the topic events, then their counts (stderr) */
         slda_event_t ev[64];
         size_t nev;

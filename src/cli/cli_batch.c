@@ -8,6 +8,7 @@
  * line to stdout. Exit codes: 0 success, 1 runtime failure, 2 usage error.
  */
 #include "cli/cli.h"
+#include "io/outfile.h"
 #include "io/reader.h"
 #include "core/slda_int.h"
 

@@ -5,6 +5,7 @@
  * stdout (the broker's bootstrap address), diagnostics to stderr.
  */
 #include "cli/cli.h"
+#include "io/outfile.h"
 #include "core/json.h"
 #include "kafka/mockbroker.h"
 #include "core/slda_int.h"

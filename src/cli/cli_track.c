@@ -18,9 +18,12 @@
  * to the tracker of src/track so the states beside those snapshots hold prevalence by event time.
  */
 #include "track/align.h"
+#include "io/outfile.h"
 #include "cli/cli.h"
 #include "core/json.h"
 #include "core/slda_int.h"
+#include "engine/model.h"
+#include "io/docmsg.h"
 #include "track/track.h"
 
 #include <dirent.h>
@@ -140,7 +143,7 @@ int slda_cli_topics(int argc, char **argv)
     slda_align_weights(model, wt);
     if (json) {
         printf("{\"model\":");
-        slda_json_write_string(stdout, model->name ? model->name : "");
+        slda_json_write_string(stdout, slda_model_name(model) ? slda_model_name(model) : "");
         printf(",\"K\":%u,\"updates\":%" PRIu64 ",\"docs\":%" PRIu64
                ",\"weight\":\"share of NZ\",\"topics\":[",
                K, slda_model_updates(model), slda_model_docs(model));
@@ -651,7 +654,7 @@ static int report_list(report_t *r, const char *want_model)
 static int64_t snap_time(const report_t *r, const slda_model_t *model, int *event_time)
 {
     *event_time = r->event_ms > 0;
-    return r->event_ms > 0 ? r->event_ms : model->updated_ms;
+    return r->event_ms > 0 ? r->event_ms : slda_model_updated_ms(model);
 }
 
 /* Load ents[i]; NULL (and the file skipped with the reason) when it cannot be used. The first
@@ -666,7 +669,7 @@ static slda_model_t *report_load(report_t *r, size_t i)
         report_skip(r, e->file, "%s", why);
         return NULL;
     }
-    const char *name = model->name ? model->name : "";
+    const char *name = slda_model_name(model) ? slda_model_name(model) : "";
     const char *what = NULL;
     char detail[512];
     if (strcmp(name, r->model_name)) {
@@ -680,19 +683,19 @@ static slda_model_t *report_load(report_t *r, size_t i)
         snprintf(detail, sizeof detail, "K=%u, the newest snapshot has K=%u",
                  slda_model_topics(model), r->K);
         what = detail;
-    } else if (r->have_ref && (slda_vocab_is_fixed(model->vocab) != r->fixed ||
-                          slda_vocab_seed(model->vocab) != r->hash_seed ||
-                          (r->fixed && model->W != r->W))) {
+    } else if (r->have_ref && (slda_vocab_is_fixed(slda_model_vocab(model)) != r->fixed ||
+                          slda_vocab_seed(slda_model_vocab(model)) != r->hash_seed ||
+                          (r->fixed && slda_model_rows(model) != r->W))) {
         snprintf(detail, sizeof detail,
                  "another vocabulary (%s, %u rows, hash seed %" PRIu64 "; the newest snapshot: "
                  "%s, %u rows, hash seed %" PRIu64 ")",
-                 slda_vocab_is_fixed(model->vocab) ? "fixed" : "open", model->W,
-                 slda_vocab_seed(model->vocab), r->fixed ? "fixed" : "open", r->W, r->hash_seed);
+                 slda_vocab_is_fixed(slda_model_vocab(model)) ? "fixed" : "open", slda_model_rows(model),
+                 slda_vocab_seed(slda_model_vocab(model)), r->fixed ? "fixed" : "open", r->W, r->hash_seed);
         what = detail;
-    } else if (r->have_ref && model->created_ms != r->created_ms) {
+    } else if (r->have_ref && slda_model_created_ms(model) != r->created_ms) {
         snprintf(detail, sizeof detail,
                  "another run of model \"%s\" (created at %" PRId64 " ms, the newest snapshot's "
-                 "model at %" PRId64 " ms)", name, model->created_ms, r->created_ms);
+                 "model at %" PRId64 " ms)", name, slda_model_created_ms(model), r->created_ms);
         what = detail;
     }
     if (what) {
@@ -736,16 +739,16 @@ static revent_t *report_event(report_t *r, size_t point, uint32_t k, const char 
 /* phi[k][id] in double (as align.c computes it). */
 static double phi_d(const slda_model_t *model, uint32_t id, uint32_t k)
 {
-    double denom = model->NZ[k] + slda_model_smoothing_words(model) * model->p.eta;
-    return (model->sigma * model->A[(size_t)id * model->Kp + k] + model->p.eta) / denom;
+    slda_phi_view_t view;
+    slda_model_phi_view(model, &view);
+    return slda_phi_at(&view, id, k, slda_model_phi_denom(model, k));
 }
 
 /* The id of word in model if the model holds it, else UINT32_MAX. */
 static uint32_t held_id(const slda_model_t *model, const char *word)
 {
     uint32_t id = slda_model_word_id(model, word, strlen(word));
-    if (id == UINT32_MAX || id >= model->W ||
-        !(slda_vocab_is_fixed(model->vocab) || model->row_ready[id]))
+    if (id == UINT32_MAX || !slda_model_row_held(model, id))
         return UINT32_MAX;
     return id;
 }
@@ -1101,7 +1104,7 @@ static int report_add(report_t *r, size_t i, const slda_model_t *prev, const sld
     pt->t = slda_model_updates(model);
     pt->docs = slda_model_docs(model);
     pt->time_ms = snap_time(r, model, &pt->event_time);
-    pt->updated_ms = model->updated_ms;
+    pt->updated_ms = slda_model_updated_ms(model);
     int64_t newest = 0;
     /* the tracking state's newest time stands in for a header without event_ms (snapshots
      * written before the key) */
@@ -1158,10 +1161,10 @@ static int report_collect(report_t *r)
         return -1;
     }
     r->K = slda_model_topics(ref);
-    r->created_ms = ref->created_ms;
-    r->hash_seed = slda_vocab_seed(ref->vocab);
-    r->fixed = slda_vocab_is_fixed(ref->vocab);
-    r->W = ref->W;
+    r->created_ms = slda_model_created_ms(ref);
+    r->hash_seed = slda_vocab_seed(slda_model_vocab(ref));
+    r->fixed = slda_vocab_is_fixed(slda_model_vocab(ref));
+    r->W = slda_model_rows(ref);
     r->have_ref = 1;
     slda_model_destroy(ref);
     r->pts = slda_xcalloc(refi + 1, sizeof *r->pts);
@@ -1833,7 +1836,7 @@ slda_cli_timeline_t *slda_cli_timeline_new(const slda_conf_t *conf, const slda_m
         fprintf(stderr, "streamlda train: --snapshot-dir \"%s\": not a directory\n", dir);
         return NULL;
     }
-    const char *name = model->name ? model->name : conf->model_name;
+    const char *name = slda_model_name(model) ? slda_model_name(model) : conf->model_name;
     snprintf(probe, sizeof probe, "%s/%s-%020d.slda", dir, name, 0);
     if (slda_outfile_check("snapshot", probe, err, sizeof err) != SLDA_OK) {
         fprintf(stderr, "streamlda train: %s\n", err);

@@ -1,8 +1,152 @@
-/* config.h - the property table behind slda_conf_* (for config.c, the CLI's help and tests). */
+/* config.h - the configuration: parameters, the conf struct and the property table behind slda_conf_*. */
 #ifndef SLDA_CONFIG_H
 #define SLDA_CONFIG_H
 
 #include "core/slda_int.h"
+
+typedef enum {
+    SLDA_VB_NONE = 0, /* pure CGS: every token sampled */
+    SLDA_VB_CVB0,
+    SLDA_VB_CVB,
+    SLDA_VB_SVB
+} slda_vb_kind_t;
+
+typedef enum { SLDA_ALPHA_FIXED = 0, SLDA_ALPHA_FIXEDPOINT, SLDA_ALPHA_NEWTON } slda_alpha_learn_t;
+/* replay (second visits, src/engine/replay.c): the engine treats auto as off */
+typedef enum { SLDA_REPLAY_AUTO = 0, SLDA_REPLAY_ON, SLDA_REPLAY_OFF } slda_replay_mode_t;
+#define SLDA_REPLAY_ACTIVE(p) ((p)->replay == SLDA_REPLAY_ON && (p)->replay_docs > 0)
+typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
+/* global.rows: how the global step sets each word's row total (global_step.c) */
+typedef enum { SLDA_ROWS_COUNTS = 0, SLDA_ROWS_DECAY } slda_rows_kind_t;
+typedef enum { SLDA_INFMT_AUTO = 0, SLDA_INFMT_TEXT, SLDA_INFMT_JSON, SLDA_INFMT_MSGPACK } slda_infmt_t;
+
+/* text.* cleanup rules (tokenize.c, docs/text.md). Each field is the index of
+ * its value in the row's list in config.c, the new default first; snapshots
+ * written before the rules existed mean the *_KEEP/_SPLIT values. */
+enum { SLDA_TEXT_URLS_DROP = 0, SLDA_TEXT_URLS_KEEP };
+enum { SLDA_TEXT_HTML_DECODE = 0, SLDA_TEXT_HTML_KEEP };
+enum { SLDA_TEXT_MENTIONS_DROP = 0, SLDA_TEXT_MENTIONS_KEEP };
+enum { SLDA_TEXT_HASHTAGS_KEEP = 0, SLDA_TEXT_HASHTAGS_DROP };
+enum { SLDA_TEXT_APOS_KEEP = 0, SLDA_TEXT_APOS_SPLIT };
+enum { SLDA_TEXT_DIGITS_DROP = 0, SLDA_TEXT_DIGITS_MIXED, SLDA_TEXT_DIGITS_KEEP,
+       SLDA_TEXT_DIGITS_SPLIT };
+typedef struct slda_text_rules_s {
+    int urls;        /* text.urls: drop | keep (URLs and e-mail addresses) */
+    int html;        /* text.html: decode | keep (entities decoded, tags dropped) */
+    int mentions;    /* text.mentions: drop | keep */
+    int hashtags;    /* text.hashtags: keep (#debt -> debt) | drop */
+    int apostrophes; /* text.apostrophes: keep (don't) | split (don, t) */
+    int digits;      /* text.digits: drop | mixed | keep | split */
+} slda_text_rules_t;
+
+/* Engine parameters: everything the model and its steps read. */
+typedef struct slda_params_s {
+    uint32_t topics;            /* topics: K */
+    double alpha;               /* alpha: symmetric initial alpha_k */
+    double eta;                 /* eta */
+    slda_alpha_learn_t alpha_learn; /* alpha.learn: off | fixedpoint | newton */
+    slda_vb_kind_t vb;          /* local: cgs | cvb0 | cvb | svb | cvb0+cgs | cvb+cgs | svb+cgs */
+    int hybrid;                 /* 1 for the "+cgs" variants */
+    uint32_t threshold;         /* local.threshold: r of the hybrids; pairs with count <= r are
+                                   sampled. Use slda_params_r() for the effective value. */
+    uint32_t burnin;            /* local.burnin sweeps */
+    uint32_t samples;           /* local.samples collection sweeps */
+    double tolerance;           /* local.tolerance: stop burn-in early when mean |dNtheta|/L < tol */
+    slda_stats_kind_t stats;    /* local.stats: rb | sample */
+    double rho_s, rho_tau, rho_kappa, rho_min; /* rho.s, rho.tau, rho.kappa, rho.min */
+    slda_rows_kind_t rows;      /* global.rows: counts | decay */
+    uint32_t stale;             /* global.stale: updates the local steps lag behind (0 or 1) */
+    double corpus_tokens;       /* corpus.tokens: C; 0 = number of training tokens when known */
+    double init_scale;          /* init.scale: mean of the random initial Nphi entries */
+    uint32_t vocab_capacity;    /* vocab.capacity: W in open-vocabulary mode */
+    char *vocab_file;           /* vocab.file: fixed vocabulary, one word a line (NULL = open) */
+    uint64_t seed;              /* seed */
+    uint32_t threads;           /* threads */
+    /* tokenizer */
+    char *stopwords;            /* text.stopwords: "none", "smart", "snowball", "onix" or a path */
+    uint32_t min_length;        /* text.min.length: minimum token length in characters */
+    uint32_t max_doc_bytes;     /* text.max.bytes: larger documents are rejected */
+    slda_text_rules_t text;     /* text.urls, .html, .mentions, .hashtags, .apostrophes, .digits */
+    /* births, retirement and merges of topics (src/engine/births.c) */
+    int births;                 /* births: on/off */
+    uint32_t births_docs;       /* births.docs: flagged documents per proposal */
+    double births_z;            /* births.z: flag a document this many deviations below */
+    double births_gain;         /* births.gain: held-out nats per token a birth must gain */
+    double births_floor;        /* births.floor: dead below floor / K of the tokens */
+    double births_merge;        /* births.merge: merge two topics closer than this (JS, nats) */
+    slda_replay_mode_t replay;  /* replay: auto (on in `streamlda train`, else off) | on | off */
+    uint32_t replay_docs;       /* replay.docs: at most this many documents wait for a visit */
+    uint32_t replay_burnin;     /* replay.burnin: burn-in sweeps of the second visit */
+    uint32_t replay_samples;    /* replay.samples: collection sweeps of the second visit */
+} slda_params_t;
+
+#define SLDA_CONF_MAX_PROPS 256
+/* 1 when name (a table key) was set explicitly rather than left at its default. */
+int slda_conf_is_set(const slda_conf_t *conf, const char *name);
+
+struct slda_conf_s {
+    slda_params_t p;
+    /* training CLI */
+    uint32_t minibatch_docs;    /* minibatch.docs */
+    uint32_t minibatch_ms;      /* minibatch.ms */
+    uint32_t heldout_modulo;    /* heldout.modulo: doc held out when hash(id) % m == 0; 0 = none */
+    uint32_t progress_ms;       /* progress.ms: status line interval */
+    /* service */
+    char *model_name;           /* model.name */
+    char *input_topics;         /* input.topics: comma separated */
+    slda_infmt_t input_format;  /* input.format: auto | text | json | msgpack */
+    uint32_t input_max_bytes;   /* input.max.bytes */
+    char *snapshot_dir;         /* snapshot.dir */
+    uint32_t snapshot_keep;     /* snapshot.keep */
+    uint32_t snapshot_every_batches; /* snapshot.every.batches (0 = off) */
+    uint32_t snapshot_every_ms; /* snapshot.every.ms (0 = off) */
+    char *snapshot_topic;       /* snapshot.topic ("" = off) */
+    uint32_t snapshot_chunk_bytes; /* snapshot.chunk.bytes */
+    char *output_topic;         /* output.topic ("" = off) */
+    uint32_t output_top;        /* output.top: topics per document in the output */
+    char *deadletter_topic;     /* deadletter.topic */
+    int32_t http_port;          /* http.port (-1 = off, 0 = ephemeral) */
+    uint32_t status_ms;         /* status.ms */
+    int snapshot_fresh;         /* snapshot.fresh: start a new model beside unloadable snapshots */
+    uint32_t shutdown_timeout_ms; /* shutdown.timeout.ms: longest wait for deliveries at stop */
+    uint32_t health_stall_ms;   /* health.stall.ms: undelivered / unconsumed this long = unhealthy */
+    /* replicas (src/kafka/replica.c, docs/replication.md) */
+    char *updates_topic;        /* updates.topic: the replicated update log ("" = one instance) */
+    uint32_t updates_staleness; /* updates.staleness: own records unapplied when a minibatch starts */
+    int updates_values;         /* updates.values: slda_update_values_t */
+    int updates_prune;          /* updates.prune: the snapshot writer deletes the log it no longer needs */
+    /* tracking (src/track, docs/tracking.md) */
+    char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
+    int track;                  /* track: prevalence, drift, events, the live page */
+    int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
+    uint32_t track_windows;     /* track.windows: ring length */
+    uint64_t track_warmup_docs; /* track.warmup.docs */
+    double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
+    uint32_t track_birth_keep, track_death_windows, track_trend_windows;
+    char *track_events_topic;   /* track.events.topic: events as JSON records ("" = off) */
+    /* properties given explicitly (slda_conf_set: file, environment, -X), by
+     * index in the property table; see slda_conf_is_set */
+    unsigned char set[SLDA_CONF_MAX_PROPS];
+    /* kafka.* pass-through, in insertion order */
+    size_t nkafka;
+    char **kafka_names;         /* without the "kafka." prefix */
+    char **kafka_values;
+};
+
+/* Copy a params struct, duplicating its strings / free them. */
+void slda_params_copy(slda_params_t *dst, const slda_params_t *src);
+void slda_params_clear(slda_params_t *p);
+/* Parse "cvb0+cgs" etc. into vb/threshold; returns 0 on unknown name. */
+int slda_local_parse(const char *name, slda_vb_kind_t *vb, int *hybrid);
+const char *slda_local_name(slda_vb_kind_t vb, int hybrid);
+/* Effective singleton threshold: UINT32_MAX for cgs, 0 for pure VB, else r. */
+static inline uint32_t slda_params_r(const slda_params_t *p)
+{
+    if (p->vb == SLDA_VB_NONE)
+        return UINT32_MAX;
+    return p->hybrid ? p->threshold : 0;
+}
+
 
 typedef enum {
     SLDA_PT_INT,    /* int32_t */

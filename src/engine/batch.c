@@ -25,7 +25,9 @@
  * every bit of the result.
  */
 #include "engine/batch.h"
-#include "engine/model.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
 
 #include <math.h>
 #include <string.h>

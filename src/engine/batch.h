@@ -2,7 +2,7 @@
 #ifndef SLDA_BATCH_H
 #define SLDA_BATCH_H
 
-#include "core/slda_int.h"
+#include "core/config.h"
 
 /*
  * slda_batch_run (streamlda.h) is a loop over these. Tests drive them

@@ -67,6 +67,8 @@
  * never stopped (test 0081). A snapshot without it starts a new baseline.
  */
 #include "engine/births.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
 #include "core/pool.h"
 
 #include <inttypes.h>
@@ -1032,4 +1034,20 @@ const char *slda_event_kind_name(slda_event_kind_t kind)
     case SLDA_EVENT_MERGE: return "merge";
     }
     return "?";
+}
+
+const slda_births_t *slda_model_births(const slda_model_t *model)
+{
+    return model->births;
+}
+
+slda_err_t slda_model_attach_births(slda_model_t *model, const slda_births_state_t *st,
+                                    char *errstr, size_t errstr_size)
+{
+    slda_births_t *b = slda_births_import(model, st, errstr, errstr_size);
+    if (!b)
+        return SLDA_ERR_CORRUPT;
+    slda_births_free(model->births);
+    model->births = b;
+    return SLDA_OK;
 }

@@ -3,7 +3,14 @@
 #ifndef SLDA_BIRTHS_H
 #define SLDA_BIRTHS_H
 
-#include "engine/model.h"
+#include "core/config.h"
+
+/* births.c's state (NULL unless births=true), and the local step's types the
+ * score reads (engine/local.h; incomplete here, so the layers above can
+ * include this header for the state of a snapshot). */
+typedef struct slda_births_s slda_births_t;
+typedef struct slda_frozen_s slda_frozen_t;
+typedef struct slda_local_s slda_local_t;
 
 #ifndef SLDA_DEFAULT_HORIZON
 #define SLDA_DEFAULT_HORIZON 1e6 /* as in global_step.c: corpus.tokens=0 on a stream */
@@ -84,5 +91,11 @@ uint64_t slda_births_count_start(slda_births_t *b, uint64_t total, uint64_t ntok
 void slda_births_update(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
                         const float *scores, float *const *pw, const float *ntheta,
                         uint64_t ntokens, double rho);
+
+/* The model's births state (NULL when it has none: births=false, or none yet). */
+const slda_births_t *slda_model_births(const slda_model_t *model);
+/* The state st (a snapshot's, checked against the model) becomes the model's. */
+slda_err_t slda_model_attach_births(slda_model_t *model, const slda_births_state_t *st,
+                                    char *errstr, size_t errstr_size);
 
 #endif

@@ -26,7 +26,9 @@
  * The stochastic alpha step (Minka's fixed point or a safeguarded Newton on
  * the minibatch's document counts, blended with rho_t) lives here too.
  */
-#include "engine/model.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
 #include "core/pool.h"
 
 #include <math.h>

@@ -19,7 +19,9 @@
  * that model keep it), pairs in the document's order, counts >= 1.
  * Threads: a set belongs to the thread that owns its model.
  */
-#include "engine/model.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
 
 #include <math.h>
 #include <stdlib.h>

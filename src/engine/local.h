@@ -2,7 +2,7 @@
 #ifndef SLDA_LOCAL_H
 #define SLDA_LOCAL_H
 
-#include "core/slda_int.h"
+#include "engine/model_int.h"
 
 /* K-vectors are processed 8 floats at a time with GCC vector extensions; Kp
  * is a multiple of 16 and every K-vector is 64-byte aligned, padding zero. */

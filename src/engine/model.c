@@ -14,7 +14,11 @@
  */
 #include "engine/births.h"
 #include "engine/replay.h"
-#include "engine/model.h"
+#include "engine/model_int.h"
+#include "engine/births.h"
+#include "engine/replay.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
 #include "core/pool.h"
 
 #include <errno.h>
@@ -39,7 +43,8 @@ static void on_evict(uint32_t id, void *opaque)
 }
 
 slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,
-                               char *errstr, size_t errstr_size)
+                               uint64_t hash_seed, const slda_params_t *tok_p, char *errstr,
+                               size_t errstr_size)
 {
     if (p->topics < 1 || p->topics > SLDA_MAX_TOPICS || W < 1) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
@@ -66,7 +71,7 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
         model->alpha[k] = p->alpha;
     model->alpha_sum = p->alpha * model->K;
     model->corpus_tokens = p->corpus_tokens;
-    model->vocab = slda_vocab_new(W, p->seed, fixed_vocab);
+    model->vocab = slda_vocab_new(W, hash_seed, fixed_vocab);
     if (!model->vocab) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM,
                      "vocabulary: cannot allocate %u entries", W);
@@ -74,7 +79,7 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
         return NULL;
     }
     slda_vocab_set_evict_cb(model->vocab, on_evict, model);
-    model->tok = slda_tokenizer_new(p, errstr, errstr_size);
+    model->tok = slda_tokenizer_new(tok_p ? tok_p : p, errstr, errstr_size);
     if (!model->tok) {
         slda_model_destroy(model);
         return NULL;
@@ -160,7 +165,8 @@ static slda_err_t load_vocab_file(slda_model_t **out, const slda_params_t *p, ch
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
                             "vocabulary \"%s\": no words", p->vocab_file);
     }
-    slda_model_t *model = slda_model_alloc(p, (uint32_t)nwords, 1, errstr, errstr_size);
+    slda_model_t *model = slda_model_alloc(p, (uint32_t)nwords, 1, p->seed, NULL, errstr,
+                                           errstr_size);
     if (!model) {
         free(line);
         fclose(f);
@@ -196,7 +202,7 @@ slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errst
         for (uint32_t w = 0; w < model->W; w++)
             slda_model_init_row(model, w);
     } else {
-        model = slda_model_alloc(p, p->vocab_capacity, 0, errstr, errstr_size);
+        model = slda_model_alloc(p, p->vocab_capacity, 0, p->seed, NULL, errstr, errstr_size);
         if (!model)
             return NULL;
     }
@@ -305,6 +311,120 @@ uint32_t slda_model_topics(const slda_model_t *model)
     return model->K;
 }
 
+const slda_params_t *slda_model_params(const slda_model_t *model)
+{
+    return &model->p;
+}
+
+slda_vocab_t *slda_model_vocab(const slda_model_t *model)
+{
+    return model->vocab;
+}
+
+const slda_tokenizer_t *slda_model_tokenizer(const slda_model_t *model)
+{
+    return model->tok;
+}
+
+uint32_t slda_model_rows(const slda_model_t *model)
+{
+    return model->W;
+}
+
+int slda_model_row_held(const slda_model_t *model, uint32_t id)
+{
+    return id < model->W && (slda_vocab_is_fixed(model->vocab) || model->row_ready[id]);
+}
+
+int slda_model_row_ready(const slda_model_t *model, uint32_t id)
+{
+    return model->row_ready[id] != 0;
+}
+
+const float *slda_model_row(const slda_model_t *model, uint32_t id)
+{
+    return model->A + (size_t)id * model->Kp;
+}
+
+double slda_model_scale(const slda_model_t *model)
+{
+    return model->sigma;
+}
+
+double slda_model_phi_denom(const slda_model_t *model, uint32_t k)
+{
+    return model->NZ[k] + slda_model_smoothing_words(model) * model->p.eta;
+}
+
+void slda_model_phi_view(const slda_model_t *model, slda_phi_view_t *view)
+{
+    *view = (slda_phi_view_t){model->A, model->Kp, model->sigma, model->p.eta};
+}
+
+void slda_model_state(const slda_model_t *model, slda_model_state_t *st)
+{
+    *st = (slda_model_state_t){
+        .K = model->K, .name = model->name, .alpha = model->alpha, .NZ = model->NZ,
+        .alpha_sum = model->alpha_sum, .sigma = model->sigma,
+        .corpus_tokens = model->corpus_tokens, .t = model->t, .docs = model->docs,
+        .tokens = model->tokens, .created_ms = model->created_ms,
+        .updated_ms = model->updated_ms};
+}
+
+void slda_model_set_state(slda_model_t *model, const slda_model_state_t *st)
+{
+    model->sigma = st->sigma;
+    memcpy(model->NZ, st->NZ, model->K * sizeof *model->NZ);
+    memcpy(model->alpha, st->alpha, model->K * sizeof *model->alpha);
+    model->alpha_sum = st->alpha_sum;
+    model->t = st->t;
+    model->docs = st->docs;
+    model->tokens = st->tokens;
+    model->corpus_tokens = st->corpus_tokens;
+    model->created_ms = st->created_ms;
+    model->updated_ms = st->updated_ms;
+    free(model->name);
+    model->name = st->name ? slda_xstrdup(st->name) : NULL;
+}
+
+void slda_model_load_row(slda_model_t *model, uint32_t id, const float *row, int held)
+{
+    slda_model_row_written(model, id); /* a row not held may hold values too */
+    memcpy(model->A + (size_t)id * model->Kp, row, model->K * sizeof *row);
+    if (held)
+        slda_model_mark_row(model, id);
+}
+
+const char *slda_model_name(const slda_model_t *model)
+{
+    return model->name;
+}
+
+int64_t slda_model_created_ms(const slda_model_t *model)
+{
+    return model->created_ms;
+}
+
+int64_t slda_model_updated_ms(const slda_model_t *model)
+{
+    return model->updated_ms;
+}
+
+double slda_model_corpus_tokens(const slda_model_t *model)
+{
+    return model->corpus_tokens;
+}
+
+void slda_model_set_corpus_tokens(slda_model_t *model, double tokens)
+{
+    model->corpus_tokens = tokens;
+}
+
+void slda_model_set_input_docs(slda_model_t *model, uint64_t docs)
+{
+    model->replay_input_docs = docs;
+}
+
 uint32_t slda_model_smoothing_words(const slda_model_t *model)
 {
     if (slda_vocab_is_fixed(model->vocab))
@@ -383,7 +503,8 @@ const slda_offset_t *slda_model_offsets(const slda_model_t *model, size_t *n)
 /* phi[w][k] for one topic over the rows in use: used by top words. */
 static float phi_of(const slda_model_t *model, uint32_t w, uint32_t k, double denom)
 {
-    return (float)((model->sigma * model->A[(size_t)w * model->Kp + k] + model->p.eta) / denom);
+    slda_phi_view_t v = {model->A, model->Kp, model->sigma, model->p.eta};
+    return (float)slda_phi_at(&v, w, k, denom);
 }
 
 /* Word w of probability pw into the n best so far (ids, probs: have of them,

@@ -2,7 +2,8 @@
 #ifndef SLDA_REPLAY_H
 #define SLDA_REPLAY_H
 
-#include "engine/model.h"
+#include "engine/model_int.h"
+#include "engine/local.h"
 
 /* Keep the trained documents of docs (those with tokens) as one stored
  * minibatch, by word key. Creates model->replay on first use. */

@@ -54,8 +54,11 @@
  * while another thread changes the model (it writes rows and NZ for its
  * duration); apply is the model thread's.
  */
+#include "engine/update.h"
 #include "engine/births.h"
-#include "engine/model.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
 #include "core/pool.h"
 
 #include <msgpack.h>
@@ -354,7 +357,8 @@ slda_err_t slda_update_doc_from_text(const slda_model_t *model, slda_update_scra
 {
     slda_doc_init(doc);
     slda_bag_t *bag = scratch->bag;
-    slda_err_t err = slda_bag_tokenize(model, bag, text, len, errstr, errstr_size);
+    slda_err_t err = slda_bag_tokenize(model->tok, slda_vocab_seed(model->vocab), bag, text, len,
+                                       errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
     return slda_update_doc_from_bag(model, scratch, bag, doc, errstr, errstr_size);

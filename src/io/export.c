@@ -13,6 +13,8 @@
  * device or "-" (standard output) is written straight.
  */
 #include "io/snapshot.h"
+#include "io/outfile.h"
+#include "engine/model.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,12 +30,11 @@
 static void phi_row(const slda_model_t *model, uint32_t k, const uint32_t *ids, uint32_t V,
                     float *out)
 {
-    double eta = model->p.eta;
-    double denom = model->NZ[k] + (double)slda_model_smoothing_words(model) * eta;
-    for (uint32_t c = 0; c < V; c++) {
-        double nphi = model->sigma * (double)model->A[(size_t)ids[c] * model->Kp + k];
-        out[c] = (float)((nphi + eta) / denom);
-    }
+    double denom = slda_model_phi_denom(model, k);
+    slda_phi_view_t view;
+    slda_model_phi_view(model, &view);
+    for (uint32_t c = 0; c < V; c++)
+        out[c] = (float)slda_phi_at(&view, ids[c], k, denom);
 }
 
 slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_out)
@@ -46,7 +47,7 @@ slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_o
         free(ids);
         return SLDA_ERR_INVALID;
     }
-    for (uint32_t k = 0; k < model->K; k++)
+    for (uint32_t k = 0; k < slda_model_topics(model); k++)
         phi_row(model, k, ids, V, out + (size_t)k * V);
     if (ids_out)
         memcpy(ids_out, ids, (size_t)V * sizeof *ids);
@@ -101,10 +102,10 @@ slda_err_t slda_export_npy(const slda_model_t *model, const char *path, char *er
     ids = slda_model_ids_held(model, &V);
     row = slda_xmalloc((size_t)V * sizeof *row);
     le = slda_xmalloc((size_t)V * 4);
-    hlen = npy_header(hdr, model->K, V);
+    hlen = npy_header(hdr, slda_model_topics(model), V);
     if (fwrite(hdr, 1, hlen, out.fp) != hlen)
         e = errno;
-    for (uint32_t k = 0; k < model->K && !e; k++) {
+    for (uint32_t k = 0; k < slda_model_topics(model) && !e; k++) {
         phi_row(model, k, ids, V, row);
         slda_floats_to_le(row, V, le);
         if (fwrite(le, 1, (size_t)V * 4, out.fp) != (size_t)V * 4)
@@ -133,7 +134,7 @@ slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *
         return err;
     ids = slda_model_ids_held(model, &V);
     for (uint32_t c = 0; c < V && !e; c++) {
-        if (fputs(slda_vocab_word(model->vocab, ids[c]), out.fp) == EOF ||
+        if (fputs(slda_vocab_word(slda_model_vocab(model), ids[c]), out.fp) == EOF ||
             fputc('\n', out.fp) == EOF)
             e = errno;
     }

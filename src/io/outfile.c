@@ -26,7 +26,7 @@
  * Library code: nothing here prints. Two writers in one process must not write
  * the same target at the same time (the temporary name holds only the pid).
  */
-#include "core/slda_int.h"
+#include "io/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -93,7 +93,7 @@ void slda_reader_set_id(slda_doc_t *doc, uint64_t n)
 
 uint32_t slda_reader_vocab_limit(const slda_reader_t *rd)
 {
-    return slda_vocab_max_id(rd->model->vocab);
+    return slda_vocab_max_id(slda_model_vocab(rd->model));
 }
 
 int slda_reader_parse_int(const char **p, const char *end, int64_t *out)
@@ -245,7 +245,7 @@ static slda_format_t format_by_name(const slda_reader_t *rd, const char *path)
         return SLDA_FORMAT_JSONL;
     if (ends_with(base, ".dat")) {
         char *vocab = slda_reader_guess_vocab(path, SLDA_FORMAT_LDAC);
-        int ldac = vocab != NULL || slda_vocab_is_fixed(rd->model->vocab);
+        int ldac = vocab != NULL || slda_vocab_is_fixed(slda_model_vocab(rd->model));
         free(vocab);
         if (ldac)
             return SLDA_FORMAT_LDAC;
@@ -272,7 +272,7 @@ static slda_format_t format_by_content(slda_reader_t *rd)
         return SLDA_FORMAT_JSONL;
     /* A lone count is a UCI header only with a fixed vocabulary to map ids. */
     if (slda_reader_line_is_count(rd->line, rd->linelen) &&
-        slda_vocab_is_fixed(rd->model->vocab))
+        slda_vocab_is_fixed(slda_model_vocab(rd->model)))
         return SLDA_FORMAT_UCI;
     if (slda_reader_line_is_ldac(rd->line, rd->linelen))
         return SLDA_FORMAT_LDAC;
@@ -337,7 +337,7 @@ static slda_err_t check_vocab(slda_reader_t *rd, const char *path, char *errstr,
     char *guess;
     if (rd->format != SLDA_FORMAT_UCI && rd->format != SLDA_FORMAT_LDAC)
         return SLDA_OK;
-    if (slda_vocab_is_fixed(rd->model->vocab))
+    if (slda_vocab_is_fixed(slda_model_vocab(rd->model)))
         return SLDA_OK;
     guess = slda_reader_guess_vocab(path, rd->format);
     slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,

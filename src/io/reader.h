@@ -3,7 +3,8 @@
 #define SLDA_READER_H
 
 #include "core/json.h"
-#include "core/slda_int.h"
+#include "core/config.h"
+#include "engine/model.h"
 
 #include <stdio.h>
 

@@ -35,7 +35,7 @@ static slda_err_t add_pair(slda_reader_t *rd, slda_doc_t *doc, uint32_t i, int64
                            int64_t count, char *errstr, size_t errstr_size)
 {
     uint32_t limit = slda_reader_vocab_limit(rd);
-    if (id < 0 || id >= (int64_t)limit || !slda_vocab_word(rd->model->vocab, (uint32_t)id))
+    if (id < 0 || id >= (int64_t)limit || !slda_vocab_word(slda_model_vocab(rd->model), (uint32_t)id))
         return slda_reader_fail(rd, SLDA_ERR_RANGE, errstr, errstr_size,
                                 "pair %u: word id %lld out of range 0..%lld", i + 1,
                                 (long long)id, (long long)limit - 1);

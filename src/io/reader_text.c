@@ -157,10 +157,12 @@ static void tokenize_item(size_t i, uint32_t worker, void *opaque)
     tok_job_t *job = opaque;
     ahead_item_t *it = &job->b->items[i];
     (void)worker;
-    it->err = slda_bag_tokenize(job->model, job->b->bags[i], job->b->buf + it->off, it->len,
-                                it->msg, sizeof it->msg);
+    slda_vocab_t *vocab = slda_model_vocab(job->model);
+    it->err = slda_bag_tokenize(slda_model_tokenizer(job->model), slda_vocab_seed(vocab),
+                                job->b->bags[i], job->b->buf + it->off, it->len, it->msg,
+                                sizeof it->msg);
     if (it->err == SLDA_OK && job->hint)
-        slda_bag_hint(job->model->vocab, job->b->bags[i], NULL);
+        slda_bag_hint(vocab, job->b->bags[i], NULL);
 }
 
 /* Files, on the calling thread while the workers tokenise the next batch:
@@ -177,8 +179,9 @@ static void lookup_and_read(void *opaque)
         ahead_item_t *it = &t->items[i];
         slda_doc_init(&t->docs[i]);
         if (it->err == SLDA_OK)
-            it->err = slda_doc_from_bag(a->rd->model, t->bags[i], &t->docs[i], it->msg,
-                                        sizeof it->msg);
+            it->err = slda_doc_from_bag(slda_model_tokenizer(a->rd->model),
+                                        slda_model_vocab(a->rd->model), t->bags[i], &t->docs[i],
+                                        it->msg, sizeof it->msg);
     }
     read_batch(a->rd, a, &a->b[a->serve]); /* served already: its slot is free */
 }
@@ -209,7 +212,8 @@ static slda_err_t serve_item(slda_reader_t *rd, struct text_ahead_s *a, text_bat
         *doc = b->docs[i]; /* moved out */
         slda_doc_init(&b->docs[i]);
     } else if (err == SLDA_OK) {
-        err = slda_doc_from_bag(rd->model, b->bags[i], doc, it->msg, sizeof it->msg);
+        err = slda_doc_from_bag(slda_model_tokenizer(rd->model), slda_model_vocab(rd->model),
+                                b->bags[i], doc, it->msg, sizeof it->msg);
     }
     if (err != SLDA_OK) {
         rd->lineno = it->lineno; /* for the error's path:line */

@@ -445,7 +445,7 @@ static void advance(slda_reader_t *rd, struct uci_ahead_s *a)
         read_lines(rd, &a->b[1 - a->serve]);
     a->serve = 1 - a->serve;
     uci_batch_t *b = &a->b[a->serve];
-    parse_job_t job = {rd->model->vocab, rd->uci_ndocs, slda_reader_vocab_limit(rd), b, rd};
+    parse_job_t job = {slda_model_vocab(rd->model), rd->uci_ndocs, slda_reader_vocab_limit(rd), b, rd};
     if (rd->uci_nwords > 0 && rd->uci_nwords < job.limit)
         job.limit = rd->uci_nwords;
     slda_pool_run_pre(slda_model_pool(rd->model), b->npc, parse_piece,

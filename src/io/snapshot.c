@@ -31,6 +31,7 @@
  * the same time (the temp name is "<target>.tmp.<pid>").
  */
 #include "io/snapshot.h"
+#include "io/outfile.h"
 
 #include "engine/births.h"
 #include "core/config.h"
@@ -252,13 +253,14 @@ static uint64_t get_be(const unsigned char *src, unsigned nbytes)
 
 uint32_t *slda_model_ids_in_use(const slda_model_t *model, uint32_t *n)
 {
-    uint32_t max = slda_vocab_max_id(model->vocab), count = 0, *ids;
+    const slda_vocab_t *vocab = slda_model_vocab(model);
+    uint32_t max = slda_vocab_max_id(vocab), count = 0, *ids;
     for (uint32_t id = 0; id < max; id++)
-        count += slda_vocab_word(model->vocab, id) != NULL;
+        count += slda_vocab_word(vocab, id) != NULL;
     ids = slda_xmalloc((size_t)count * sizeof *ids);
     count = 0;
     for (uint32_t id = 0; id < max; id++)
-        if (slda_vocab_word(model->vocab, id))
+        if (slda_vocab_word(vocab, id))
             ids[count++] = id;
     *n = count;
     return ids;
@@ -330,9 +332,11 @@ static void snap_write_params(msgpack_packer *pk, const slda_params_t *p)
 
 static void snap_write_offsets(msgpack_packer *pk, const slda_model_t *model)
 {
-    msgpack_pack_array(pk, model->noffsets);
-    for (size_t i = 0; i < model->noffsets; i++) {
-        const slda_offset_t *o = &model->offsets[i];
+    size_t noffsets;
+    const slda_offset_t *offsets = slda_model_offsets(model, &noffsets);
+    msgpack_pack_array(pk, noffsets);
+    for (size_t i = 0; i < noffsets; i++) {
+        const slda_offset_t *o = &offsets[i];
         msgpack_pack_array(pk, 3);
         msgpack_pack_str_with_body(pk, o->topic, strnlen(o->topic, sizeof o->topic));
         msgpack_pack_int32(pk, o->partition);
@@ -451,7 +455,11 @@ static void snap_write_births(msgpack_packer *pk, const slda_births_t *b)
 static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uint32_t nrows,
                               const slda_snapshot_meta_t *meta)
 {
-    int event = meta && meta->event_ms > 0, births = model->births != NULL;
+    const slda_vocab_t *vocab = slda_model_vocab(model);
+    const slda_births_t *bstate = slda_model_births(model);
+    slda_model_state_t st;
+    slda_model_state(model, &st);
+    int event = meta && meta->event_ms > 0, births = bstate != NULL;
     msgpack_pack_map(pk, HDR__COUNT + event + births);
     if (event) {
         pack_key(pk, HDR_OPT_EVENT_MS);
@@ -462,50 +470,50 @@ static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uin
     pack_key(pk, hdr_keys[HDR_PRODUCER]);
     pack_key(pk, "streamlda " SLDA_VERSION_STR);
     pack_key(pk, hdr_keys[HDR_NAME]);
-    pack_str_or_nil(pk, model->name);
+    pack_str_or_nil(pk, st.name);
     pack_key(pk, hdr_keys[HDR_K]);
-    msgpack_pack_uint32(pk, model->K);
+    msgpack_pack_uint32(pk, st.K);
     pack_key(pk, hdr_keys[HDR_W]);
-    msgpack_pack_uint32(pk, model->W);
+    msgpack_pack_uint32(pk, slda_model_rows(model));
     pack_key(pk, hdr_keys[HDR_VOCAB_SIZE]);
     msgpack_pack_uint32(pk, nrows);
     pack_key(pk, hdr_keys[HDR_VOCAB_FIXED]);
-    pack_bool(pk, slda_vocab_is_fixed(model->vocab));
+    pack_bool(pk, slda_vocab_is_fixed(vocab));
     pack_key(pk, hdr_keys[HDR_VOCAB_CAPACITY]);
-    msgpack_pack_uint32(pk, slda_vocab_capacity(model->vocab));
+    msgpack_pack_uint32(pk, slda_vocab_capacity(vocab));
     pack_key(pk, hdr_keys[HDR_HASH_SEED]);
-    msgpack_pack_uint64(pk, slda_vocab_seed(model->vocab));
+    msgpack_pack_uint64(pk, slda_vocab_seed(vocab));
     pack_key(pk, hdr_keys[HDR_ALPHA]);
-    pack_doubles(pk, model->alpha, model->K);
+    pack_doubles(pk, st.alpha, st.K);
     pack_key(pk, hdr_keys[HDR_ALPHA_SUM]);
-    msgpack_pack_double(pk, model->alpha_sum);
+    msgpack_pack_double(pk, st.alpha_sum);
     pack_key(pk, hdr_keys[HDR_ETA]);
-    msgpack_pack_double(pk, model->p.eta);
+    msgpack_pack_double(pk, slda_model_params(model)->eta);
     pack_key(pk, hdr_keys[HDR_SIGMA]);
-    msgpack_pack_double(pk, model->sigma);
+    msgpack_pack_double(pk, st.sigma);
     pack_key(pk, hdr_keys[HDR_NZ]);
-    pack_doubles(pk, model->NZ, model->K);
+    pack_doubles(pk, st.NZ, st.K);
     pack_key(pk, hdr_keys[HDR_T]);
-    msgpack_pack_uint64(pk, model->t);
+    msgpack_pack_uint64(pk, st.t);
     pack_key(pk, hdr_keys[HDR_DOCS]);
-    msgpack_pack_uint64(pk, model->docs);
+    msgpack_pack_uint64(pk, st.docs);
     pack_key(pk, hdr_keys[HDR_TOKENS]);
-    msgpack_pack_uint64(pk, model->tokens);
+    msgpack_pack_uint64(pk, st.tokens);
     pack_key(pk, hdr_keys[HDR_CORPUS_TOKENS]);
-    msgpack_pack_double(pk, model->corpus_tokens);
+    msgpack_pack_double(pk, st.corpus_tokens);
     pack_key(pk, hdr_keys[HDR_CREATED_MS]);
-    msgpack_pack_int64(pk, model->created_ms);
+    msgpack_pack_int64(pk, st.created_ms);
     pack_key(pk, hdr_keys[HDR_UPDATED_MS]);
-    msgpack_pack_int64(pk, model->updated_ms);
+    msgpack_pack_int64(pk, st.updated_ms);
     pack_key(pk, hdr_keys[HDR_PARAMS]);
-    slda_params_t p = model->p;
-    p.text = *slda_tokenizer_rules(model->tok); /* what the words came through */
+    slda_params_t p = *slda_model_params(model);
+    p.text = *slda_tokenizer_rules(slda_model_tokenizer(model)); /* what the words came through */
     snap_write_params(pk, &p);
     pack_key(pk, hdr_keys[HDR_OFFSETS]);
     snap_write_offsets(pk, model);
     if (births) {
         pack_key(pk, HDR_OPT_BIRTHS);
-        snap_write_births(pk, model->births);
+        snap_write_births(pk, bstate);
     }
 }
 
@@ -514,8 +522,9 @@ static void snap_write_header(msgpack_packer *pk, const slda_model_t *model, uin
 static void snap_write_block(msgpack_packer *pk, const slda_model_t *model,
                              const uint32_t *ids, uint32_t n, unsigned char *scratch)
 {
-    const slda_vocab_t *vocab = model->vocab;
-    size_t rowbytes = (size_t)model->K * 4;
+    const slda_vocab_t *vocab = slda_model_vocab(model);
+    uint32_t K = slda_model_topics(model);
+    size_t rowbytes = (size_t)K * 4;
     msgpack_pack_map(pk, 5);
     pack_key(pk, "ids");
     msgpack_pack_array(pk, n);
@@ -531,12 +540,12 @@ static void snap_write_block(msgpack_packer *pk, const slda_model_t *model,
         msgpack_pack_double(pk, slda_vocab_freq(vocab, ids[i]));
     pack_key(pk, "ready");
     for (uint32_t i = 0; i < n; i++)
-        scratch[i] = model->row_ready[ids[i]] ? 1 : 0;
+        scratch[i] = (unsigned char)slda_model_row_ready(model, ids[i]);
     msgpack_pack_bin_with_body(pk, scratch, n);
     pack_key(pk, "rows");
     msgpack_pack_bin(pk, n * rowbytes);
     for (uint32_t i = 0; i < n; i++) {
-        slda_floats_to_le(model->A + (size_t)ids[i] * model->Kp, model->K, scratch);
+        slda_floats_to_le(slda_model_row(model, ids[i]), K, scratch);
         msgpack_pack_bin_body(pk, scratch, rowbytes);
     }
 }
@@ -545,21 +554,21 @@ static void snap_write_block(msgpack_packer *pk, const slda_model_t *model,
 static slda_err_t snap_check_writable(const slda_model_t *model, const char *name,
                                       char *errstr, size_t errstr_size)
 {
-    const slda_params_t *p = &model->p;
-    if (model->K == 0 || model->K > SLDA_MAX_TOPICS || model->K > model->Kp)
+    const slda_params_t *p = slda_model_params(model);
+    uint32_t K = slda_model_topics(model), W = slda_model_rows(model);
+    if (K == 0 || K > SLDA_MAX_TOPICS)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                            "snapshot \"%s\": model has K=%u (Kp=%u)", name, model->K,
-                            model->Kp);
+                            "snapshot \"%s\": model has K=%u", name, K);
     if (!slda_local_name(p->vb, p->hybrid) || (unsigned)p->alpha_learn > SLDA_ALPHA_NEWTON ||
         (unsigned)p->stats > SLDA_STATS_SAMPLE)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "snapshot \"%s\": model has an unnamed local/alpha.learn/"
                             "local.stats value (%d/%d/%d)",
                             name, (int)p->vb, (int)p->alpha_learn, (int)p->stats);
-    if (slda_vocab_max_id(model->vocab) > model->W)
+    if (slda_vocab_max_id(slda_model_vocab(model)) > W)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "snapshot \"%s\": vocabulary ids reach %u but W=%u", name,
-                            slda_vocab_max_id(model->vocab), model->W);
+                            slda_vocab_max_id(slda_model_vocab(model)), W);
     return SLDA_OK;
 }
 
@@ -580,8 +589,8 @@ static slda_err_t snap_emit(const slda_model_t *model, const slda_snapshot_meta_
     sink_write(sink, (const char *)head, sizeof head);
     msgpack_packer_init(&pk, sink, sink_write);
     ids = slda_model_ids_in_use(model, &nrows);
-    scratch = slda_xmalloc((size_t)model->K * 4 > SLDA_SNAP_BLOCK_ROWS ? (size_t)model->K * 4
-                                                                        : SLDA_SNAP_BLOCK_ROWS);
+    size_t rowbytes = (size_t)slda_model_topics(model) * 4;
+    scratch = slda_xmalloc(rowbytes > SLDA_SNAP_BLOCK_ROWS ? rowbytes : SLDA_SNAP_BLOCK_ROWS);
     snap_write_header(&pk, model, nrows, meta);
     for (uint32_t start = 0; start < nrows && !sink->err; start += SLDA_SNAP_BLOCK_ROWS) {
         uint32_t n = nrows - start < SLDA_SNAP_BLOCK_ROWS ? nrows - start : SLDA_SNAP_BLOCK_ROWS;
@@ -1721,9 +1730,6 @@ static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
     char msg[256];
     slda_params_t p = h->p; /* shallow: strings stay h's */
     slda_model_t *model;
-    /* slda_model_alloc seeds the vocabulary hash with p.seed; restore the
-     * snapshot's hash seed there and the training seed afterwards. */
-    p.seed = h->hash_seed;
     /* Decoding never touches the file system: a stop-word file named in
      * text.stopwords is not opened (the bytes may come from anywhere, e.g.
      * the snapshot topic). The model keeps the whole setting in its
@@ -1733,39 +1739,28 @@ static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
      * configuration). Built-in lists are compiled in and safe. */
     char *safe_stop = slda_stopwords_without_files(p.stopwords);
     p.stopwords = safe_stop;
-    model = slda_model_alloc(&p, h->W, h->fixed, msg, sizeof msg);
+    model = slda_model_alloc(&h->p, h->W, h->fixed, h->hash_seed, &p, msg, sizeof msg);
     free(safe_stop);
-    if (model) {
-        free(model->p.stopwords);
-        model->p.stopwords = h->p.stopwords ? slda_xstrdup(h->p.stopwords) : NULL;
-    }
     if (!model) {
         rd->err = slda_set_err(rd->errstr, rd->errstr_size,
                                strstr(msg, "cannot allocate") ? SLDA_ERR_NOMEM : SLDA_ERR_INVALID,
                                "snapshot \"%s\": %s", rd->name, msg);
         return NULL;
     }
-    model->p.seed = h->p.seed;
-    if (model->K != h->K || model->W != h->W || slda_vocab_seed(model->vocab) != h->hash_seed) {
+    uint32_t K = slda_model_topics(model), W = slda_model_rows(model);
+    uint64_t seed = slda_vocab_seed(slda_model_vocab(model));
+    if (K != h->K || W != h->W || seed != h->hash_seed) {
         rd_fail(rd, "model built with K=%u W=%u hash seed %" PRIu64 ", header says K=%u W=%u "
-                "hash seed %" PRIu64, model->K, model->W, slda_vocab_seed(model->vocab), h->K,
-                h->W, h->hash_seed);
+                "hash seed %" PRIu64, K, W, seed, h->K, h->W, h->hash_seed);
         slda_model_destroy(model);
         return NULL;
     }
-    model->sigma = h->sigma;
-    memcpy(model->NZ, h->NZ, h->K * sizeof *h->NZ);
-    memcpy(model->alpha, h->alpha, h->K * sizeof *h->alpha);
-    model->alpha_sum = h->alpha_sum;
-    model->t = h->t;
-    model->docs = h->docs;
-    model->tokens = h->tokens;
-    model->corpus_tokens = h->corpus_tokens;
-    model->created_ms = h->created_ms;
-    model->updated_ms = h->updated_ms;
-    free(model->name);
-    model->name = h->name;
-    h->name = NULL;
+    slda_model_state_t st = {
+        .K = h->K, .name = h->name, .alpha = h->alpha, .NZ = h->NZ,
+        .alpha_sum = h->alpha_sum, .sigma = h->sigma, .corpus_tokens = h->corpus_tokens,
+        .t = h->t, .docs = h->docs, .tokens = h->tokens, .created_ms = h->created_ms,
+        .updated_ms = h->updated_ms};
+    slda_model_set_state(model, &st);
     if (h->noffs && slda_model_set_offsets(model, h->offs, h->noffs) != SLDA_OK) {
         rd_fail(rd, "header \"offsets\": %zu entries refused by the model", h->noffs);
         slda_model_destroy(model);
@@ -1885,9 +1880,9 @@ static int snap_put_row(snap_rd_t *rd, slda_model_t *model, const snap_block_t *
                         uint32_t i)
 {
     char msg[256];
-    uint32_t id = b->ids[i], K = model->K;
+    uint32_t id = b->ids[i], K = slda_model_topics(model);
     const unsigned char *src = b->rows + (size_t)i * K * 4;
-    float *row = model->A + (size_t)id * model->Kp;
+    float row[SLDA_MAX_TOPICS];
     int wl = (int)(b->wlens[i] > 40 ? 40 : b->wlens[i]);
     if (b->wlens[i] == 0 || memchr(b->words[i], '\0', b->wlens[i]))
         return rd_fail(rd, "body: id %u: the word is empty or holds a NUL byte", id);
@@ -1895,7 +1890,6 @@ static int snap_put_row(snap_rd_t *rd, slda_model_t *model, const snap_block_t *
         return rd_fail(rd, "body: id %u: freq %g", id, b->freqs[i]);
     if (b->ready[i] > 1)
         return rd_fail(rd, "body: id %u: ready flag %u is not 0 or 1", id, b->ready[i]);
-    slda_model_row_written(model, id); /* a row not ready may hold values too */
     for (uint32_t k = 0; k < K; k++) {
         uint32_t u = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 |
                      (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
@@ -1903,12 +1897,11 @@ static int snap_put_row(snap_rd_t *rd, slda_model_t *model, const snap_block_t *
         if (!isfinite(row[k]))
             return rd_fail(rd, "body: id %u: row value %u is not finite", id, k);
     }
-    if (slda_vocab_put(model->vocab, id, (const char *)b->words[i], b->wlens[i], b->freqs[i],
-                       msg, sizeof msg) != SLDA_OK)
+    if (slda_vocab_put(slda_model_vocab(model), id, (const char *)b->words[i], b->wlens[i],
+                       b->freqs[i], msg, sizeof msg) != SLDA_OK)
         return rd_fail(rd, "body: id %u (\"%.*s\"): %s", id, wl, (const char *)b->words[i],
                        msg);
-    if (b->ready[i])
-        slda_model_mark_row(model, id);
+    slda_model_load_row(model, id, row, b->ready[i]);
     return 0;
 }
 
@@ -1918,8 +1911,8 @@ static int snap_apply_block(snap_rd_t *rd, slda_model_t *model, const snap_block
 {
     for (uint32_t i = 0; i < b->nids; i++) {
         uint32_t id = b->ids[i];
-        if (id >= model->W)
-            return rd_fail(rd, "body: id %u >= W=%u", id, model->W);
+        if (id >= slda_model_rows(model))
+            return rd_fail(rd, "body: id %u >= W=%u", id, slda_model_rows(model));
         if ((int64_t)id == *prev)
             return rd_fail(rd, "body: duplicate id %u", id);
         if ((int64_t)id < *prev)
@@ -1947,7 +1940,7 @@ static int snap_read_body(snap_rd_t *rd, slda_model_t *model, uint32_t nrows)
             rd_fail(rd, "body: data ends before the end marker");
             goto out;
         }
-        if (snap_read_block(rd, &b, model->K))
+        if (snap_read_block(rd, &b, slda_model_topics(model)))
             goto out;
         if (b.is_end)
             break;
@@ -1964,9 +1957,9 @@ static int snap_read_body(snap_rd_t *rd, slda_model_t *model, uint32_t nrows)
                 b.end_rows, total, nrows);
     else if (rd->p != rd->end)
         rd_fail(rd, "%zu bytes after the end marker", rd_left(rd));
-    else if (slda_vocab_size(model->vocab) != nrows)
+    else if (slda_vocab_size(slda_model_vocab(model)) != nrows)
         rd_fail(rd, "vocabulary holds %u words after loading %u rows",
-                slda_vocab_size(model->vocab), nrows);
+                slda_vocab_size(slda_model_vocab(model)), nrows);
     else
         rc = 0;
 out:
@@ -1978,15 +1971,14 @@ out:
 }
 
 /* The births state of the header, checked against the model now that it is
- * built; a snapshot without one leaves model->births NULL, and the first
+ * built; a snapshot without one leaves the model without one, and the first
  * update with births=true starts a fresh baseline (births.c). */
 static int snap_attach_births(snap_rd_t *rd, slda_model_t *model, snap_hdr_t *h)
 {
     char msg[300];
     if (!h->births.present)
         return 0;
-    model->births = slda_births_import(model, &h->births.st, msg, sizeof msg);
-    if (!model->births) {
+    if (slda_model_attach_births(model, &h->births.st, msg, sizeof msg) != SLDA_OK) {
         rd->p = rd->base + h->births.at;
         return rd_fail(rd, "header \"" HDR_OPT_BIRTHS "\": %s", msg);
     }

@@ -2,7 +2,7 @@
 #ifndef SLDA_SNAPSHOT_H
 #define SLDA_SNAPSHOT_H
 
-#include "core/slda_int.h"
+#include "engine/model.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #define SLDA_KAFKA_H
 
 #include "kafka/metrics.h"
-#include "core/slda_int.h"
+#include "core/config.h"
 
 /* client.id prefix of replicas (updates.topic) in the model's consumer group. */
 #define SLDA_REPLICA_CLIENT "streamlda-replica/"

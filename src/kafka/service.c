@@ -24,6 +24,9 @@
 #include "kafka/mockbroker.h"
 #include "core/pool.h"
 #include "engine/model.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "io/docmsg.h"
 #include "core/slda_int.h"
 #include "track/track.h"
 
@@ -770,7 +773,7 @@ static void decode_one(size_t i, uint32_t worker, void *opaque)
         job->docs[i].id = slda_xstrdup(id);
     }
     if (job->codes[i] == SLDA_OK && svc->bags[i]->deferred && !svc->replica)
-        slda_bag_hint(svc->model->vocab, svc->bags[i], &job->docs[i]);
+        slda_bag_hint(slda_model_vocab(svc->model), svc->bags[i], &job->docs[i]);
 }
 
 static void note_input(slda_service_t *svc, const slda_kmsg_t *msg);
@@ -787,7 +790,8 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
     } else {
         svc->dirty = 1;
         if (!code && bag->deferred) /* its words, in message order */
-            code = slda_doc_from_bag(svc->model, bag, &doc, err, 512);
+            code = slda_doc_from_bag(slda_model_tokenizer(svc->model), slda_model_vocab(svc->model),
+                                     bag, &doc, err, 512);
     }
     if (code) {
         slda_doc_clear(&doc);

@@ -29,8 +29,7 @@
  * and sorts them there; slda_doc_from_bag then only counts and pins them, or,
  * after an eviction, empties the document and searches as without hints.
  */
-#include "core/slda_int.h"
-#include "text/tokenize.h"
+#include "text/bag.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,24 +128,14 @@ static void add_word(const char *word, size_t len, void *opaque)
     bag->alen += len + 1;
 }
 
-slda_err_t slda_doc_size_check(const slda_model_t *model, size_t len, char *errstr,
-                               size_t errstr_size)
+slda_err_t slda_bag_tokenize(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                             const char *text, size_t len, char *errstr, size_t errstr_size)
 {
-    if (model->p.max_doc_bytes > 0 && len > model->p.max_doc_bytes)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_TOO_LARGE,
-                            "document: %zu bytes is over text.max.bytes=%u", len,
-                            model->p.max_doc_bytes);
-    return SLDA_OK;
-}
-
-slda_err_t slda_bag_tokenize(const slda_model_t *model, slda_bag_t *bag, const char *text,
-                             size_t len, char *errstr, size_t errstr_size)
-{
-    slda_bag_clear(bag, slda_vocab_seed(model->vocab));
-    slda_err_t err = slda_doc_size_check(model, len, errstr, errstr_size);
+    slda_bag_clear(bag, seed);
+    slda_err_t err = slda_tokenizer_check_size(tok, len, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
-    return slda_tokenize(model->tok, text, len, add_word, bag, errstr, errstr_size);
+    return slda_tokenize(tok, text, len, add_word, bag, errstr, errstr_size);
 }
 
 void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag, slda_doc_t *doc)
@@ -174,10 +163,10 @@ void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag, slda_doc_t *doc)
     }
 }
 
-slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_doc_t *doc,
-                             char *errstr, size_t errstr_size)
+slda_err_t slda_doc_from_bag(const slda_tokenizer_t *tok, slda_vocab_t *vocab,
+                             const slda_bag_t *bag, slda_doc_t *doc, char *errstr,
+                             size_t errstr_size)
 {
-    slda_vocab_t *vocab = model->vocab;
     /* hints hold while no eviction has given an id to another word since */
     int hinted = bag->hinted && bag->hint_evictions == slda_vocab_evictions(vocab);
     if (bag->built) { /* slda_bag_hint made doc's words */
@@ -212,14 +201,13 @@ slda_err_t slda_doc_from_bag(slda_model_t *model, const slda_bag_t *bag, slda_do
         return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
                             "document: no tokens (after the text.* cleanup rules, stop words "
                             "\"%s\" and text.min.length=%u)",
-                            model->p.stopwords ? model->p.stopwords : "none",
-                            model->p.min_length);
-    if (slda_vocab_is_fixed(model->vocab))
+                            slda_tokenizer_stopwords(tok), slda_tokenizer_min_length(tok));
+    if (slda_vocab_is_fixed(vocab))
         return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
                             "document: none of its %u tokens is in the vocabulary",
                             bag->ntokens);
     return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
                         "document: vocabulary full (%u words, all in use by the current "
                         "or the previous minibatch): its %u tokens were dropped",
-                        slda_vocab_capacity(model->vocab), bag->ntokens);
+                        slda_vocab_capacity(vocab), bag->ntokens);
 }

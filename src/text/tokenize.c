@@ -87,6 +87,8 @@ typedef struct stop_entry_s {
 
 struct slda_tokenizer_s {
     uint32_t min_length;
+    uint32_t max_bytes;  /* text.max.bytes (0 = no limit): larger texts are refused */
+    char *stop_spec;     /* text.stopwords as given (NULL = none), for messages */
     slda_text_rules_t rules;
     unsigned char ascii_class[128]; /* C_* of each ASCII byte under the rules */
     stop_entry_t *stop; /* nslots, power of two, load <= 1/2 */
@@ -831,6 +833,8 @@ slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_
         return NULL;
     tok = slda_xcalloc(1, sizeof *tok);
     tok->min_length = p->min_length;
+    tok->max_bytes = p->max_doc_bytes;
+    tok->stop_spec = p->stopwords ? slda_xstrdup(p->stopwords) : NULL;
     tok->rules = p->text;
     for (unsigned c = 0; c < 128; c++) {
         int cls = ascii_classes[c];
@@ -853,7 +857,28 @@ void slda_tokenizer_destroy(slda_tokenizer_t *tok)
     for (size_t i = 0; i < tok->nslots; i++)
         free(tok->stop[i].word);
     free(tok->stop);
+    free(tok->stop_spec);
     free(tok);
+}
+
+uint32_t slda_tokenizer_min_length(const slda_tokenizer_t *tok)
+{
+    return tok->min_length;
+}
+
+const char *slda_tokenizer_stopwords(const slda_tokenizer_t *tok)
+{
+    return tok->stop_spec ? tok->stop_spec : "none";
+}
+
+slda_err_t slda_tokenizer_check_size(const slda_tokenizer_t *tok, size_t len, char *errstr,
+                                     size_t errstr_size)
+{
+    if (tok->max_bytes > 0 && len > tok->max_bytes)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_TOO_LARGE,
+                            "document: %zu bytes is over text.max.bytes=%u", len,
+                            tok->max_bytes);
+    return SLDA_OK;
 }
 
 const slda_text_rules_t *slda_tokenizer_rules(const slda_tokenizer_t *tok)

@@ -1,8 +1,24 @@
-/* tokenize.h - stop-word lists and cleanup rules shared by the text modules (not installed). */
+/* tokenize.h - the tokenizer, stop-word lists and cleanup rules shared by the text modules (not installed). */
 #ifndef SLDA_TOKENIZE_H
 #define SLDA_TOKENIZE_H
 
-#include "core/slda_int.h"
+#include "core/config.h"
+
+/* The tokenizer (tokenize.c): text.* rules, lower-casing, stop words, minimum length;
+ * read-only once made, so threads may share it. */
+typedef struct slda_tokenizer_s slda_tokenizer_t;
+slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_t errstr_size);
+void slda_tokenizer_destroy(slda_tokenizer_t *tok);
+/* Calls cb for each normalised token (text.* cleanup applied, lower-cased UTF-8,
+ * stop words and short tokens removed). SLDA_ERR_UTF8 (with byte offset in errstr) on invalid UTF-8,
+ * before any callback is made. */
+typedef void (*slda_token_cb)(const char *tok, size_t len, void *opaque);
+slda_err_t slda_tokenize(const slda_tokenizer_t *tok, const char *text, size_t len,
+                         slda_token_cb cb, void *opaque, char *errstr, size_t errstr_size);
+/* Normalise one token as the tokenizer would (lower-case); returns 0 if it is
+ * dropped (stop word, too short, invalid). out has room for 4*len+1 bytes. */
+size_t slda_token_normalise(const slda_tokenizer_t *tok, const char *in, size_t len, char *out);
+
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +36,14 @@ extern const size_t slda_nstoplists;
 int slda_char_is_letter(uint32_t cp);
 uint32_t slda_char_lower(uint32_t cp);
 
+/* text.min.length, and text.stopwords as the tokenizer was made with ("none"
+ * for none; borrowed, lives as long as tok): for messages. */
+uint32_t slda_tokenizer_min_length(const slda_tokenizer_t *tok);
+const char *slda_tokenizer_stopwords(const slda_tokenizer_t *tok);
+/* SLDA_ERR_TOO_LARGE when len bytes are over text.max.bytes (a text, or a
+ * token list's total). */
+slda_err_t slda_tokenizer_check_size(const slda_tokenizer_t *tok, size_t len, char *errstr,
+                                     size_t errstr_size);
 /* Number of stop words loaded / whether word (already normalised) is one. */
 size_t slda_tokenizer_stopword_count(const slda_tokenizer_t *tok);
 int slda_tokenizer_is_stopword(const slda_tokenizer_t *tok, const char *word, size_t len);

@@ -33,7 +33,7 @@
  *
  * Threads: a vocabulary belongs to one thread (the one building documents).
  */
-#include "core/slda_int.h"
+#include "text/vocab.h"
 
 #include <stdlib.h>
 #include <string.h>

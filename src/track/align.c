@@ -180,22 +180,20 @@ double slda_js_distance(const double *p, const double *q, size_t n)
 
 void slda_align_weights(const slda_model_t *model, double *out)
 {
+    uint32_t K = slda_model_topics(model);
     double total = 0;
-    for (uint32_t k = 0; k < model->K; k++)
-        total += model->NZ[k] > 0 ? model->NZ[k] : 0;
-    for (uint32_t k = 0; k < model->K; k++)
-        out[k] = total > 0 ? (model->NZ[k] > 0 ? model->NZ[k] : 0) / total : 1.0 / model->K;
-}
-
-/* phi[k][w] in double, as slda_model_phi computes it: (sigma A + eta) / (NZ + W eta). */
-static inline double phi_at(const slda_model_t *model, uint32_t w, uint32_t k, double denom)
-{
-    return (model->sigma * model->A[(size_t)w * model->Kp + k] + model->p.eta) / denom;
+    slda_model_topic_totals(model, out);
+    for (uint32_t k = 0; k < K; k++)
+        total += out[k] > 0 ? out[k] : 0;
+    for (uint32_t k = 0; k < K; k++)
+        out[k] = total > 0 ? (out[k] > 0 ? out[k] : 0) / total : 1.0 / K;
 }
 
 /* One model's side of a comparison. */
 typedef struct side_s {
     const slda_model_t *model;
+    uint32_t K, W;     /* topics, rows */
+    slda_phi_view_t phi;
     double *denom;     /* K: NZ[k] + W eta */
     uint32_t *held;    /* ids held (phi's columns) */
     uint32_t nheld;
@@ -232,14 +230,13 @@ static void heap_down(double *hp, uint32_t *hi, uint32_t n, uint32_t i)
  * it), with a min-heap: O(W log len) per topic. */
 static void side_lists(side_t *s)
 {
-    const slda_model_t *model = s->model;
-    for (uint32_t k = 0; k < model->K; k++) {
+    for (uint32_t k = 0; k < s->K; k++) {
         uint32_t *hi = s->ids + (size_t)k * s->len;
         double *hp = s->probs + (size_t)k * s->len;
         uint32_t have = 0;
         for (uint32_t x = 0; x < s->nheld; x++) {
             uint32_t w = s->held[x];
-            double pw = phi_at(model, w, k, s->denom[k]);
+            double pw = slda_phi_at(&s->phi, w, k, s->denom[k]);
             if (have < s->len) {
                 hp[have] = pw;
                 hi[have++] = w;
@@ -259,14 +256,16 @@ static void side_init(side_t *s, const slda_model_t *model, uint32_t top)
 {
     memset(s, 0, sizeof *s);
     s->model = model;
-    s->denom = slda_xmalloc(model->K * sizeof *s->denom);
-    double Ws = slda_model_smoothing_words(model);
-    for (uint32_t k = 0; k < model->K; k++)
-        s->denom[k] = model->NZ[k] + Ws * model->p.eta;
+    s->K = slda_model_topics(model);
+    s->W = slda_model_rows(model);
+    slda_model_phi_view(model, &s->phi);
+    s->denom = slda_xmalloc(s->K * sizeof *s->denom);
+    for (uint32_t k = 0; k < s->K; k++)
+        s->denom[k] = slda_model_phi_denom(model, k);
     s->held = slda_model_ids_held(model, &s->nheld);
     s->len = top == 0 || top > s->nheld ? s->nheld : top;
-    s->other = slda_xmalloc((size_t)model->W * sizeof *s->other);
-    for (uint32_t w = 0; w < model->W; w++)
+    s->other = slda_xmalloc((size_t)s->W * sizeof *s->other);
+    for (uint32_t w = 0; w < s->W; w++)
         s->other[w] = NONE;
 }
 
@@ -274,11 +273,10 @@ static void side_map(side_t *s, const side_t *o)
 {
     for (uint32_t x = 0; x < s->nheld; x++) {
         uint32_t w = s->held[x];
-        const char *word = slda_vocab_word(s->model->vocab, w);
+        const char *word = slda_model_word(s->model, w);
         uint32_t ow = word ? slda_model_word_id(o->model, word, strlen(word)) : NONE;
         /* only a word the other model holds has a probability there */
-        if (ow != NONE && ow < o->model->W &&
-            (slda_vocab_is_fixed(o->model->vocab) || o->model->row_ready[ow]))
+        if (ow != NONE && slda_model_row_held(o->model, ow))
             s->other[w] = ow;
     }
 }
@@ -306,23 +304,22 @@ static void *rows_run(void *opaque)
 {
     rows_t *job = opaque;
     const side_t sa = *job->sa, sb = *job->sb;
-    const slda_model_t *a = sa.model, *b = sb.model;
     double *dist = job->dist;
     uint32_t *stamp = job->stamp;
-    for (uint32_t w = 0; w < a->W; w++)
+    for (uint32_t w = 0; w < sa.W; w++)
         stamp[w] = NONE;
     for (uint32_t i = job->i0; i < job->i1; i++) {
         const uint32_t *ia = sa.ids + (size_t)i * sa.len;
         const double *pa = sa.probs + (size_t)i * sa.len;
         for (uint32_t x = 0; x < sa.len; x++)
             stamp[ia[x]] = i;
-        for (uint32_t j = 0; j < b->K; j++) {
+        for (uint32_t j = 0; j < sb.K; j++) {
             const uint32_t *ib = sb.ids + (size_t)j * sb.len;
             const double *pb = sb.probs + (size_t)j * sb.len;
             double sum = 0, massa = 0, massb = 0;
             for (uint32_t x = 0; x < sa.len; x++) {
                 uint32_t ow = sa.other[ia[x]];
-                double q = ow == NONE ? 0 : phi_at(b, ow, j, sb.denom[j]);
+                double q = ow == NONE ? 0 : slda_phi_at(&sb.phi, ow, j, sb.denom[j]);
                 sum += js_term_fast(pa[x], q);
                 massa += pa[x];
                 massb += q;
@@ -331,7 +328,7 @@ static void *rows_run(void *opaque)
                 uint32_t ow = sb.other[ib[x]];
                 if (ow != NONE && stamp[ow] == i)
                     continue; /* in topic i's list too: counted above */
-                double p = ow == NONE ? 0 : phi_at(a, ow, i, sa.denom[i]);
+                double p = ow == NONE ? 0 : slda_phi_at(&sa.phi, ow, i, sa.denom[i]);
                 sum += js_term_fast(p, pb[x]);
                 massa += p;
                 massb += pb[x];
@@ -339,7 +336,7 @@ static void *rows_run(void *opaque)
             /* the rest of each distribution as one bucket (both sums run in the same order,
              * so identical topics leave identical remainders) */
             sum += js_term_fast(massa < 1 ? 1 - massa : 0, massb < 1 ? 1 - massb : 0);
-            dist[(size_t)i * b->K + j] = js_finish(sum);
+            dist[(size_t)i * sb.K + j] = js_finish(sum);
         }
     }
     return NULL;
@@ -368,19 +365,19 @@ slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, ui
     pthread_once(&htab_once, htab_init);
     side_init(&sa, a, top);
     side_init(&sb, b, top);
-    size_t na = (size_t)a->K * sa.len, nb = (size_t)b->K * sb.len;
+    size_t na = (size_t)sa.K * sa.len, nb = (size_t)sb.K * sb.len;
     sa.ids = malloc(na * sizeof *sa.ids + 1);
     sa.probs = malloc(na * sizeof *sa.probs + 1);
     sb.ids = malloc(nb * sizeof *sb.ids + 1);
     sb.probs = malloc(nb * sizeof *sb.probs + 1);
-    uint32_t *stamp = malloc((size_t)a->W * sizeof *stamp + 1);
+    uint32_t *stamp = malloc((size_t)sa.W * sizeof *stamp + 1);
     if (!sa.ids || !sa.probs || !sb.ids || !sb.probs || !stamp) {
         free(stamp);
         side_clear(&sa);
         side_clear(&sb);
         return slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM,
                             "topic alignment: %zu bytes for the word lists of K=%u and K=%u",
-                            (na + nb) * 12, a->K, b->K);
+                            (na + nb) * 12, sa.K, sb.K);
     }
     side_map(&sa, &sb);
     side_map(&sb, &sa);
@@ -388,14 +385,14 @@ slda_err_t slda_align_distances(const slda_model_t *a, const slda_model_t *b, ui
     side_lists(&sb);
     /* rows of the matrix in parallel: each cell is computed alone, so the result does not
      * depend on the number of threads */
-    uint32_t nthreads = align_threads(a->K, b->K, sa.len + sb.len);
+    uint32_t nthreads = align_threads(sa.K, sb.K, sa.len + sb.len);
     rows_t job[ALIGN_MAX_THREADS];
     pthread_t tid[ALIGN_MAX_THREADS];
     int running[ALIGN_MAX_THREADS] = {0};
     for (uint32_t t = 0; t < nthreads; t++)
-        job[t] = (rows_t){&sa, &sb, dist, a->K * t / nthreads, a->K * (t + 1) / nthreads, stamp};
+        job[t] = (rows_t){&sa, &sb, dist, sa.K * t / nthreads, sa.K * (t + 1) / nthreads, stamp};
     for (uint32_t t = 1; t < nthreads; t++) {
-        job[t].stamp = malloc((size_t)a->W * sizeof *stamp + 1);
+        job[t].stamp = malloc((size_t)sa.W * sizeof *stamp + 1);
         if (job[t].stamp)
             running[t] = pthread_create(&tid[t], NULL, rows_run, &job[t]) == 0;
         if (!running[t]) { /* no thread: this one does those rows too, below */

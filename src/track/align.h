@@ -8,7 +8,7 @@
 #ifndef SLDA_ALIGN_H
 #define SLDA_ALIGN_H
 
-#include "core/slda_int.h"
+#include "engine/model.h"
 
 #include <stddef.h>
 #include <stdint.h>

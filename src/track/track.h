@@ -10,7 +10,9 @@
 #ifndef SLDA_TRACK_H
 #define SLDA_TRACK_H
 
-#include "core/slda_int.h"
+#include "core/config.h"
+#include "engine/model.h"
+#include "io/outfile.h"
 
 #include <stdio.h>
 

@@ -25,6 +25,14 @@
 #include "fuzzutil.h"
 #include "core/json.h"
 #include "text/tokenize.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <stdlib.h>
 #include <string.h>

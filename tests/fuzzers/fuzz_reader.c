@@ -18,6 +18,14 @@
  * A failed open (a bad UCI header) must come with a message.
  */
 #include "fuzzutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -22,6 +22,14 @@
  * checking that each decodes to a model equal to the one encoded.
  */
 #include "fuzzutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -19,6 +19,14 @@
  * (float32, float16, q8; model ids and scratch words).
  */
 #include "fuzzutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,6 +6,14 @@
  * through slda_fuzz_fail, which libFuzzer and replay.c both report.
  */
 #include "fuzzutil.h"
+#include "engine/model_int.h"
+#include "engine/global_step.h"
+#include "engine/train.h"
+#include "engine/heldout.h"
+#include "engine/update.h"
+#include "text/bag.h"
+#include "io/docmsg.h"
+#include "io/outfile.h"
 
 #include <stdarg.h>
 #include <stdio.h>

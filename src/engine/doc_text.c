@@ -1,4 +1,4 @@
-/* text.c - text or token lists -> documents through the model's tokenizer and vocabulary.
+/* doc_text.c - text or token lists -> documents through the model's tokenizer and vocabulary.
  *
  * Invariants. A rejected document never touches the vocabulary: the size
  * limit and UTF-8 are checked before the first word is looked up, so only
@@ -11,8 +11,9 @@
  * decoding), where a worker thread only tokenises into its bag and the
  * owner looks the words up afterwards with slda_doc_from_bag.
  */
-#include "core/slda_int.h"
+#include "engine/model_int.h"
 #include "core/utf8.h"
+#include "text/bag.h"
 #include "text/tokenize.h"
 
 #include <stdlib.h>
@@ -45,7 +46,7 @@ static slda_err_t bag_to_doc(slda_model_t *model, slda_bag_t *bag, slda_doc_t *d
         bag->deferred = 1;
         return SLDA_OK;
     }
-    return slda_doc_from_bag(model, bag, doc, errstr, errstr_size);
+    return slda_doc_from_bag(model->tok, model->vocab, bag, doc, errstr, errstr_size);
 }
 
 slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
@@ -53,7 +54,8 @@ slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
 {
     slda_bag_t *bag = deferred ? deferred : model_bag(model);
     slda_doc_init(doc);
-    slda_err_t err = slda_bag_tokenize(model, bag, text, len, errstr, errstr_size);
+    slda_err_t err = slda_bag_tokenize(model->tok, slda_vocab_seed(model->vocab), bag, text, len,
+                                       errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
     return bag_to_doc(model, bag, doc, errstr, errstr_size);
@@ -76,7 +78,7 @@ static slda_err_t check_tokens(const slda_model_t *model, const char *const *tok
         if (len > *maxlen)
             *maxlen = len;
     }
-    return slda_doc_size_check(model, total, errstr, errstr_size);
+    return slda_tokenizer_check_size(model->tok, total, errstr, errstr_size);
 }
 
 slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
