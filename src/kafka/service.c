@@ -892,7 +892,13 @@ static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errst
     slda_err_t codes[DECODE_MAX];
     decode_job_t job;
     size_t n = 0;
-    while (n < batch_docs && n < DECODE_MAX && slda_ksource_poll(svc->src, 0, &msgs[n]))
+    /* A snapshot due after this minibatch (snapshot.every.batches) would train the
+     * documents read ahead as a minibatch of its own, cut wherever the reading got to
+     * meanwhile: read none ahead then, so the minibatches are cut by count alone. */
+    uint32_t every = svc->conf->snapshot_every_batches;
+    int snap_next = every && svc->batches_since + 1 >= every;
+    while (!snap_next && n < batch_docs && n < DECODE_MAX &&
+           slda_ksource_poll(svc->src, 0, &msgs[n]))
         n++;
     decode_setup(svc, &job, msgs, n, docs, codes);
     job.nrel = svc->nrel;
