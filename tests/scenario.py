@@ -24,6 +24,7 @@ import urllib.request
 BIN = os.environ.get("STREAMLDA", "streamlda")
 SRC = os.environ.get("SLDA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
 FAILURES = [0]
+PASSES = [0]
 PROCS = []  # every process started here, killed at exit if still running
 
 
@@ -51,9 +52,11 @@ reader = load_reader()
 
 
 def check(cond, what, *values):
-    """Count a failed check; always print what was compared."""
+    """Count a check; always print what was compared."""
     print("%s: %s %s" % ("ok" if cond else "FAILED", what, " ".join(repr(v) for v in values)))
-    if not cond:
+    if cond:
+        PASSES[0] += 1
+    else:
         FAILURES[0] += 1
     return cond
 
@@ -65,7 +68,7 @@ def done(name, tmp=None):
     elif tmp:
         print("kept %s for inspection" % tmp)
     print("%s: %d failed" % (name, FAILURES[0]))
-    print("%d passed, %d failed" % (0 if FAILURES[0] else 1, 1 if FAILURES[0] else 0))
+    print("%d passed, %d failed" % (PASSES[0], FAILURES[0]))
     return 1 if FAILURES[0] else 0
 
 
