@@ -13,17 +13,14 @@ original; /metrics counts each reason; the snapshot's document count equals
 the good documents only (the model is untouched by the bad ones) while its
 offsets cover every message (dead letters are accounted for).
 """
-import importlib.util
 import json
 import os
 import sys
 import tempfile
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 BAD = [  # (key, value, expected error.code, metrics reason)
     (b"cut-msgpack", b"\x82\xa2id\xa1x\xa4text", "SLDA_ERR_PARSE", "parse"),
@@ -37,9 +34,9 @@ BAD = [  # (key, value, expected error.code, metrics reason)
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0011-")
-    broker = e2e.Broker(tmp, "documents,deadletters,streamlda.snapshots")
+    broker = sc.Broker(tmp, "documents,deadletters,streamlda.snapshots")
     try:
-        with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt"), "rb") as f:
+        with open(os.path.join(sc.SRC, "examples", "janeausten", "persuasion.txt"), "rb") as f:
             good = [line.strip()[:2000] for line in f if line.strip()][:300]
         values, keys, headers = [], [], []
         for i, g in enumerate(good):
@@ -51,16 +48,16 @@ def main():
                 values.append(v)
                 keys.append(k)
                 headers.append([("kind", b"bad"), ("origin", k)])
-        e2e.produce_python(broker.addr, "documents", values, keys, headers)
+        sc.produce_python(broker.addr, "documents", values, keys, headers)
         print("produced %d good and %d bad messages" % (len(good), len(BAD)))
 
-        svc = e2e.Service(tmp, broker.addr, ["topics=5", "http.port=0", "status.ms=1000",
-                                             "input.max.bytes=2500", "deadletter.topic=deadletters",
-                                             "snapshot.dir=snaps", "minibatch.docs=50"])
+        svc = sc.Service(tmp, broker.addr, ["topics=5", "http.port=0", "status.ms=1000",
+                                            "input.max.bytes=2500", "deadletter.topic=deadletters",
+                                            "snapshot.dir=snaps", "minibatch.docs=50"])
         total = len(values)
         dead_total = lambda m: sum(v for k, v in m.items() if k.startswith("streamlda_deadletters_total"))
-        e2e.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead_total(m))(svc.metrics())
-                     >= total, 90, "all messages accounted for")
+        sc.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead_total(m))(svc.metrics())
+                    >= total, 90, "all messages accounted for")
         m = svc.metrics()
         for reason in ["parse", "utf8", "empty", "too_large"]:
             want = sum(1 for b in BAD if b[3] == reason)
@@ -70,12 +67,12 @@ def main():
         rc = svc.stop()
         check(rc == 0, "SIGTERM -> exit 0", rc)
 
-        header = e2e.newest_header(os.path.join(tmp, "snaps"), "streamlda")
+        header = sc.newest_header(os.path.join(tmp, "snaps"), "streamlda")
         check(header["docs"] == len(good), "snapshot counts the good documents only", header["docs"], len(good))
         covered = sum(o for _, _, o in header["offsets"])
         check(covered == total, "snapshot offsets cover good and bad messages", covered, total)
 
-        records = e2e.reader.fetch_records(broker.addr, "deadletters")
+        records = sc.reader.fetch_records(broker.addr, "deadletters")
         check(len(records) == len(BAD), "one dead letter per bad message", len(records), len(BAD))
         from kafka import KafkaConsumer, TopicPartition  # the originals, by coordinates
         cons = KafkaConsumer(bootstrap_servers=broker.addr, enable_auto_commit=False)
@@ -102,7 +99,7 @@ def main():
         print("dead-letter headers example:", records[0][2] if records else None)
     finally:
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0011-kafka_deadletter", tmp)
+    return sc.done("0011-kafka_deadletter", tmp)
 
 
 if __name__ == "__main__":

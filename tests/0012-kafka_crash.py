@@ -19,18 +19,16 @@ document, token and update counts, same vocabulary, and the same topic
 totals and raw counts within float tolerance (they are in fact expected to
 be bit-identical, since a restored snapshot continues bit for bit).
 """
-import importlib.util
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 N = 20000
 PROPS = ["topics=5", "minibatch.docs=100", "minibatch.ms=3600000", "snapshot.every.batches=1",
@@ -58,13 +56,13 @@ def corpus(path):
 
 def started(svc):
     """Wait until the service has its partitions (its signal handlers are in place)."""
-    return e2e.wait_for(lambda: "kafka: assigned" in svc.text(), 60, "partition assignment")
+    return sc.wait_for(lambda: "kafka: assigned" in svc.text(), 60, "partition assignment")
 
 
 def run_to_end(svc, snapdir, model, timeout=300):
     started(svc)
-    ok = e2e.wait_for(lambda: (e2e.newest_header(snapdir, model) or {}).get("docs", 0) >= N,
-                      timeout, "%s: a snapshot with all %d documents" % (model, N), step=0.3)
+    ok = sc.wait_for(lambda: (sc.newest_header(snapdir, model) or {}).get("docs", 0) >= N,
+                     timeout, "%s: a snapshot with all %d documents" % (model, N), step=0.3)
     rc = svc.stop()
     check(rc == 0, "%s: SIGTERM -> exit 0" % model, rc)
     return ok
@@ -75,19 +73,19 @@ def main():
     docs = os.path.join(tmp, "docs.txt")
     corpus(docs)
     print("corpus: %d documents, %d bytes" % (N, os.path.getsize(docs)))
-    broker = e2e.Broker(tmp, "docs:1,streamlda.deadletter:1", brokers=1, control=True)
+    broker = sc.Broker(tmp, "docs:1,streamlda.deadletter:1", brokers=1, control=True)
     try:
         # Small record batches + small fetches + a 25 ms broker round trip make a
         # run last seconds instead of a fraction of one, so the kills land mid-stream.
-        res = e2e.subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "docs",
-                                  "-X", "batch.num.messages=40", docs],
-                                 capture_output=True, text=True, timeout=120)
+        res = subprocess.run([sc.BIN, "produce", "--brokers", broker.addr, "--topic", "docs",
+                              "-X", "batch.num.messages=40", docs],
+                             capture_output=True, text=True, timeout=120)
         check(res.returncode == 0, "streamlda produce exit 0", res.returncode, res.stderr.strip())
 
         broker.control("rtt 1 25")
         # Run A: uninterrupted.
         dir_a = os.path.join(tmp, "a")
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["model.name=a", "snapshot.dir=" + dir_a], name="a")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["model.name=a", "snapshot.dir=" + dir_a], name="a")
         run_to_end(svc, dir_a, "a")
 
         # Run B: three kill -9 at random points, restart each time.
@@ -96,23 +94,23 @@ def main():
         targets = sorted(rng.randrange(1000, N - 1000) for _ in range(3))
         print("kill points (documents in the newest snapshot):", targets)
         for i, target in enumerate(targets):
-            before = (e2e.newest_header(dir_b, "b") or {}).get("docs", 0)
-            svc = e2e.Service(tmp, broker.addr, PROPS + ["model.name=b", "snapshot.dir=" + dir_b], name="b")
+            before = (sc.newest_header(dir_b, "b") or {}).get("docs", 0)
+            svc = sc.Service(tmp, broker.addr, PROPS + ["model.name=b", "snapshot.dir=" + dir_b], name="b")
             # at the target, and past the restored state (so every start restores and moves on)
             goal = max(target, before + 100)
-            e2e.wait_for(lambda: (e2e.newest_header(dir_b, "b") or {}).get("docs", 0) >= goal,
-                         300, "run B reaching %d documents" % goal, step=0.02)
+            sc.wait_for(lambda: (sc.newest_header(dir_b, "b") or {}).get("docs", 0) >= goal,
+                        300, "run B reaching %d documents" % goal, step=0.02)
             time.sleep(rng.random() * 0.3)
             svc.kill9()
-            h = e2e.newest_header(dir_b, "b") or {}
+            h = sc.newest_header(dir_b, "b") or {}
             print("kill %d: SIGKILL with %s documents in the newest snapshot" % (i + 1, h.get("docs")))
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["model.name=b", "snapshot.dir=" + dir_b], name="b")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["model.name=b", "snapshot.dir=" + dir_b], name="b")
         run_to_end(svc, dir_b, "b")
         restored = svc.text().count("restored ")
         check(restored == 3, "run B restored a snapshot at each of its 3 restarts", restored)
 
-        ha, ida, wa, ra = e2e.read_file(e2e.snapshots(dir_a, "a")[-1])
-        hb, idb, wb, rb = e2e.read_file(e2e.snapshots(dir_b, "b")[-1])
+        ha, ida, wa, ra = sc.read_file(sc.snapshots(dir_a, "a")[-1])
+        hb, idb, wb, rb = sc.read_file(sc.snapshots(dir_b, "b")[-1])
         for key in ["docs", "tokens", "t"]:
             check(ha[key] == hb[key], "%s equal: uninterrupted vs killed 3 times" % key, ha[key], hb[key])
         check(ha["docs"] == N, "every document counted exactly once", ha["docs"], hb["docs"], N)
@@ -131,7 +129,7 @@ def main():
         check(ha["offsets"] == hb["offsets"], "same final offsets", ha["offsets"], hb["offsets"])
     finally:
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0012-kafka_crash", tmp)
+    return sc.done("0012-kafka_crash", tmp)
 
 
 if __name__ == "__main__":

@@ -17,27 +17,25 @@ and its offsets cover every message; the output topic has a record for
 every document (distinct source offsets); Kafka errors were counted; the
 service stayed alive throughout.
 """
-import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 import time
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0013-")
     lines = []
     for name in ["persuasion.txt", "northangerabbey.txt"]:
-        with open(os.path.join(e2e.SRC, "examples", "janeausten", name)) as f:
+        with open(os.path.join(sc.SRC, "examples", "janeausten", name)) as f:
             lines += [line.strip() for line in f if line.strip()]
     phases = [lines[i * 300:(i + 1) * 300] for i in range(5)]
-    broker = e2e.Broker(tmp, "documents,mixtures,streamlda.deadletter", control=True)
+    broker = sc.Broker(tmp, "documents,mixtures,streamlda.deadletter", control=True)
     # The mock creates any topic a client asks for: make this one look missing.
     broker.control("topic-error no.such.topic UNKNOWN_TOPIC_OR_PART")
     produced = [0]
@@ -46,22 +44,22 @@ def main():
         path = os.path.join(tmp, "phase-%s.txt" % tag)
         with open(path, "w") as f:
             f.write("\n".join(docs) + "\n")
-        res = e2e.subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
-                                  "--key-from-id", path], capture_output=True, text=True, timeout=120)
+        res = subprocess.run([sc.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
+                              "--key-from-id", path], capture_output=True, text=True, timeout=120)
         check(res.returncode == 0, "produce phase %s" % tag, res.returncode, res.stderr.strip()[-200:])
         produced[0] += len(docs)
 
-    svc = e2e.Service(tmp, broker.addr, ["topics=5", "http.port=0", "status.ms=1000", "minibatch.docs=50",
-                                         "minibatch.ms=200", "snapshot.every.ms=1000",
-                                         "snapshot.dir=snaps", "output.topic=mixtures",
-                                         "snapshot.topic=no.such.topic",
-                                         # fail records to a missing topic after 3 s, not 30 s
-                                         "kafka.topic.metadata.propagation.max.ms=3000"])
+    svc = sc.Service(tmp, broker.addr, ["topics=5", "http.port=0", "status.ms=1000", "minibatch.docs=50",
+                                        "minibatch.ms=200", "snapshot.every.ms=1000",
+                                        "snapshot.dir=snaps", "output.topic=mixtures",
+                                        "snapshot.topic=no.such.topic",
+                                        # fail records to a missing topic after 3 s, not 30 s
+                                        "kafka.topic.metadata.propagation.max.ms=3000"])
 
     def caught_up(phase):
         dead = lambda m: sum(v for k, v in m.items() if k.startswith("streamlda_deadletters_total"))
-        ok = e2e.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead(m))(svc.metrics())
-                          >= produced[0], 60, "phase %s caught up" % phase)
+        ok = sc.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead(m))(svc.metrics())
+                         >= produced[0], 60, "phase %s caught up" % phase)
         m = svc.metrics()
         check(ok, "phase %s: every document so far trained" % phase,
               m.get("streamlda_documents_total"), dead(m), produced[0])
@@ -70,14 +68,14 @@ def main():
     try:
         produce(phases[0], 1)
         caught_up(1)
-        reported = e2e.wait_for(lambda: "no.such.topic" in svc.text(), 30, "missing topic warning")
+        reported = sc.wait_for(lambda: "no.such.topic" in svc.text(), 30, "missing topic warning")
         check(reported, "the missing snapshot topic is reported",
               [l for l in svc.text().splitlines() if "no.such.topic" in l][:2])
 
         # 2: every broker down.
         before = len(svc.text().splitlines())
         broker.control("down -1")
-        unhealthy = e2e.wait_for(lambda: svc.get("/healthz")[0] == 503, 20, "/healthz 503")
+        unhealthy = sc.wait_for(lambda: svc.get("/healthz")[0] == 503, 20, "/healthz 503")
         check(unhealthy, "/healthz 503 while all brokers are down", svc.get("/healthz"))
         time.sleep(8)
         during = svc.text().splitlines()[before:]
@@ -85,7 +83,7 @@ def main():
         check(len(during) <= 80, "no log flood while down (lines)", len(during))
         check(svc.proc.poll() is None, "service alive while brokers are down")
         broker.control("up -1")
-        healthy = e2e.wait_for(lambda: svc.get("/healthz")[0] == 200, 40, "/healthz 200 again")
+        healthy = sc.wait_for(lambda: svc.get("/healthz")[0] == 200, 40, "/healthz 200 again")
         check(healthy, "/healthz 200 after the brokers are back", svc.get("/healthz"))
         produce(phases[1], 2)
         caught_up(2)
@@ -119,13 +117,13 @@ def main():
         log = svc.text()
         print("warnings in the log: %d lines" % sum(1 for l in log.splitlines() if "warning" in l))
 
-        header = e2e.newest_header(os.path.join(tmp, "snaps"), "streamlda")
+        header = sc.newest_header(os.path.join(tmp, "snaps"), "streamlda")
         dead = sum(v for k, v in m.items() if k.startswith("streamlda_deadletters_total"))
         check(header["docs"] + dead == produced[0], "final snapshot: every document exactly once",
               header["docs"], dead, produced[0])
         covered = sum(o for _, _, o in header["offsets"])
         check(covered == produced[0], "final offsets cover every message", covered, produced[0])
-        outs = e2e.reader.fetch_records(broker.addr, "mixtures")
+        outs = sc.reader.fetch_records(broker.addr, "mixtures")
         coords = set()
         for key, value, hdrs in outs:
             h = dict((k, v.decode()) for k, v in hdrs)
@@ -136,7 +134,7 @@ def main():
         if svc.proc.poll() is None:
             svc.stop()
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0013-kafka_faults", tmp)
+    return sc.done("0013-kafka_faults", tmp)
 
 
 if __name__ == "__main__":

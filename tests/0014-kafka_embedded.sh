@@ -8,22 +8,16 @@
 # snapshot topic and print its topics; SIGTERM then gives exit 0 and a final
 # snapshot file with every document.
 set -u
-: "${STREAMLDA:?}" "${SLDA_SOURCE_DIR:?}" "${SLDA_BUILD_DIR:?}"
-tmp=$(mktemp -d /tmp/slda-0014-XXXXXX)
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-    local what=$1; shift
-    if "$@"; then echo "ok: $what"; pass=$((pass + 1)); else echo "FAILED: $what"; fail=$((fail + 1)); fi
-}
-cleanup() { [ -n "${svc:-}" ] && kill "$svc" 2>/dev/null; wait 2>/dev/null; }
-trap cleanup EXIT
+. "$(dirname "$0")/checks.sh"
+: "${SLDA_SOURCE_DIR:?}" "${SLDA_BUILD_DIR:?}"
+at_exit '[ -n "${svc:-}" ] && kill "$svc" 2>/dev/null; wait 2>/dev/null'
 
-cd "$tmp" || exit 1
-"$STREAMLDA" run --embedded -X topics=6 -X http.port=0 -X status.ms=1000 -X minibatch.docs=64 \
+cd "$T" || exit 1
+"$S" run --embedded -X topics=6 -X http.port=0 -X status.ms=1000 -X minibatch.docs=64 \
     -X snapshot.every.ms=1000 -X snapshot.dir=snaps -X snapshot.chunk.bytes=65536 \
     -X kafka.session.timeout.ms=6000 -X kafka.heartbeat.interval.ms=500 2> run.log &
 svc=$!
-for _ in $(seq 100); do grep -q "http: 127.0.0.1:" run.log && grep -q "bootstrap: " run.log && break; sleep 0.2; done
+for _ in $(seq 300); do grep -q "http: 127.0.0.1:" run.log && grep -q "bootstrap: " run.log && break; sleep 0.2; done
 addr=$(sed -n 's/.*bootstrap: //p' run.log | head -1)
 port=$(sed -n 's/.*http: 127.0.0.1://p' run.log | head -1)
 echo "embedded bootstrap: $addr, http port: $port"
@@ -39,7 +33,7 @@ for name in sys.argv[1:]:
 ' "$SLDA_SOURCE_DIR"/examples/janeausten/*.txt > docs.jsonl
 n=$(wc -l < docs.jsonl)
 check "streamlda produce into the embedded cluster" \
-    "$STREAMLDA" produce --brokers "$addr" --topic documents --format jsonl --key-from-id docs.jsonl
+    "$S" produce --brokers "$addr" --topic documents --format jsonl --key-from-id docs.jsonl
 
 docs=0
 for _ in $(seq 300); do
@@ -51,13 +45,21 @@ for _ in $(seq 300); do
 done
 echo "trained $docs documents, $dead dead letters, of $n"
 check "every document trained or dead-lettered" test "$((${docs%.*} + ${dead%.*}))" -eq "$n"
-sleep 2.5 # at least one more time-driven snapshot, published to the topic
 
-# examples/read_snapshot.c, built by CMake with this build's flags (target read_snapshot).
+# examples/read_snapshot.c, built by CMake with this build's flags (target read_snapshot). The
+# snapshot with every document comes with the next time-driven snapshot (snapshot.every.ms):
+# read the topic until it is there (or 60 s have passed; the checks below then say what is not).
 cp "$SLDA_BUILD_DIR/read_snapshot" . 2>/dev/null
 check "examples/read_snapshot.c is built" test -x read_snapshot
-./read_snapshot "$addr" streamlda.snapshots streamlda 8 > c.out 2> c.err
-check "read_snapshot (C) exit 0" test $? -eq 0
+rc=127
+for _ in $(seq 120); do
+    [ -x read_snapshot ] || break
+    ./read_snapshot "$addr" streamlda.snapshots streamlda 8 > c.out 2> c.err
+    rc=$?
+    [ "$rc" -eq 0 ] && grep -q "snapshot [0-9]*: [0-9]* bytes, ${docs%.*} documents" c.out && break
+    sleep 0.5
+done
+check "read_snapshot (C) exit 0 (got $rc)" test "$rc" -eq 0
 cat c.out c.err
 check "read_snapshot (C) printed 6 topics" test "$(grep -c '^topic ' c.out)" -eq 6
 check "read_snapshot (C) saw every document" grep -q "snapshot [0-9]*: [0-9]* bytes, ${docs%.*} documents" c.out
@@ -74,12 +76,9 @@ rc=$?
 svc=
 check "SIGTERM -> exit 0 (got $rc)" test "$rc" -eq 0
 final=$(ls snaps/streamlda-*.slda | tail -1)
-"$STREAMLDA" topics -n 5 "$final" > topics.out
+"$S" topics -n 5 "$final" > topics.out
 cat topics.out
 check "final snapshot has 6 topics" test "$(grep -c '^topic ' topics.out)" -eq 6
 got=$(/usr/bin/python3 "$SLDA_SOURCE_DIR/examples/read_snapshot.py" --file "$final" | sed -n 's/.*updates, \([0-9]*\) documents.*/\1/p')
 check "final snapshot counts $docs documents (got $got)" test "$got" -eq "${docs%.*}"
-echo "0014-kafka_embedded: $fail failed"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ] && rm -rf "$tmp"
-[ "$fail" -eq 0 ]
+checks_done 0014-kafka_embedded

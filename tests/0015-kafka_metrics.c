@@ -92,7 +92,7 @@ static void test_http(void)
     char err[256];
     slda_metrics_t *m = slda_metrics_new();
     slda_http_t *http = slda_http_start(m, "svc", 0, err, sizeof err);
-    CHECK(http != NULL);
+    CHECK_TRUE(http != NULL, "%s", err);
     if (!http) {
         printf("http: %s\n", err);
         slda_metrics_destroy(m);
@@ -100,7 +100,7 @@ static void test_http(void)
     }
     int port = slda_http_port(http);
     printf("http on port %d\n", port);
-    CHECK(port > 0);
+    CHECK_GT(port, 0);
     char *r = http_get(port, "/healthz");
     printf("starting: %s\n", r ? r : "(null)");
     CHECK_CONTAINS(r, "503");
@@ -135,7 +135,7 @@ static void test_http(void)
     free(r);
     /* The port is taken now: a second server on it must fail cleanly. */
     slda_http_t *again = slda_http_start(m, "svc", port, err, sizeof err);
-    CHECK(again == NULL);
+    CHECK_NULL(again);
     CHECK_CONTAINS(err, "http.port");
     slda_http_stop(again);
     slda_http_stop(http);
@@ -178,7 +178,7 @@ static void test_mock_control(void)
 {
     char err[512];
     slda_mock_t *mock = slda_mock_new(2, err, sizeof err);
-    CHECK(mock != NULL);
+    CHECK_TRUE(mock != NULL, "%s", err);
     if (!mock)
         return;
     printf("mock cluster: %s\n", slda_mock_bootstraps(mock));

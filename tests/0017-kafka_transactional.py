@@ -11,44 +11,42 @@ acknowledges TxnOffsetCommit without storing the offsets, so the committed
 offsets are printed, not compared.) The exactly-once guarantee itself needs a real
 cluster (docs/service.md, "Guarantees").
 """
-import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0017-")
-    with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
+    with open(os.path.join(sc.SRC, "examples", "janeausten", "persuasion.txt")) as f:
         lines = [line.strip() for line in f if line.strip()][:400]
     path = os.path.join(tmp, "docs.txt")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    broker = e2e.Broker(tmp, "documents,mixtures,streamlda.deadletter", brokers=1)
+    broker = sc.Broker(tmp, "documents,mixtures,streamlda.deadletter", brokers=1)
     try:
-        res = e2e.subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
-                                  "--key-from-id", path], capture_output=True, text=True, timeout=120)
+        res = subprocess.run([sc.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
+                              "--key-from-id", path], capture_output=True, text=True, timeout=120)
         check(res.returncode == 0, "produce", res.returncode, res.stderr.strip())
-        svc = e2e.Service(tmp, broker.addr, ["topics=4", "http.port=0", "status.ms=1000",
-                                             "minibatch.docs=50", "minibatch.ms=300", "snapshot.every.ms=1000",
-                                             "snapshot.dir=snaps", "snapshot.topic=", "output.topic=mixtures",
-                                             "kafka.transactional.id=streamlda-0017"])
+        svc = sc.Service(tmp, broker.addr, ["topics=4", "http.port=0", "status.ms=1000",
+                                            "minibatch.docs=50", "minibatch.ms=300", "snapshot.every.ms=1000",
+                                            "snapshot.dir=snaps", "snapshot.topic=", "output.topic=mixtures",
+                                            "kafka.transactional.id=streamlda-0017"])
         dead = lambda m: sum(v for k, v in m.items() if k.startswith("streamlda_deadletters_total"))
-        e2e.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead(m))(svc.metrics())
-                     >= len(lines), 60, "caught up")
+        sc.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead(m))(svc.metrics())
+                    >= len(lines), 60, "caught up")
         m = svc.metrics()
         rc = svc.stop()
         check(rc == 0, "SIGTERM -> exit 0", rc)
         print("\n".join(l for l in svc.text().splitlines() if "status" not in l))
-        header = e2e.newest_header(os.path.join(tmp, "snaps"), "streamlda")
+        header = sc.newest_header(os.path.join(tmp, "snaps"), "streamlda")
         check(header["docs"] + dead(m) == len(lines), "every document once", header["docs"], dead(m), len(lines))
-        outs = e2e.reader.fetch_records(broker.addr, "mixtures")
+        outs = sc.reader.fetch_records(broker.addr, "mixtures")
         check(len(outs) == header["docs"], "one output record per document", len(outs), header["docs"])
 
         from kafka import KafkaConsumer, TopicPartition
@@ -63,7 +61,7 @@ def main():
         print("snapshot offsets:", want)
     finally:
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0017-kafka_transactional", tmp)
+    return sc.done("0017-kafka_transactional", tmp)
 
 
 if __name__ == "__main__":

@@ -12,19 +12,13 @@
 # the transaction timeout). A signal while it waits for the broker ends the start at once (a
 # clean stop: exit 0, nothing read). None of them may leave a snapshot behind.
 set -u
-: "${STREAMLDA:?}"
-tmp=$(mktemp -d /tmp/slda-0018-XXXXXX)
-pass=0 fail=0
-check() { # check DESCRIPTION COMMAND...
-    local what=$1; shift
-    if "$@"; then echo "ok: $what"; pass=$((pass + 1)); else echo "FAILED: $what"; fail=$((fail + 1)); fi
-}
-cd "$tmp" || exit 1
+. "$(dirname "$0")/checks.sh"
+cd "$T" || exit 1
 
 refused() { # refused NAME PATTERN ARGS... : exit 1 (2 for a bad property) in 20 s, PATTERN on stderr
     local name=$1 pattern=$2 want=1; shift 2
     [ "$name" = values ] && want=2
-    timeout -k 5 20 "$STREAMLDA" run -X snapshot.dir="$name.snaps" -X http.port=-1 "$@" 2> "$name.log"
+    timeout -k 5 20 "$S" run -X snapshot.dir="$name.snaps" -X http.port=-1 "$@" 2> "$name.log"
     local rc=$?
     check "$name: exit $want (got $rc)" test "$rc" -eq "$want"
     check "$name: says \"$pattern\"" grep -q -- "$pattern" "$name.log"
@@ -45,7 +39,7 @@ refused values "updates.values" -X updates.topic=m.updates -X updates.values=flo
 # the 30 s transaction timeout, exit 1 and why. (It used to hang for good while closing: a
 # statistics callback asked the closing consumer for its assignment.)
 start=$(date +%s)
-timeout -k 5 120 "$STREAMLDA" run -X snapshot.dir=unreachable.snaps -X http.port=-1 \
+timeout -k 5 120 "$S" run -X snapshot.dir=unreachable.snaps -X http.port=-1 \
     -X updates.topic=m.updates -X kafka.bootstrap.servers=127.0.0.1:1 2> unreachable.log
 rc=$? took=$(($(date +%s) - start))
 check "unreachable: exit 1 within 120 s (got $rc after $took s)" test "$rc" -eq 1
@@ -60,10 +54,12 @@ check "unreachable: says \"no transaction coordinator answered\"" \
 for kind in replica exactly_once; do
     if [ "$kind" = replica ]; then set -- -X updates.topic=m.updates
     else set -- -X kafka.transactional.id=t1 -X output.topic=out; fi
-    "$STREAMLDA" run -X snapshot.dir="term_$kind.snaps" -X http.port=-1 \
+    "$S" run -X snapshot.dir="term_$kind.snaps" -X http.port=-1 \
         -X kafka.bootstrap.servers=127.0.0.1:1 "$@" 2> "term_$kind.log" &
     pid=$!
-    sleep 2
+    # the start is waiting once librdkafka has tried the address (then the signal handlers are
+    # long installed)
+    for _ in $(seq 1 300); do grep -q "Connect to .*127.0.0.1:1 failed" "term_$kind.log" && break; sleep 0.1; done
     t0=$(date +%s.%N)
     kill -TERM "$pid"
     for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -80,6 +76,4 @@ for kind in replica exactly_once; do
     [ "$rc" -eq 0 ] || tail -5 "term_$kind.log"
 done
 
-echo "0018-kafka_replica_refusals: $pass passed, $fail failed"
-[ "$fail" -eq 0 ] && rm -rf "$tmp"
-[ "$fail" -eq 0 ]
+checks_done 0018-kafka_replica_refusals

@@ -36,7 +36,7 @@ static void produce(const char *bootstrap, const char *topic)
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof err);
     rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
-    CHECK(p != NULL);
+    CHECK_TRUE(p != NULL, "%s", err);
     for (int i = 0; p && i < N; i++) {
         char v[32];
         int len = snprintf(v, sizeof v, "doc %d", i);
@@ -63,7 +63,7 @@ static rd_kafka_t *second_member(const char *bootstrap, const char *group, const
     rd_kafka_conf_set(c, "session.timeout.ms", "6000", err, sizeof err);
     rd_kafka_conf_set(c, "heartbeat.interval.ms", "500", err, sizeof err);
     rd_kafka_t *k = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof err);
-    CHECK(k != NULL);
+    CHECK_TRUE(k != NULL, "%s", err);
     rd_kafka_poll_set_consumer(k);
     rd_kafka_topic_partition_list_t *t = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(t, topic, RD_KAFKA_PARTITION_UA);
@@ -111,7 +111,7 @@ static int64_t scenario(const char *bootstrap, slda_mock_t *mock, const char *na
     volatile int stop = 0;
     slda_ksource_t *src =
         slda_ksource_new(conf, bootstrap, NULL, 0, metrics, &stop, err, sizeof err);
-    CHECK(src != NULL);
+    CHECK_NONNULL(src);
     int64_t first = -2;
     if (!src)
         goto out;
@@ -134,7 +134,8 @@ static int64_t scenario(const char *bootstrap, slda_mock_t *mock, const char *na
     int away = 0;
     for (int i = 0; i < ROUNDS && !away; i++) {
         serve(other);
-        CHECK(!slda_ksource_poll(src, 10, &msg));
+        CHECK_TRUE(!slda_ksource_poll(src, 10, &msg), "a message: partition %d offset %lld",
+                   (int)msg.partition, (long long)msg.offset);
         if (slda_ksource_generation(src) != gen && slda_ksource_assigned(src) == 0) {
             away = 1;
             if (!published) /* as drop_all does */
@@ -147,7 +148,8 @@ static int64_t scenario(const char *bootstrap, slda_mock_t *mock, const char *na
         for (int i = 0; i < ROUNDS && !settled; i++) {
             rd_kafka_topic_partition_list_t *a = NULL;
             serve(other);
-            CHECK(!slda_ksource_poll(src, 10, &msg));
+            CHECK_TRUE(!slda_ksource_poll(src, 10, &msg), "a message: partition %d offset %lld",
+                       (int)msg.partition, (long long)msg.offset);
             if (!rd_kafka_assignment(other, &a))
                 settled = a->cnt == 1 || slda_ksource_assigned(src) == 1;
             if (a)
@@ -161,7 +163,8 @@ static int64_t scenario(const char *bootstrap, slda_mock_t *mock, const char *na
             r = rd_kafka_commit(other, t, 0);
             rd_kafka_topic_partition_list_destroy(t);
             serve(other);
-            CHECK(!slda_ksource_poll(src, 10, &msg));
+            CHECK_TRUE(!slda_ksource_poll(src, 10, &msg), "a message: partition %d offset %lld",
+                       (int)msg.partition, (long long)msg.offset);
         }
         CHECK_INT(r, RD_KAFKA_RESP_ERR_NO_ERROR);
     }
@@ -172,7 +175,8 @@ static int64_t scenario(const char *bootstrap, slda_mock_t *mock, const char *na
     /* the partition comes back (or is assigned again) */
     for (int i = 0; i < ROUNDS && !(slda_ksource_generation(src) > gen2 &&
                                     slda_ksource_assigned(src) == 1); i++)
-        CHECK(!slda_ksource_poll(src, 10, &msg));
+        CHECK_TRUE(!slda_ksource_poll(src, 10, &msg), "a message: partition %d offset %lld",
+                   (int)msg.partition, (long long)msg.offset);
     CHECK_INT(slda_ksource_assigned(src), 1);
     CHECK_INT(slda_ksource_pause(src, 0), SLDA_OK);
     first = -1;

@@ -111,7 +111,7 @@ static void test_round_trip(void)
                         "mixed", "text.stopwords", spec, NULL};
     slda_conf_t *conf = conf_with(kv);
     slda_model_t *model = slda_model_new(conf, errbuf, sizeof errbuf), *back;
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", errbuf);
     if (!model)
         goto out;
     /* split: don, t (short), O, Brien, s; co and via are SMART words, talks is the file's */
@@ -141,7 +141,7 @@ static void test_defaults(void)
 {
     slda_conf_t *conf = conf_with(NULL);
     slda_model_t *model = slda_model_new(conf, errbuf, sizeof errbuf), *back;
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", errbuf);
     if (!model)
         goto out;
     CHECK_STR(toks(model->tok, sample), "rt|miss|debt|talks|o'brien|rt|stop");
@@ -162,7 +162,7 @@ static void test_set_tokenizer(void)
     const char *kv[] = {"text.digits", "keep", "text.urls", "keep", NULL};
     slda_conf_t *conf = conf_with(NULL), *other = conf_with(kv);
     slda_model_t *model = slda_model_new(conf, errbuf, sizeof errbuf), *back;
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", errbuf);
     if (!model)
         goto out;
     CHECK_INT(slda_model_set_tokenizer(model, other, errbuf, sizeof errbuf), SLDA_OK);
@@ -210,7 +210,7 @@ static void test_old_snapshot(void)
     p.stopwords = "none";
     p.min_length = 1;
     slda_tokenizer_t *plain = slda_tokenizer_new(&p, errbuf, sizeof errbuf);
-    CHECK(plain != NULL);
+    CHECK_TRUE(plain != NULL, "%s", errbuf);
     if (plain)
         CHECK_STR(toks(plain, "don't abc123 https://x.co &amp; @bob"),
                   "don|t|abc|https|x|co|amp|bob");
@@ -247,11 +247,11 @@ static void test_bad_value(void)
     void *buf = NULL;
     size_t len = 0;
     slda_err_t err = SLDA_OK;
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", errbuf);
     if (model && slda_snapshot_encode(model, &buf, &len, errbuf, sizeof errbuf) == SLDA_OK) {
         CHECK(patch(buf, len, "\xa5mixed", "\xa5mixex"));
         slda_model_t *back = slda_snapshot_decode(buf, len, &err, errbuf, sizeof errbuf);
-        CHECK(back == NULL);
+        CHECK_NULL(back);
         CHECK_INT(err, SLDA_ERR_CORRUPT);
         CHECK_CONTAINS(errbuf, "params \"text.digits\": unknown value \"mixex\"");
         slda_model_destroy(back);

@@ -10,12 +10,8 @@
 # open run does not know yet (W grows with the stream, and a word's row appears when the word
 # does).
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
+. "$(dirname "$0")/checks.sh"
 SRC=${SLDA_SOURCE_DIR:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 corpus=("$SRC/examples/janeausten/persuasion.txt" "$SRC/examples/janeausten/northangerabbey.txt")
 
 perplexity() { sed -n 's/^train .* perplexity=\([^ ]*\) .*/\1/p' "$1"; }
@@ -26,31 +22,31 @@ perplexity() { sed -n 's/^train .* perplexity=\([^ ]*\) .*/\1/p' "$1"; }
 ratios=""
 for seed in 1 2 3 4 5 6 7 8; do
     common=(train -q -f text -k 20 --heldout 10 -X seed=$seed)
-    "$S" "${common[@]}" -o "$T/open$seed.slda" "${corpus[@]}" >"$T/open.out" 2>"$T/open.err" ||
-        fail "open run: $(tail -n 3 "$T/open.err")"
+    "$S" "${common[@]}" -o "$T/open$seed.slda" "${corpus[@]}" >"$T/open.out" 2>"$T/open.err" &&
+        ok || fail "open run: $(tail -n 3 "$T/open.err")"
     "$S" export "$T/open$seed.slda" --npy "$T/phi$seed.npy" --vocab "$T/words$seed.txt" \
-        2>"$T/export.err" || fail "export: $(cat "$T/export.err")"
+        2>"$T/export.err" && ok || fail "export: $(cat "$T/export.err")"
     "$S" "${common[@]}" -X vocab.file="$T/words$seed.txt" "${corpus[@]}" >"$T/fixed.out" \
-        2>"$T/fixed.err" || fail "fixed run: $(tail -n 3 "$T/fixed.err")"
+        2>"$T/fixed.err" && ok || fail "fixed run: $(tail -n 3 "$T/fixed.err")"
     open=$(perplexity "$T/open.out") fixed=$(perplexity "$T/fixed.out")
     echo "seed $seed: open vocabulary $open, fixed vocabulary of its $(wc -l <"$T/words$seed.txt")" \
          "learned words $fixed"
-    [ -n "$open" ] && [ -n "$fixed" ] || fail "seed $seed: missing perplexity"
+    [ -n "$open" ] && [ -n "$fixed" ] && ok || fail "seed $seed: missing perplexity"
     ratios+="$open/$fixed "
     if [ "$seed" = 1 ]; then
-        "$S" "${common[@]}" -X vocab.capacity=65536 "${corpus[@]}" >"$T/cap.out" 2>/dev/null ||
-            fail "capacity run"
+        "$S" "${common[@]}" -X vocab.capacity=65536 "${corpus[@]}" >"$T/cap.out" 2>/dev/null &&
+            ok || fail "capacity run"
         cap=$(perplexity "$T/cap.out")
         echo "seed 1: capacity 65536 instead of 131072: $cap"
-        [ "$open" = "$cap" ] || fail "vocab.capacity moved the perplexity: $open vs $cap"
+        [ "$open" = "$cap" ] && ok || fail "vocab.capacity moved the perplexity: $open vs $cap"
     fi
 done
 echo "$ratios" | tr ' ' '\n' | awk -F/ 'NF == 2 { s += log($1 / $2); n++ }
     END { r = exp(s / n); printf "open / fixed, geometric mean of %d seeds: %.4f\n", n, r
-          exit !(n == 8 && r > 0.98 && r < 1.02) }' || fail "open and fixed more than 2% apart"
+          exit !(n == 8 && r > 0.98 && r < 1.02) }' && ok || fail "open and fixed more than 2% apart"
 
 # the exported topics: one column per learned word, rows summing to 1
-/usr/bin/python3 - "$T/phi1.npy" "$T/words1.txt" <<'PY' || fail "exported rows"
+/usr/bin/python3 - "$T/phi1.npy" "$T/words1.txt" <<'PY' && ok || fail "exported rows"
 import sys
 import numpy as np
 phi = np.load(sys.argv[1])
@@ -61,5 +57,4 @@ assert phi.shape == (20, len(words)), (phi.shape, len(words))
 assert np.all(np.abs(sums - 1) < 1e-4), sums
 PY
 
-if [ "$fails" -eq 0 ]; then echo "0040-openvocab_fixed: all checks passed"; else echo "0040-openvocab_fixed: $fails failed"; fi
-[ "$fails" -eq 0 ]
+checks_done 0040-openvocab_fixed

@@ -21,17 +21,14 @@ Two defects of the old service, each a phase here (mock cluster, kafka-python as
      documents read. So 1 to 3 are shown undelivered, all 3 delivered after recovery.)
 Finally SIGTERM gives exit 0 and the final snapshot counts every good document once.
 """
-import importlib.util
 import os
 import sys
 import tempfile
 import time
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 DL = "streamlda.deadletter"
 
@@ -55,8 +52,8 @@ def committed(addr):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0050-")
-    broker = e2e.Broker(tmp, "documents," + DL, control=True)
-    with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt"), "rb") as f:
+    broker = sc.Broker(tmp, "documents," + DL, control=True)
+    with open(os.path.join(sc.SRC, "examples", "janeausten", "persuasion.txt"), "rb") as f:
         good = [line.strip()[:2000] for line in f if line.strip()][:400]
     svc = None
     try:
@@ -65,11 +62,11 @@ def main():
         broker.control("topic-error %s UNKNOWN_TOPIC_OR_PART" % DL)
         from kafka import KafkaProducer
         prod = KafkaProducer(bootstrap_servers=broker.addr, acks="all", max_request_size=4 << 20)
-        svc = e2e.Service(tmp, broker.addr, ["topics=5", "http.port=0", "status.ms=1000",
-                                             "snapshot.dir=snaps", "minibatch.docs=50",
-                                             "minibatch.ms=200", "snapshot.every.ms=500",
-                                             "snapshot.topic=",
-                                             "kafka.topic.metadata.propagation.max.ms=1500"])
+        svc = sc.Service(tmp, broker.addr, ["topics=5", "http.port=0", "status.ms=1000",
+                                            "snapshot.dir=snaps", "minibatch.docs=50",
+                                            "minibatch.ms=200", "snapshot.every.ms=500",
+                                            "snapshot.topic=",
+                                            "kafka.topic.metadata.propagation.max.ms=1500"])
         bad = [b"caf\xc3 broken \xff\xfe utf-8 %d" % i for i in range(3)]
         values = good[:200] + bad
         keys = [b"good-%d" % i for i in range(200)] + [b"bad-%d" % i for i in range(3)]
@@ -77,8 +74,8 @@ def main():
         prod.flush(60)
         meta = {k: f.get(10) for k, f in zip(keys, futures)}
         snaps_before = svc.metric("streamlda_snapshots_total")
-        e2e.wait_for(lambda: svc.metric("streamlda_documents_total") >= 200 or
-                     "snapshot deferred" in svc.text(), 60, "phase 1 read (or held by a due snapshot)")
+        sc.wait_for(lambda: svc.metric("streamlda_documents_total") >= 200 or
+                    "snapshot deferred" in svc.text(), 60, "phase 1 read (or held by a due snapshot)")
         time.sleep(5)  # well past topic.metadata.propagation.max.ms: the old code lost them here
         m = svc.metrics()
         check(dead(m) == 0, "no dead letter counted while its topic is missing", dead(m))
@@ -91,7 +88,7 @@ def main():
             c = com.get(md.partition)
             check(c is None or c <= md.offset, "committed offset stays below undelivered bad-%d" % i,
                   c, md.offset)
-        header = e2e.newest_header(os.path.join(tmp, "snaps"), "streamlda") or {"offsets": []}
+        header = sc.newest_header(os.path.join(tmp, "snaps"), "streamlda") or {"offsets": []}
         for i in range(3):
             md = meta[b"bad-%d" % i]
             pos = {p: o for t, p, o in header["offsets"]}.get(md.partition, 0)
@@ -99,10 +96,10 @@ def main():
         check(svc.proc.poll() is None, "service alive while the topic is missing")
 
         broker.control("topic-error %s 0" % DL)
-        ok = e2e.wait_for(lambda: dead(svc.metrics()) >= 3, 60, "dead letters delivered after recovery")
+        ok = sc.wait_for(lambda: dead(svc.metrics()) >= 3, 60, "dead letters delivered after recovery")
         check(ok and dead(svc.metrics()) == 3, "every bad message counted once after recovery",
               dead(svc.metrics()))
-        recs = e2e.reader.fetch_records(broker.addr, DL)
+        recs = sc.reader.fetch_records(broker.addr, DL)
         for i in range(3):
             got = [r for r in recs if r[0] == b"bad-%d" % i]
             check(len(got) >= 1, "bad-%d is on the dead-letter topic" % i, len(got))
@@ -111,11 +108,11 @@ def main():
                 check(h.get("error.code") == "SLDA_ERR_UTF8" and
                       h.get("source.offset") == str(meta[b"bad-%d" % i].offset),
                       "bad-%d headers" % i, h.get("error.code"), h.get("source.offset"))
-        e2e.wait_for(lambda: svc.metric("streamlda_snapshots_total") > snaps_before, 30, "snapshot after recovery")
-        com = e2e.wait_for(lambda: (lambda c: all(c.get(meta[b"bad-%d" % i].partition) is not None and
-                                                  c[meta[b"bad-%d" % i].partition] > meta[b"bad-%d" % i].offset
-                                                  for i in range(3)) and c)(committed(broker.addr)),
-                           30, "commit past the delivered dead letters")
+        sc.wait_for(lambda: svc.metric("streamlda_snapshots_total") > snaps_before, 30, "snapshot after recovery")
+        com = sc.wait_for(lambda: (lambda c: all(c.get(meta[b"bad-%d" % i].partition) is not None and
+                                                 c[meta[b"bad-%d" % i].partition] > meta[b"bad-%d" % i].offset
+                                                 for i in range(3)) and c)(committed(broker.addr)),
+                          30, "commit past the delivered dead letters")
         check(bool(com), "committed offsets move past the delivered dead letters", com)
         # Phase 2: one message of 1.2 MB among good ones, default limits everywhere.
         big = b"elephant " * (1200000 // 9)
@@ -123,10 +120,10 @@ def main():
         futures.append(prod.send("documents", value=big, key=b"huge"))
         prod.flush(60)
         check(all(f.succeeded() for f in futures), "phase 2 produced (incl. a 1.2 MB message)")
-        ok = e2e.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead(m))(svc.metrics())
-                          >= 300 + 4, 60, "phase 2 accounted for")
+        ok = sc.wait_for(lambda: (lambda m: m.get("streamlda_documents_total", 0) + dead(m))(svc.metrics())
+                         >= 300 + 4, 60, "phase 2 accounted for")
         check(ok, "phase 2: 100 more documents trained and the large message dead-lettered", svc.metrics())
-        recs = e2e.reader.fetch_records(broker.addr, DL)
+        recs = sc.reader.fetch_records(broker.addr, DL)
         huge = [r for r in recs if r[0] == b"huge"]
         check(len(huge) == 1, "the too-large dead letter is on the topic, once", len(huge))
         if huge:
@@ -144,7 +141,7 @@ def main():
         prod.close()
         rc = svc.stop()
         check(rc == 0, "SIGTERM -> exit 0", rc)
-        header = e2e.newest_header(os.path.join(tmp, "snaps"), "streamlda")
+        header = sc.newest_header(os.path.join(tmp, "snaps"), "streamlda")
         check(header["docs"] == 300, "final snapshot counts every good document once", header["docs"])
         check(sum(o for _, _, o in header["offsets"]) == 304, "offsets cover every message",
               sum(o for _, _, o in header["offsets"]))
@@ -152,7 +149,7 @@ def main():
         if svc and svc.proc.poll() is None:
             svc.stop()
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0050-kafka_delivery", tmp)
+    return sc.done("0050-kafka_delivery", tmp)
 
 
 if __name__ == "__main__":

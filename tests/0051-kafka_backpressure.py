@@ -21,17 +21,15 @@ of 20 messages (kafka.queue.buffering.max.messages) and output.topic on:
      a fatal error: the service exits 1 with a message naming it, and writes no snapshot
      after it.
 """
-import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 import time
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 PROPS = ["topics=4", "http.port=0", "status.ms=1000", "minibatch.docs=1000", "minibatch.ms=3000",
          "snapshot.every.ms=500", "snapshot.topic=", "output.topic=mixtures",
@@ -41,13 +39,13 @@ PROPS = ["topics=4", "http.port=0", "status.ms=1000", "minibatch.docs=1000", "mi
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0051-")
-    with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
+    with open(os.path.join(sc.SRC, "examples", "janeausten", "persuasion.txt")) as f:
         lines = [line.strip() for line in f if len(line.strip()) > 200]  # never all stop words
-    broker = e2e.Broker(tmp, "documents,mixtures,streamlda.deadletter", control=True)
+    broker = sc.Broker(tmp, "documents,mixtures,streamlda.deadletter", control=True)
     produced = [0]
 
     def produce(docs, tag):
-        produced[0] += e2e.produce_lines(broker.addr, tmp, docs, tag)
+        produced[0] += sc.produce_lines(broker.addr, tmp, docs, tag)
 
     def dead(m):
         return sum(v for k, v in m.items() if k.startswith("streamlda_deadletters_total"))
@@ -57,19 +55,19 @@ def main():
         return m.get("streamlda_documents_total", 0) + dead(m)
 
     snapdir = os.path.join(tmp, "snaps")
-    svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run1")
+    svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run1")
     try:
         # 1: normal
         produce(lines[0:100], 1)
-        ok = e2e.wait_for(lambda: accounted(svc) >= 100 and svc.metric("streamlda_outputs_total") ==
-                          svc.metric("streamlda_documents_total"), 60, "part 1 outputs")
+        ok = sc.wait_for(lambda: accounted(svc) >= 100 and svc.metric("streamlda_outputs_total") ==
+                         svc.metric("streamlda_documents_total"), 60, "part 1 outputs")
         check(ok, "part 1 trained and its outputs delivered", svc.metric("streamlda_outputs_total"))
 
         # 2: Produce fails while the next minibatch's outputs go out
         produce(lines[100:400], 2)
         broker.control("errors Produce 100000 REQUEST_TIMED_OUT")
         t0 = time.time()
-        red = e2e.wait_for(lambda: svc.get("/healthz")[0] == 503, 30, "/healthz 503")
+        red = sc.wait_for(lambda: svc.get("/healthz")[0] == 503, 30, "/healthz 503")
         status = svc.get("/healthz")
         check(red and ("stalled" in status[1] or "paused" in status[1]),
               "/healthz 503 names the stall", status)
@@ -83,21 +81,21 @@ def main():
               [l for l in log.splitlines() if "poll" in l.lower()][:3])
         check(svc.proc.poll() is None, "service alive while Produce fails")
         broker.control("clear Produce")
-        ok = e2e.wait_for(lambda: accounted(svc) >= 400 and svc.metric("streamlda_outputs_total") ==
-                          svc.metric("streamlda_documents_total"), 60, "part 2 outputs")
+        ok = sc.wait_for(lambda: accounted(svc) >= 400 and svc.metric("streamlda_outputs_total") ==
+                         svc.metric("streamlda_documents_total"), 60, "part 2 outputs")
         check(ok, "every output delivered after recovery", svc.metric("streamlda_outputs_total"),
               accounted(svc))
-        green = e2e.wait_for(lambda: svc.get("/healthz")[0] == 200, 30, "/healthz 200")
+        green = sc.wait_for(lambda: svc.get("/healthz")[0] == 200, 30, "/healthz 200")
         check(green, "/healthz 200 again", svc.get("/healthz"))
         produce(lines[400:450], 3)
-        ok = e2e.wait_for(lambda: accounted(svc) >= 450, 60, "part 3 trained")
+        ok = sc.wait_for(lambda: accounted(svc) >= 450, 60, "part 3 trained")
         check(ok, "consumption resumed", accounted(svc))
         check("maximum poll interval" not in svc.text().lower(), "stayed in the group")
 
         # 3: SIGTERM while Produce fails
         produce(lines[450:550], 4)
         broker.control("errors Produce 100000 REQUEST_TIMED_OUT")
-        e2e.wait_for(lambda: svc.metric("streamlda_undelivered_records") > 0, 30, "outputs stuck")
+        sc.wait_for(lambda: svc.metric("streamlda_undelivered_records") > 0, 30, "outputs stuck")
         t0 = time.time()
         rc = svc.stop(timeout=30)
         took = time.time() - t0
@@ -105,18 +103,18 @@ def main():
         check(took < 3 + 7, "SIGTERM honoured within shutdown.timeout.ms + 7 s", round(took, 1))
         check("final snapshot not written" in svc.text(), "says the final snapshot was not written")
         broker.control("clear Produce")
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run2")
-        e2e.wait_for(lambda: svc.metric("streamlda_snapshots_total") >= 1 and
-                     svc.metric("streamlda_undelivered_records") == 0 and
-                     svc.metric("streamlda_consumer_lag") == 0, 60, "run 2 caught up")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run2")
+        sc.wait_for(lambda: svc.metric("streamlda_snapshots_total") >= 1 and
+                    svc.metric("streamlda_undelivered_records") == 0 and
+                    svc.metric("streamlda_consumer_lag") == 0, 60, "run 2 caught up")
         dead2 = dead(svc.metrics())
         rc = svc.stop()
         check(rc == 0, "run 2: SIGTERM -> exit 0", rc)
-        header = e2e.newest_header(snapdir, "streamlda")
+        header = sc.newest_header(snapdir, "streamlda")
         check(header and header["docs"] == produced[0] and dead2 == 0,
               "every document exactly once in the model", header and header["docs"], produced[0])
         ids = set()
-        for key, value, hdrs in e2e.reader.fetch_records(broker.addr, "mixtures"):
+        for key, value, hdrs in sc.reader.fetch_records(broker.addr, "mixtures"):
             h = {k: v.decode() for k, v in hdrs}
             ids.add((h.get("source.partition"), h.get("source.offset")))
         check(header and len(ids) == header["docs"], "every trained document has an output record",
@@ -124,30 +122,30 @@ def main():
 
         # 4: a fatal producer error
         fdir = os.path.join(tmp, "fatal")
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + fdir, "model.name=fatal",
-                                                     "kafka.enable.idempotence=true",
-                                                     "kafka.enable.gapless.guarantee=true"],
-                          name="fatal")
-        e2e.wait_for(lambda: "assigned" in svc.text(), 30, "fatal: partitions assigned")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + fdir, "model.name=fatal",
+                                                    "kafka.enable.idempotence=true",
+                                                    "kafka.enable.gapless.guarantee=true"],
+                         name="fatal")
+        sc.wait_for(lambda: "assigned" in svc.text(), 30, "fatal: partitions assigned")
         time.sleep(0.5)
         broker.control("errors Produce 3 OUT_OF_ORDER_SEQUENCE_NUMBER")
         try:
             rc = svc.proc.wait(timeout=40)
-        except e2e.subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired:
             rc = "still running"
         check(rc == 1, "fatal Kafka error -> exit 1 by itself", rc)
         check("fatal" in svc.text().lower() and "OUT_OF_ORDER" in svc.text(),
               "the message names the fatal error",
               [l for l in svc.text().splitlines() if "fatal" in l.lower()][:2])
-        check(not e2e.snapshots(fdir, "fatal"), "no snapshot after a fatal error",
-              e2e.snapshots(fdir, "fatal"))
+        check(not sc.snapshots(fdir, "fatal"), "no snapshot after a fatal error",
+              sc.snapshots(fdir, "fatal"))
         if svc.proc.poll() is None:
             svc.stop()
     finally:
         if svc.proc.poll() is None:
             svc.stop()
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0051-kafka_backpressure", tmp)
+    return sc.done("0051-kafka_backpressure", tmp)
 
 
 if __name__ == "__main__":

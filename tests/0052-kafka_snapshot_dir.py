@@ -22,18 +22,17 @@ Defects of the old service, each checked here on the mock cluster:
      replayed documents were already delivered) produced their output records again.
      Now they are trained (the model counts them once) without a second output record.
 """
-import importlib.util
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 PROPS = ["topics=4", "http.port=0", "status.ms=1000", "minibatch.docs=40", "minibatch.ms=300",
          "snapshot.every.ms=500", "snapshot.topic=", "snapshot.keep=2"]
@@ -41,28 +40,28 @@ PROPS = ["topics=4", "http.port=0", "status.ms=1000", "minibatch.docs=40", "mini
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0052-")
-    with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
+    with open(os.path.join(sc.SRC, "examples", "janeausten", "persuasion.txt")) as f:
         lines = [line.strip() for line in f if len(line.strip()) > 200]  # never all stop words
-    broker = e2e.Broker(tmp, "documents,mix,streamlda.deadletter")
+    broker = sc.Broker(tmp, "documents,mix,streamlda.deadletter")
     produced = [0]
 
     def produce(docs, tag):
-        produced[0] += e2e.produce_lines(broker.addr, tmp, docs, tag)
+        produced[0] += sc.produce_lines(broker.addr, tmp, docs, tag)
 
     def run(props, name):
-        return e2e.Service(tmp, broker.addr, PROPS + props, name=name)
+        return sc.Service(tmp, broker.addr, PROPS + props, name=name)
 
     def settle(svc, n):
-        return e2e.wait_for(lambda: svc.metric("streamlda_documents_total") >= n and
-                            svc.metric("streamlda_consumer_lag") == 0, 60, "%d trained" % n)
+        return sc.wait_for(lambda: svc.metric("streamlda_documents_total") >= n and
+                           svc.metric("streamlda_consumer_lag") == 0, 60, "%d trained" % n)
 
     def oneshot(props):
-        cmd = [e2e.BIN, "run", "-X", "kafka.bootstrap.servers=" + broker.addr]
-        for p in e2e.FAST_GROUP + PROPS + props:
+        cmd = [sc.BIN, "run", "-X", "kafka.bootstrap.servers=" + broker.addr]
+        for p in sc.FAST_GROUP + PROPS + props:
             cmd += ["-X", p]
         try:
-            return e2e.subprocess.run(cmd, capture_output=True, text=True, timeout=20, cwd=tmp)
-        except e2e.subprocess.TimeoutExpired as exc:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=20, cwd=tmp)
+        except subprocess.TimeoutExpired as exc:
             return exc  # still running after 20 s
 
     d = os.path.join(tmp, "snaps")
@@ -82,7 +81,7 @@ def main():
               "pid %d" % svc.proc.pid in res.stderr, "a second writer is refused, naming the holder",
               rc, getattr(res, "stderr", "")[-300:])
         check(svc.stop() == 0, "run a: SIGTERM -> exit 0")
-        ours = e2e.snapshots(d, "streamlda")
+        ours = sc.snapshots(d, "streamlda")
         first = ours[-1]
         with open(first, "rb") as f:
             data = bytearray(f.read())
@@ -96,10 +95,10 @@ def main():
         produce(lines[150:300], 2)
         svc = run(["snapshot.dir=" + d], "b")
         check(settle(svc, 150), "run b trained part 2")
-        e2e.wait_for(lambda: len([p for p in e2e.snapshots(d, "streamlda") if p not in bad]) >= 2,
-                     20, "run b's snapshots")
+        sc.wait_for(lambda: len([p for p in sc.snapshots(d, "streamlda") if p not in bad]) >= 2,
+                    20, "run b's snapshots")
         time.sleep(1.5)
-        mine = [p for p in e2e.snapshots(d, "streamlda") if p not in bad]
+        mine = [p for p in sc.snapshots(d, "streamlda") if p not in bad]
         check(len(mine) == 2 and first not in mine, "run b's snapshots survive, pruned to snapshot.keep",
               [os.path.basename(p) for p in mine])
         check(all(os.path.exists(p) for p in bad), "unloadable snapshots are left alone")
@@ -110,7 +109,7 @@ def main():
         svc = run(["snapshot.dir=" + d], "c")
         check(settle(svc, 100), "run c trained part 3")
         check(svc.stop() == 0, "run c: SIGTERM -> exit 0")
-        h = e2e.read_file([p for p in e2e.snapshots(d, "streamlda") if p not in bad][-1])[0]
+        h = sc.read_file([p for p in sc.snapshots(d, "streamlda") if p not in bad][-1])[0]
         check(h["docs"] == 400, "every document exactly once after restarts beside unloadable files",
               h["docs"])
 
@@ -123,17 +122,17 @@ def main():
         rc = getattr(res, "returncode", "still running")
         check(rc == 1 and "--fresh" in res.stderr and "none loads" in res.stderr,
               "no loadable snapshot: refuses to start, names --fresh", rc, getattr(res, "stderr", "")[-300:])
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + d2, "model.name=m2"], name="fresh")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + d2, "model.name=m2"], name="fresh")
         svc.proc.kill()
         svc.proc.wait()
         cmd = svc.cmd + ["--fresh"]
-        fresh = e2e.subprocess.Popen(cmd, stdout=open(os.path.join(tmp, "fresh2.log"), "w"),
-                                     stderr=e2e.subprocess.STDOUT, cwd=tmp)
-        e2e.PROCS.append(fresh)
-        ok = e2e.wait_for(lambda: "assigned" in open(os.path.join(tmp, "fresh2.log")).read(), 30,
-                          "--fresh started")
+        fresh = subprocess.Popen(cmd, stdout=open(os.path.join(tmp, "fresh2.log"), "w"),
+                                 stderr=subprocess.STDOUT, cwd=tmp)
+        sc.PROCS.append(fresh)
+        ok = sc.wait_for(lambda: "assigned" in open(os.path.join(tmp, "fresh2.log")).read(), 30,
+                         "--fresh started")
         check(ok and fresh.poll() is None, "--fresh starts a new model beside them")
-        fresh.send_signal(e2e.signal.SIGTERM)
+        fresh.send_signal(signal.SIGTERM)
         check(fresh.wait(60) == 0, "--fresh run: SIGTERM -> exit 0")
         check(os.path.exists(os.path.join(d2, "m2-%020d.slda" % 7)), "the unloadable file stays")
 
@@ -143,7 +142,7 @@ def main():
         check(rc == 1 and "topics" in res.stderr, "explicit topics=7 against a K=4 snapshot: error",
               rc, getattr(res, "stderr", "")[-300:])
         svc = run(["snapshot.dir=" + d, "alpha=0.5", "local=cgs"], "tune")
-        e2e.wait_for(lambda: "assigned" in svc.text(), 30, "tune started")
+        sc.wait_for(lambda: "assigned" in svc.text(), 30, "tune started")
         log = svc.text()
         check("alpha=0.5 applied" in log and "local=cgs applied" in log, "tunables applied and logged",
               [l for l in log.splitlines() if "restore:" in l])
@@ -152,10 +151,10 @@ def main():
         # keeps its tokenizer unless a rule is given explicitly
         fx = os.path.join(tmp, "fixture")
         os.makedirs(fx)
-        shutil.copy(os.path.join(e2e.SRC, "tests", "fixtures", "snapshot-v1-k3.slda"),
+        shutil.copy(os.path.join(sc.SRC, "tests", "fixtures", "snapshot-v1-k3.slda"),
                     os.path.join(fx, "fx-%020d.slda" % 1))
         svc = run(["snapshot.dir=" + fx, "model.name=fx", "topics=3", "text.html=decode"], "fx")
-        e2e.wait_for(lambda: "assigned" in svc.text(), 30, "fx started")
+        sc.wait_for(lambda: "assigned" in svc.text(), 30, "fx started")
         log = svc.text()
         check("text.urls=keep from the restored snapshot" in log and
               "text.html=decode applied although" in log,
@@ -169,22 +168,22 @@ def main():
         svc = run(rp, "rp1")
         check(settle(svc, 400), "rp1 trained everything so far")
         check(svc.stop() == 0, "rp1: SIGTERM -> exit 0")
-        keep = e2e.snapshots(r, "rp")[-1]
+        keep = sc.snapshots(r, "rp")[-1]
         shutil.copy(keep, keep + ".saved")
         produce(lines[400:500], 4)
         svc = run(rp, "rp2")
         check(settle(svc, 100), "rp2 trained part 4")
-        e2e.wait_for(lambda: svc.metric("streamlda_outputs_total") >= 100, 30, "rp2 outputs")
+        sc.wait_for(lambda: svc.metric("streamlda_outputs_total") >= 100, 30, "rp2 outputs")
         check(svc.stop() == 0, "rp2: SIGTERM -> exit 0")
-        for p in e2e.snapshots(r, "rp"):
+        for p in sc.snapshots(r, "rp"):
             os.unlink(p)
         shutil.move(keep + ".saved", keep)
         svc = run(rp, "rp3")
         check(settle(svc, 100), "rp3 replayed part 4")
         check(svc.stop() == 0, "rp3: SIGTERM -> exit 0")
-        h = e2e.read_file(e2e.snapshots(r, "rp")[-1])[0]
+        h = sc.read_file(sc.snapshots(r, "rp")[-1])[0]
         check(h["docs"] == 500, "the replayed documents count once in the model", h["docs"])
-        recs = e2e.reader.fetch_records(broker.addr, "mix")
+        recs = sc.reader.fetch_records(broker.addr, "mix")
         coords = [tuple(v.decode() for k, v in hdrs if k in ("source.partition", "source.offset"))
                   for _, _, hdrs in recs]
         check(len(coords) == 500 and len(set(coords)) == 500,
@@ -194,7 +193,7 @@ def main():
         if svc and svc.proc.poll() is None:
             svc.stop()
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0052-kafka_snapshot_dir", tmp)
+    return sc.done("0052-kafka_snapshot_dir", tmp)
 
 
 if __name__ == "__main__":

@@ -13,21 +13,19 @@ both sent the same dead letters; every minibatch but the last holds
 minibatch.docs documents (the service polls and decodes the next minibatch's
 messages while one trains: they must not join it).
 """
-import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0054-")
-    with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
+    with open(os.path.join(sc.SRC, "examples", "janeausten", "persuasion.txt")) as f:
         lines = [line.strip() for line in f if len(line.strip()) > 80]
     lines = (lines * 4)[:3000]
     bad = {}
@@ -44,14 +42,14 @@ def main():
         if bad.get(i) == 0:
             v = b"caf\xc3 " + v  # invalid UTF-8
         values.append(v)
-    broker = e2e.Broker(tmp, "documents,streamlda.deadletter", partitions=1)
+    broker = sc.Broker(tmp, "documents,streamlda.deadletter", partitions=1)
     svcs = []
     try:
-        e2e.produce_python(broker.addr, "documents", values)
+        sc.produce_python(broker.addr, "documents", values)
         models = {}
         for threads in (1, 2):
             snapdir = os.path.join(tmp, "snaps%d" % threads)
-            svc = e2e.Service(tmp, broker.addr, [
+            svc = sc.Service(tmp, broker.addr, [
                 "topics=20", "threads=%d" % threads, "http.port=0", "input.format=auto",
                 "input.max.bytes=4000", "minibatch.docs=32", "minibatch.ms=3600000",
                 "snapshot.every.ms=600000", "snapshot.every.batches=0", "snapshot.topic=",
@@ -63,19 +61,19 @@ def main():
                             sum(v for k, v in svc.metrics().items()
                                 if k.startswith("streamlda_deadletters_total")))
             # everything handled but the last, partial minibatch (trained at SIGTERM)
-            e2e.wait_for(lambda: seen() >= 3000 - 32, 120, "threads=%d: the topic consumed" % threads)
+            sc.wait_for(lambda: seen() >= 3000 - 32, 120, "threads=%d: the topic consumed" % threads)
             rc = svc.stop()
             check(rc == 0, "threads=%d: SIGTERM -> exit 0" % threads, rc)
-            files = e2e.snapshots(snapdir, "m%d" % threads)
+            files = sc.snapshots(snapdir, "m%d" % threads)
             check(len(files) >= 1, "threads=%d: a final snapshot" % threads, files)
             if not files:
                 continue
             npy = os.path.join(tmp, "m%d.npy" % threads)
             voc = os.path.join(tmp, "m%d.voc" % threads)
-            res = e2e.subprocess.run([e2e.BIN, "export", files[-1], "--npy", npy, "--vocab", voc],
-                                     capture_output=True, text=True)
+            res = subprocess.run([sc.BIN, "export", files[-1], "--npy", npy, "--vocab", voc],
+                                 capture_output=True, text=True)
             check(res.returncode == 0, "threads=%d: export" % threads, res.stderr[-200:])
-            header = e2e.read_file(files[-1])[0]
+            header = sc.read_file(files[-1])[0]
             with open(npy, "rb") as f, open(voc, "rb") as g:
                 models[threads] = (header["docs"], f.read(), g.read())
             # minibatch.ms is an hour: every minibatch holds 32 documents but the last (the
@@ -89,7 +87,7 @@ def main():
                   "the same number of documents trained", models[1][0], models[2][0])
             check(models[1][2] == models[2][2], "the same vocabulary")
             check(models[1][1] == models[2][1], "the same topic-word counts, bit for bit")
-        recs = e2e.reader.fetch_records(broker.addr, "streamlda.deadletter")
+        recs = sc.reader.fetch_records(broker.addr, "streamlda.deadletter")
         nbad = len(bad)
         check(len(recs) == 2 * nbad, "each service sent every dead letter once", len(recs), 2 * nbad)
     finally:
@@ -97,7 +95,7 @@ def main():
             if svc.proc.poll() is None:
                 svc.stop()
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0054-kafka_threads", tmp)
+    return sc.done("0054-kafka_threads", tmp)
 
 
 if __name__ == "__main__":

@@ -23,16 +23,13 @@ then a's and b's adding up to 4 with b's above 0 (a partition left in the kept l
 its revocation would make it 5 or more; it would not show in the lag gauge, whose cached high
 watermark stops with the fetches).
 """
-import importlib.util
 import os
 import sys
 import tempfile
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 PROPS = ["topics=4", "http.port=0", "status.ms=500", "minibatch.docs=10", "minibatch.ms=200",
          "snapshot.every.ms=600000", "snapshot.topic=", "input.format=text",
@@ -41,35 +38,35 @@ PROPS = ["topics=4", "http.port=0", "status.ms=500", "minibatch.docs=10", "minib
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0055-")
-    with open(os.path.join(e2e.SRC, "examples", "janeausten", "persuasion.txt")) as f:
+    with open(os.path.join(sc.SRC, "examples", "janeausten", "persuasion.txt")) as f:
         lines = [line.strip() for line in f if len(line.strip()) > 120]
-    broker = e2e.Broker(tmp, "documents,streamlda.deadletter", partitions=4)
+    broker = sc.Broker(tmp, "documents,streamlda.deadletter", partitions=4)
     svcs = []
     try:
-        e2e.produce_lines(broker.addr, tmp, lines[0:300], 1)
-        a = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + os.path.join(tmp, "a")],
-                        name="a")
+        sc.produce_lines(broker.addr, tmp, lines[0:300], 1)
+        a = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + os.path.join(tmp, "a")],
+                       name="a")
         svcs.append(a)
-        ok = e2e.wait_for(lambda: a.metric("streamlda_documents_total") >= 300 and
-                          a.metric("streamlda_consumer_lag") == 0, 60, "a trained 300, lag 0")
+        ok = sc.wait_for(lambda: a.metric("streamlda_documents_total") >= 300 and
+                         a.metric("streamlda_consumer_lag") == 0, 60, "a trained 300, lag 0")
         check(ok, "a alone: 300 trained and lag 0", a.metric("streamlda_documents_total"),
               a.metric("streamlda_consumer_lag"))
-        b = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + os.path.join(tmp, "b")],
-                        name="b")
+        b = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + os.path.join(tmp, "b")],
+                       name="b")
         svcs.append(b)
         check(a.metric("streamlda_assigned_partitions") == 4, "a alone: 4 partitions assigned",
               a.metric("streamlda_assigned_partitions"))
-        ok = e2e.wait_for(lambda: b.metric("streamlda_assigned_partitions") > 0 and
-                          a.metric("streamlda_assigned_partitions") +
-                          b.metric("streamlda_assigned_partitions") == 4, 60,
-                          "the 4 partitions split between a and b")
+        ok = sc.wait_for(lambda: b.metric("streamlda_assigned_partitions") > 0 and
+                         a.metric("streamlda_assigned_partitions") +
+                         b.metric("streamlda_assigned_partitions") == 4, 60,
+                         "the 4 partitions split between a and b")
         check(ok, "b joins: an incremental hand-over, a and b own the 4 partitions between them",
               a.metric("streamlda_assigned_partitions"), b.metric("streamlda_assigned_partitions"))
-        e2e.produce_lines(broker.addr, tmp, lines[300:600], 2)
+        sc.produce_lines(broker.addr, tmp, lines[300:600], 2)
         total = lambda: (a.metric("streamlda_documents_total") +
                          b.metric("streamlda_documents_total"))
-        ok = e2e.wait_for(lambda: total() >= 600 and a.metric("streamlda_consumer_lag") == 0 and
-                          b.metric("streamlda_consumer_lag") == 0, 90, "600 trained, lags 0")
+        ok = sc.wait_for(lambda: total() >= 600 and a.metric("streamlda_consumer_lag") == 0 and
+                         b.metric("streamlda_consumer_lag") == 0, 90, "600 trained, lags 0")
         check(ok, "a and b: 600 trained, both lag gauges 0",
               a.metric("streamlda_documents_total"), b.metric("streamlda_documents_total"),
               a.metric("streamlda_consumer_lag"), b.metric("streamlda_consumer_lag"))
@@ -83,7 +80,7 @@ def main():
             if s.proc.poll() is None:
                 s.stop()
         check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return e2e.done("0055-kafka_cooperative_lag", tmp)
+    return sc.done("0055-kafka_cooperative_lag", tmp)
 
 
 if __name__ == "__main__":

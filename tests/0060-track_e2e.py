@@ -20,76 +20,28 @@ keeps the order. Checked through the service on a `streamlda broker` cluster:
    and tracking restarts from the snapshot: no crash; the newest event time
    still comes back, from the snapshot's header ("event_ms").
 """
-import importlib.util
 import json
 import os
 import random
 import re
 import subprocess
+import sys
 import tempfile
 
-spec = importlib.util.spec_from_file_location(
-    "e2e", os.path.join(os.path.dirname(os.path.abspath(__file__)), "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
-T0 = 1583020800  # 2020-03-01T00:00:00Z
-CHANGE = T0 + 10 * 3600 + 1800  # in window 10
-THEMES = {
-    "A": "football match goal striker league referee penalty stadium coach season keeper "
-         "midfield tackle corner fans derby trophy cup winger defender".split(),
-    "B": "recipe oven flour butter sugar dough bake bread cake pastry yeast whisk cream "
-         "vanilla chocolate cookie crust icing batter cinnamon".split(),
-    "C": "volcano eruption lava ash magma crater evacuation seismic tremor plume summit "
-         "geologist caldera vent ashfall pyroclastic dome fissure quake island".split(),
-}
 PROPS = ["topics=3", "http.port=0", "status.ms=1000", "minibatch.docs=50", "minibatch.ms=300",
          "snapshot.every.ms=800", "snapshot.topic=", "input.time.field=date",
          "track.warmup.docs=300", "output.topic=out", "seed=7"]
-
-
-def make_docs(rng, first, n):
-    docs = []
-    for i in range(first, first + n):
-        t = T0 + i * 36
-        mix = [("A", 0.6), ("B", 0.4)] if t < CHANGE else [("C", 0.7), ("A", 0.15), ("B", 0.15)]
-        theme = rng.choices([m[0] for m in mix], [m[1] for m in mix])[0]
-        words = [rng.choice(THEMES[theme]) for _ in range(25)]
-        iso = "%sZ" % __import__("datetime").datetime.utcfromtimestamp(t).isoformat()
-        docs.append({"id": "d%d" % i, "date": iso if i % 2 else t, "text": " ".join(words)})
-    return docs
-
-
-def write_jsonl(path, docs):
-    with open(path, "w") as f:
-        for d in docs:
-            f.write(json.dumps(d) + "\n")
-
-
-def produce(broker, tmp, docs, tag):
-    path = os.path.join(tmp, "part-%s.jsonl" % tag)
-    write_jsonl(path, docs)
-    res = subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
-                          "--time-field", "date", "--key-field", "id", "--partition", "0", path],
-                         capture_output=True, text=True, timeout=120)
-    check(res.returncode == 0, "produce %s --time-field date --partition 0" % tag,
-          res.returncode, res.stderr.strip()[-300:])
-    return res
-
-
-def api(svc, what):
-    status, body = svc.get("/api/" + what)
-    if status != 200:
-        return None
-    return json.loads(body)
 
 
 def theme_topic(topics, theme):
     """The topic id whose top words hold most of the theme's words."""
     best, score = None, -1
     for t in topics["topics"]:
-        s = sum(1 for w, _ in t["words"] if w in THEMES[theme])
+        s = sum(1 for w, _ in t["words"] if w in sc.THEMES[theme])
         if s > score:
             best, score = t["id"], s
     return best, score
@@ -103,38 +55,38 @@ def main():
     tmp = tempfile.mkdtemp(prefix="slda-0060-")
     rng = random.Random(60)
     snapdir = os.path.join(tmp, "snaps")
-    broker = e2e.Broker(tmp, "documents,out", partitions=1, brokers=1)
-    docs = make_docs(rng, 0, 2000)
+    broker = sc.Broker(tmp, "documents,out", partitions=1, brokers=1)
+    docs = sc.dated_docs(rng, 0, 2000)
     # bad times in the stream: far future, backwards (late), missing
     docs[1500]["date"] = "2999-01-01T00:00:00Z"
-    docs[1600]["date"] = T0 - 3600 * 24 * 400  # 400 days back: before the ring
-    docs[1700]["date"] = T0 + 3 * 3600          # back to hour 3: late, inside the ring
+    docs[1600]["date"] = sc.T0 - 3600 * 24 * 400  # 400 days back: before the ring
+    docs[1700]["date"] = sc.T0 + 3 * 3600          # back to hour 3: late, inside the ring
     del docs[1800]["date"]
     try:
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run1")
-        res = produce(broker, tmp, docs[:1500], "1")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run1")
+        res = sc.produce_dated(broker, tmp, docs[:1500], "1")
         check("messages delivered" in res.stderr, "produce reports its deliveries")
         # the future and missing ones through kcat (no timestamp from the field)
         raw = os.path.join(tmp, "raw.jsonl")
-        write_jsonl(raw, [docs[1500]])
-        e2e.produce_kcat(broker.addr, "documents", raw)
-        res = produce(broker, tmp, docs[1501:1800], "2")
-        write_jsonl(raw, [docs[1800]])
-        e2e.produce_kcat(broker.addr, "documents", raw)
-        produce(broker, tmp, docs[1801:], "3")
+        sc.write_jsonl(raw, [docs[1500]])
+        sc.produce_kcat(broker.addr, "documents", raw)
+        res = sc.produce_dated(broker, tmp, docs[1501:1800], "2")
+        sc.write_jsonl(raw, [docs[1800]])
+        sc.produce_kcat(broker.addr, "documents", raw)
+        sc.produce_dated(broker, tmp, docs[1801:], "3")
         bad = os.path.join(tmp, "bad.jsonl")
-        write_jsonl(bad, [{"id": "x", "text": "no date here"}])
-        res = subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
+        sc.write_jsonl(bad, [{"id": "x", "text": "no date here"}])
+        res = subprocess.run([sc.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
                               "--time-field", "date", "--partition", "0", bad],
                              capture_output=True, text=True, timeout=60)
         check(re.search(r"bad\.jsonl:1: time field \"date\": missing: line skipped", res.stderr),
               "produce --time-field: a line without the field is reported as FILE:LINE and skipped",
               res.stderr.strip())
-        e2e.wait_for(lambda: caught_up(svc, 1990), 90, "run 1 trained the stream")
-        e2e.wait_for(lambda: (api(svc, "status") or {}).get("docs", 0) >= 1990, 10, "page status")
-        st = api(svc, "status")
+        sc.wait_for(lambda: caught_up(svc, 1990), 90, "run 1 trained the stream")
+        sc.wait_for(lambda: (svc.api("status") or {}).get("docs", 0) >= 1990, 10, "page status")
+        st = svc.api("status")
         print("status:", st)
-        newest = T0 + 1999 * 36
+        newest = sc.T0 + 1999 * 36
         check(st and st["event_ms"] == newest * 1000, "newest event time = the stream's newest",
               st and st["event_ms"], newest * 1000)
         check(st and st["event_lag_s"] > 86400 * 365, "event-time lag: years behind the clock",
@@ -155,11 +107,11 @@ def main():
         check("is more than a day ahead of the clock" in log, "far-future warning logged")
         check(re.search(r"status: .* event time 2020-03-01T\d\d:\d\d:\d\dZ \(lag \d+ s\)", log),
               "status line: event time and lag")
-        prev = api(svc, "prevalence") or {"windows": []}
-        topics = api(svc, "topics") or {"K": 0, "topics": []}
+        prev = svc.api("prevalence") or {"windows": []}
+        topics = svc.api("topics") or {"K": 0, "topics": []}
         starts = [w["start"] for w in prev["windows"]]
         print("windows:", len(starts), "first", starts[:2], "docs", [w["docs"] for w in prev["windows"]])
-        check(len(starts) == 20 and starts[0] == T0 * 1000 and starts[-1] == (T0 + 19 * 3600) * 1000,
+        check(len(starts) == 20 and starts[0] == sc.T0 * 1000 and starts[-1] == (sc.T0 + 19 * 3600) * 1000,
               "prevalence windows are the stream's 20 hours (not the wall clock)", len(starts))
         c, score = theme_topic(topics, "C")
         check(score >= 5, "a topic learned theme C", c, score)
@@ -187,9 +139,9 @@ def main():
         check(r1999.get("event_ms") == newest * 1000 and "warmup" not in r1999,
               "a late record: its event time, no warmup flag", r1999)
         check(svc.stop() == 0, "run 1: SIGTERM -> exit 0")
-        snaps = e2e.snapshots(snapdir, "streamlda")
+        snaps = sc.snapshots(snapdir, "streamlda")
         if not check(bool(snaps), "run 1 wrote snapshots"):
-            return e2e.done("0060-track_e2e", tmp)
+            return sc.done("0060-track_e2e", tmp)
         side = snaps[-1] + ".track.json"
         check(os.path.exists(side), "tracking state beside the newest snapshot", side)
         state = {}
@@ -203,56 +155,56 @@ def main():
         check(not stale, "no tracking state outlives its snapshot (pruned together)", stale)
 
         # restart: the state comes back, ids stay
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run2")
-        e2e.wait_for(lambda: "tracking state loaded from" in svc.text(), 30, "restored state")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run2")
+        sc.wait_for(lambda: "tracking state loaded from" in svc.text(), 30, "restored state")
         check("tracking state loaded from" in svc.text(), "run 2: tracking state restored")
-        prev2 = e2e.wait_for(lambda: api(svc, "prevalence"), 20, "page")
+        prev2 = sc.wait_for(lambda: svc.api("prevalence"), 20, "page")
         check(prev2 and [w["start"] for w in prev2["windows"]] == starts,
               "run 2: the 20 windows are back before any new document")
-        more = make_docs(rng, 2000, 400)
-        produce(broker, tmp, more, "4")
-        e2e.wait_for(lambda: caught_up(svc, 400), 60, "run 2 trained")
-        e2e.wait_for(lambda: len((api(svc, "prevalence") or {"windows": []})["windows"]) >= 24, 10,
-                     "page windows")
-        prev3 = api(svc, "prevalence") or {"windows": [{"start": 0, "share": [0, 0, 0]}]}
-        topics3 = api(svc, "topics") or {"K": 0, "topics": []}
+        more = sc.dated_docs(rng, 2000, 400)
+        sc.produce_dated(broker, tmp, more, "4")
+        sc.wait_for(lambda: caught_up(svc, 400), 60, "run 2 trained")
+        sc.wait_for(lambda: len((svc.api("prevalence") or {"windows": []})["windows"]) >= 24, 10,
+                    "page windows")
+        prev3 = svc.api("prevalence") or {"windows": [{"start": 0, "share": [0, 0, 0]}]}
+        topics3 = svc.api("topics") or {"K": 0, "topics": []}
         c3, _ = theme_topic(topics3, "C")
         check(c3 == c, "theme C keeps its topic id across the restart", c, c3)
-        check(len(prev3["windows"]) == 24 and prev3["windows"][0]["start"] == T0 * 1000,
+        check(len(prev3["windows"]) == 24 and prev3["windows"][0]["start"] == sc.T0 * 1000,
               "run 2: windows continue (24 hours)", len(prev3["windows"]))
         check(prev3["windows"][-1]["share"][c3] > 0.5, "run 2: theme C dominant in the new hours")
         check(svc.stop() == 0, "run 2: SIGTERM -> exit 0")
 
         # a corrupt tracking state: reported, tracking starts afresh, no crash
-        snaps = e2e.snapshots(snapdir, "streamlda")
+        snaps = sc.snapshots(snapdir, "streamlda")
         with open(snaps[-1] + ".track.json", "w") as f:
             f.write('{"format":1,"K":3,"window_ms":3600000,"windows":168,"newest_ms":')
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run3")
-        e2e.wait_for(lambda: "start afresh" in svc.text(), 30, "corrupt state reported")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run3")
+        sc.wait_for(lambda: "start afresh" in svc.text(), 30, "corrupt state reported")
         log = svc.text()
         check(re.search(r"tracking state \".*\.track\.json\": JSON: .* start afresh", log),
               "run 3: corrupt tracking state named, with the reason", log[-600:])
-        st = e2e.wait_for(lambda: api(svc, "status"), 20, "status")
-        check(st is not None and (api(svc, "prevalence") or {}).get("windows") == [],
+        st = sc.wait_for(lambda: svc.api("status"), 20, "status")
+        check(st is not None and (svc.api("prevalence") or {}).get("windows") == [],
               "run 3: serving, with empty windows (no wrong chart)")
         check(svc.stop() == 0, "run 3: SIGTERM -> exit 0")
         # a gap: the newest snapshot without its state
-        snaps = e2e.snapshots(snapdir, "streamlda")
+        snaps = sc.snapshots(snapdir, "streamlda")
         for s in snaps:
             if os.path.exists(s + ".track.json"):
                 os.unlink(s + ".track.json")
-        svc = e2e.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run4")
-        e2e.wait_for(lambda: "no tracking state beside" in svc.text(), 30, "gap reported")
+        svc = sc.Service(tmp, broker.addr, PROPS + ["snapshot.dir=" + snapdir], name="run4")
+        sc.wait_for(lambda: "no tracking state beside" in svc.text(), 30, "gap reported")
         check("no tracking state beside" in svc.text(), "run 4: missing state reported")
-        st = e2e.wait_for(lambda: api(svc, "status"), 20, "status")
-        newest2 = T0 + 2399 * 36
+        st = sc.wait_for(lambda: svc.api("status"), 20, "status")
+        newest2 = sc.T0 + 2399 * 36
         check(st and st["event_ms"] == newest2 * 1000,
               "run 4: the newest event time comes from the snapshot's header",
               st and st["event_ms"], newest2 * 1000)
         check(svc.stop() == 0, "run 4: SIGTERM -> exit 0")
     finally:
         broker.stop()
-    return e2e.done("0060-track_e2e", tmp)
+    return sc.done("0060-track_e2e", tmp)
 
 
 if __name__ == "__main__":

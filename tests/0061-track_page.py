@@ -2,8 +2,8 @@
 """0061-track_page - the live page at / in Debian's headless Chromium, while documents flow.
 
 The service (on a `streamlda broker` cluster) trains on the synthetic stream of
-0060 (timestamps from the "date" field). Chromium loads http://127.0.0.1:PORT/,
-runs its scripts (--virtual-time-budget) and dumps the DOM:
+0060 (scenario.dated_docs; timestamps from the "date" field). Chromium loads
+http://127.0.0.1:PORT/, runs its scripts (--virtual-time-budget) and dumps the DOM:
  - no console message at all (the page logs nothing: any CONSOLE line is an
    error, a failed request or an exception; a page that does log one proves
    the detector works on this Chromium);
@@ -14,22 +14,17 @@ A screenshot is kept in the build tree: <build>/artifacts/0061-track_page.png.
 Skipped (exit 0, said so) when /usr/bin/chromium is missing (scripts/setup.sh
 installs it).
 """
-import importlib.util
 import os
+import random
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("e2e", os.path.join(HERE, "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-spec = importlib.util.spec_from_file_location("t60", os.path.join(HERE, "0060-track_e2e.py"))
-t60 = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(t60)
-t60.e2e = e2e  # one failure count
-t60.check = check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 CHROMIUM = "/usr/bin/chromium"
 K = 4
 
@@ -72,20 +67,20 @@ def main():
     _, console = chromium(tmp, "file://" + bad, "--dump-dom")
     check(len(console) >= 2, "console messages of a page are detected", console)
 
-    rng = t60.random.Random(61)
-    docs = t60.make_docs(rng, 0, 2000)
-    broker = e2e.Broker(tmp, "documents", partitions=1, brokers=1)
+    rng = random.Random(61)
+    docs = sc.dated_docs(rng, 0, 2000)
+    broker = sc.Broker(tmp, "documents", partitions=1, brokers=1)
     props = ["topics=%d" % K, "http.port=0", "status.ms=1000", "minibatch.docs=50",
              "minibatch.ms=300", "snapshot.every.ms=800", "snapshot.topic=",
              "input.time.field=date", "track.warmup.docs=300",
              "snapshot.dir=" + os.path.join(tmp, "snaps")]
     try:
-        svc = e2e.Service(tmp, broker.addr, props)
+        svc = sc.Service(tmp, broker.addr, props)
         port = svc.http_port()
         url = "http://127.0.0.1:%d/" % port
-        t60.produce(broker, tmp, docs[:900], "1")
-        e2e.wait_for(lambda: svc.metric("streamlda_documents_total") >= 900, 60, "part 1 trained")
-        e2e.wait_for(lambda: (t60.api(svc, "status") or {}).get("docs", 0) >= 900, 10, "page")
+        sc.produce_dated(broker, tmp, docs[:900], "1")
+        sc.wait_for(lambda: svc.metric("streamlda_documents_total") >= 900, 60, "part 1 trained")
+        sc.wait_for(lambda: (svc.api("status") or {}).get("docs", 0) >= 900, 10, "page")
         dom1, console = chromium(tmp, url, "--dump-dom")
         f1 = page_facts(dom1)
         print("page 1:", {k: v for k, v in f1.items() if k != "words"}, f1["words"][:2])
@@ -97,9 +92,9 @@ def main():
               "page 1: chart lines with a point per hour of event time", f1["points"])
         check(f1["docs"] >= 900, "page 1: documents shown", f1["docs"])
         # more documents flow: the page follows
-        t60.produce(broker, tmp, docs[900:], "2")
-        e2e.wait_for(lambda: svc.metric("streamlda_documents_total") >= 2000, 60, "part 2 trained")
-        e2e.wait_for(lambda: (t60.api(svc, "status") or {}).get("docs", 0) >= 2000, 10, "page")
+        sc.produce_dated(broker, tmp, docs[900:], "2")
+        sc.wait_for(lambda: svc.metric("streamlda_documents_total") >= 2000, 60, "part 2 trained")
+        sc.wait_for(lambda: (svc.api("status") or {}).get("docs", 0) >= 2000, 10, "page")
         dom2, console = chromium(tmp, url, "--dump-dom")
         f2 = page_facts(dom2)
         print("page 2:", {k: v for k, v in f2.items() if k != "words"}, f2["words"][:2])
@@ -122,7 +117,7 @@ def main():
     finally:
         broker.stop()
     shutil.rmtree(os.path.join(tmp, "chrome"), ignore_errors=True)
-    return e2e.done("0061-track_page", tmp)
+    return sc.done("0061-track_page", tmp)
 
 
 if __name__ == "__main__":

@@ -9,38 +9,36 @@ crash), log the births, and serve them on /api/events with the topic's words. Wi
 track.events.topic set, every event (the engine's and the tracker's) is also a JSON record on
 that topic, keyed by model/topic, counted in streamlda_topic_events_total when delivered.
 """
-import importlib.util
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("e2e", os.path.join(HERE, "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(e2e)
-check = e2e.check
+sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
+import scenario as sc  # noqa: E402
+check = sc.check
 
 
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0062-")
     prefix = os.path.join(tmp, "shift")
-    res = subprocess.run(["/usr/bin/python3", os.path.join(e2e.SRC, "bench", "shift", "gen.py"),
+    res = subprocess.run(["/usr/bin/python3", os.path.join(sc.SRC, "bench", "shift", "gen.py"),
                           "--docs", "8000", "--shift", "4000", prefix],
                          capture_output=True, text=True, timeout=120)
     check(res.returncode == 0, "gen.py", res.stderr[-300:])
-    broker = e2e.Broker(tmp, "documents,topic-events", partitions=1, brokers=1)
+    broker = sc.Broker(tmp, "documents,topic-events", partitions=1, brokers=1)
     props = ["topics=15", "births=true", "http.port=0", "status.ms=1000", "minibatch.docs=64",
              "snapshot.every.ms=1000", "snapshot.topic=", "track.warmup.docs=500",
              "track.events.topic=topic-events", "snapshot.dir=" + os.path.join(tmp, "snaps")]
     try:
-        svc = e2e.Service(tmp, broker.addr, props)
-        res = subprocess.run([e2e.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
+        svc = sc.Service(tmp, broker.addr, props)
+        res = subprocess.run([sc.BIN, "produce", "--brokers", broker.addr, "--topic", "documents",
                               "--partition", "0", prefix + ".txt"],
                              capture_output=True, text=True, timeout=300)
         check(res.returncode == 0, "produce the stream", res.stderr[-300:])
-        e2e.wait_for(lambda: svc.proc.poll() is not None or
-                     svc.metric("streamlda_documents_total") >= 7900, 180, "stream trained")
+        sc.wait_for(lambda: svc.proc.poll() is not None or
+                    svc.metric("streamlda_documents_total") >= 7900, 180, "stream trained")
         check(svc.proc.poll() is None, "the service is still running", svc.proc.poll(),
               svc.text()[-1500:])
         log = svc.text()
@@ -60,9 +58,9 @@ def main():
         def settled():
             n = svc.metric("streamlda_topic_events_total")
             return (svc.metric("streamlda_undelivered_records") == 0 and
-                    len(e2e.reader.fetch_records(broker.addr, "topic-events")) == n)
-        e2e.wait_for(settled, 30, "events delivered and counted")
-        recs = e2e.reader.fetch_records(broker.addr, "topic-events")
+                    len(sc.reader.fetch_records(broker.addr, "topic-events")) == n)
+        sc.wait_for(settled, 30, "events delivered and counted")
+        recs = sc.reader.fetch_records(broker.addr, "topic-events")
         published = [json.loads(v) for _, v, _ in recs]
         print("events on the topic:", len(published), published[:2])
         keys_ok = all(k.decode() == "streamlda/%d" % p["topic"] for (k, _, _), p in zip(recs, published))
@@ -80,7 +78,7 @@ def main():
             check(svc.stop() == 0, "SIGTERM -> exit 0")
     finally:
         broker.stop()
-    return e2e.done("0062-track_engine_events", tmp)
+    return sc.done("0062-track_engine_events", tmp)
 
 
 if __name__ == "__main__":

@@ -4,29 +4,25 @@
 # unchanged, and the JSON names the same topics and words; a bad snapshot or option gives exit
 # 1 or 2 with the path named.
 set -u
-S=${STREAMLDA:?STREAMLDA must point at the binary}
+. "$(dirname "$0")/checks.sh"
 SRC=${SLDA_SOURCE_DIR:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
-"$S" train -q -k 7 -X seed=5 -o "$T/m.slda" "$SRC"/examples/janeausten/*.txt >/dev/null 2>&1 ||
-    fail "train"
+"$S" train -q -k 7 -X seed=5 -o "$T/m.slda" "$SRC"/examples/janeausten/*.txt >/dev/null 2>&1 &&
+    ok || fail "train"
 
-"$S" topics -n 5 "$T/m.slda" >"$T/plain" || fail "topics"
-"$S" topics -n 5 --weights "$T/m.slda" >"$T/weights" || fail "topics --weights"
-"$S" topics -n 5 --json "$T/m.slda" >"$T/json" || fail "topics --json"
+"$S" topics -n 5 "$T/m.slda" >"$T/plain" && ok || fail "topics"
+"$S" topics -n 5 --weights "$T/m.slda" >"$T/weights" && ok || fail "topics --weights"
+"$S" topics -n 5 --json "$T/m.slda" >"$T/json" && ok || fail "topics --json"
 cat "$T/weights"
-[ "$(wc -l <"$T/plain")" -eq 7 ] || fail "plain: $(wc -l <"$T/plain") lines, wanted 7"
-grep -Eq '^topic 0: [a-z]+( [a-z]+){4}$' "$T/plain" || fail "plain format: $(head -1 "$T/plain")"
-[ "$(grep -Ec '^topic [0-9]+ 0\.[0-9]{4}:( [a-z]+){5}$' "$T/weights")" -eq 7 ] ||
-    fail "weights format: $(head -2 "$T/weights")"
+[ "$(wc -l <"$T/plain")" -eq 7 ] && ok || fail "plain: $(wc -l <"$T/plain") lines, wanted 7"
+grep -Eq '^topic 0: [a-z]+( [a-z]+){4}$' "$T/plain" && ok || fail "plain format: $(head -1 "$T/plain")"
+[ "$(grep -Ec '^topic [0-9]+ 0\.[0-9]{4}:( [a-z]+){5}$' "$T/weights")" -eq 7 ] &&
+    ok || fail "weights format: $(head -2 "$T/weights")"
 # the same words in the same order, with the weight inserted
-diff <(sed 's/^topic \([0-9]*\) [0-9.]*:/topic \1:/' "$T/weights") "$T/plain" >/dev/null ||
-    fail "--weights changed the words"
+diff <(sed 's/^topic \([0-9]*\) [0-9.]*:/topic \1:/' "$T/weights") "$T/plain" >/dev/null &&
+    ok || fail "--weights changed the words"
 
-python3 - "$T/json" "$T/weights" <<'PY' || fail "json/weights check"
+python3 - "$T/json" "$T/weights" <<'PY' && ok || fail "json/weights check"
 import json, sys
 d = json.load(open(sys.argv[1]))
 lines = open(sys.argv[2]).read().split("\n")
@@ -46,13 +42,13 @@ PY
 # weights are NZ shares: a model trained with one theme per topic shows the token proportions
 for i in $(seq 1 90); do echo "apple banana cherry fruit orchard apple banana fruit"; done >"$T/two.txt"
 for i in $(seq 1 30); do echo "engine piston turbine motor engine gearbox motor fuel"; done >>"$T/two.txt"
-"$S" train -q -k 2 -X text.stopwords=none -X seed=4 -X minibatch.docs=20 -p 40 -o "$T/two.slda" "$T/two.txt" >/dev/null 2>&1 ||
-    fail "train two themes"
-"$S" topics --weights -n 3 "$T/two.slda" >"$T/two.out" || fail "topics two"
+"$S" train -q -k 2 -X text.stopwords=none -X seed=4 -X minibatch.docs=20 -p 40 -o "$T/two.slda" "$T/two.txt" >/dev/null 2>&1 &&
+    ok || fail "train two themes"
+"$S" topics --weights -n 3 "$T/two.slda" >"$T/two.out" && ok || fail "topics two"
 cat "$T/two.out"
 # 90 fruit documents of 8 tokens against 30 engine documents: fruit holds 3/4 of the tokens
 # (after enough updates for the initial counts to decay: 0.64 after 5 passes of one minibatch)
-python3 - "$T/two.out" <<'PY' || fail "two-theme weights are not the token shares"
+python3 - "$T/two.out" <<'PY' && ok || fail "two-theme weights are not the token shares"
 import sys, re
 w = {}
 for line in open(sys.argv[1]):
@@ -65,15 +61,14 @@ PY
 # bad snapshots and options
 printf 'SLDASNAP\0\0\0\1garbage-garbage-garbage' >"$T/bad.slda"
 "$S" topics --weights "$T/bad.slda" >/dev/null 2>"$T/err"
-[ $? -eq 1 ] || fail "corrupt snapshot: exit status not 1"
-grep -q 'bad.slda' "$T/err" || fail "corrupt snapshot: path not named: $(cat "$T/err")"
+[ $? -eq 1 ] && ok || fail "corrupt snapshot: exit status not 1"
+grep -q 'bad.slda' "$T/err" && ok || fail "corrupt snapshot: path not named: $(cat "$T/err")"
 "$S" topics --json "$T/missing.slda" >/dev/null 2>"$T/err"
-[ $? -eq 1 ] || fail "missing snapshot: exit status not 1"
-grep -q 'missing.slda' "$T/err" || fail "missing snapshot: path not named"
+[ $? -eq 1 ] && ok || fail "missing snapshot: exit status not 1"
+grep -q 'missing.slda' "$T/err" && ok || fail "missing snapshot: path not named"
 "$S" topics --weights -n 0 "$T/m.slda" >/dev/null 2>&1
-[ $? -eq 2 ] || fail "-n 0: exit status not 2"
+[ $? -eq 2 ] && ok || fail "-n 0: exit status not 2"
 "$S" topics --weights >/dev/null 2>&1
-[ $? -eq 2 ] || fail "no snapshot: exit status not 2"
+[ $? -eq 2 ] && ok || fail "no snapshot: exit status not 2"
 
-[ $fails -eq 0 ] && echo "0070-track_topics: ok"
-exit $((fails > 0))
+checks_done 0070-track_topics

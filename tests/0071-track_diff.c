@@ -78,7 +78,7 @@ static int diff_json(slda_json_t *js, char **text, const char *a, const char *b)
 static void write_permuted(const char *from, const char *to, const uint32_t *perm)
 {
     slda_model_t *m = slda_snapshot_read(from, NULL, errbuf, sizeof errbuf);
-    CHECK(m != NULL);
+    CHECK_TRUE(m != NULL, "%s", errbuf);
     if (!m)
         return;
     slda_conf_t *conf = slda_conf_new();
@@ -92,7 +92,7 @@ static void write_permuted(const char *from, const char *to, const uint32_t *per
     for (uint32_t x = n; x-- > 0;) {
         const char *w = slda_model_word(m, held[x]);
         uint32_t id = slda_vocab_get_or_add(c->vocab, w, strlen(w), NULL);
-        CHECK(id != UINT32_MAX);
+        CHECK_NE(id, UINT32_MAX);
         for (uint32_t k = 0; k < m->K; k++)
             c->A[(size_t)id * c->Kp + k] = m->A[(size_t)held[x] * m->Kp + perm[k]];
         slda_model_mark_row(c, id);
@@ -102,7 +102,7 @@ static void write_permuted(const char *from, const char *to, const uint32_t *per
         c->NZ[k] = m->NZ[perm[k]];
         c->alpha[k] = m->alpha[perm[k]];
     }
-    CHECK(slda_snapshot_write(c, to, errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_snapshot_write(c, to, errbuf, sizeof errbuf), errbuf);
     free(held);
     slda_model_destroy(c);
     slda_model_destroy(m);
@@ -140,11 +140,11 @@ int main(void)
         CHECK_INT(get(&js, sum, "pairs"), 10);
         CHECK_INT(get(&js, sum, "identical"), 10);
         CHECK_INT(get(&js, sum, "moved"), 0);
-        CHECK(get(&js, sum, "max_js") == 0.0);
+        CHECK_EQ(get(&js, sum, "max_js"), 0.0);
         uint32_t pairs = slda_json_object_get(&js, 0, "pairs"), p = slda_json_first(&js, pairs);
         for (uint32_t i = 0; i < js.nodes[pairs].size; i++, p = js.nodes[p].next) {
             CHECK_INT(get(&js, p, "a"), get(&js, p, "b"));
-            CHECK(get(&js, p, "js") == 0.0);
+            CHECK_EQ(get(&js, p, "js"), 0.0);
         }
     }
     free(text);
@@ -158,10 +158,11 @@ int main(void)
         CHECK_INT(js.nodes[pairs].size, 10);
         for (uint32_t i = 0; i < js.nodes[pairs].size; i++, p = js.nodes[p].next) {
             int a = (int)get(&js, p, "a"), b = (int)get(&js, p, "b");
-            CHECK(b >= 0 && b < 10);
+            CHECK_GE(b, 0);
+            CHECK_LT(b, 10);
             if (b >= 0 && b < 10)
                 CHECK_INT(perm[b], a);
-            CHECK(get(&js, p, "js") == 0.0);
+            CHECK_EQ(get(&js, p, "js"), 0.0);
             CHECK_INT(js.nodes[slda_json_object_get(&js, p, "gained")].size, 0);
             CHECK_INT(js.nodes[slda_json_object_get(&js, p, "lost")].size, 0);
         }
@@ -173,7 +174,8 @@ int main(void)
         uint32_t sum = slda_json_object_get(&js, 0, "summary");
         CHECK_INT(get(&js, sum, "pairs"), 10);
         CHECK_INT(get(&js, sum, "identical"), 0);
-        CHECK(get(&js, sum, "mean_js") > 0 && get(&js, sum, "max_js") < 1);
+        CHECK_GT(get(&js, sum, "mean_js"), 0);
+        CHECK_LT(get(&js, sum, "max_js"), 1);
         CHECK_INT(get(&js, sum, "unmatched_a"), 0);
     }
     free(text);

@@ -49,9 +49,9 @@ static void step(slda_model_t *model, int round)
     for (int d = 0; d < 40; d++) {
         slda_doc_init(&docs[d]);
         const char *t = texts[(d + round) % 2];
-        CHECK(slda_doc_from_text(model, t, strlen(t), &docs[d], errbuf, sizeof errbuf) == SLDA_OK);
+        CHECK_OK(slda_doc_from_text(model, t, strlen(t), &docs[d], errbuf, sizeof errbuf), errbuf);
     }
-    CHECK(slda_model_train(model, docs, 40, NULL, NULL, errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_model_train(model, docs, 40, NULL, NULL, errbuf, sizeof errbuf), errbuf);
     slda_docs_clear(docs, 40);
 }
 
@@ -62,7 +62,7 @@ static void snap(const char *dir, const slda_model_t *model, int64_t ev)
     snprintf(path, sizeof path, "%s/m-%020llu.slda", dir,
              (unsigned long long)slda_model_updates(model));
     slda_snapshot_meta_t meta = {ev};
-    CHECK(slda_snapshot_write_meta(model, &meta, path, errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_snapshot_write_meta(model, &meta, path, errbuf, sizeof errbuf), errbuf);
 }
 
 int main(void)
@@ -84,7 +84,7 @@ int main(void)
     slda_conf_set(conf, "text.stopwords", "none", errbuf, sizeof errbuf);
     slda_conf_set(conf, "model.name", "m", errbuf, sizeof errbuf);
     slda_model_t *model = slda_model_new(conf, errbuf, sizeof errbuf);
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", errbuf);
     const int64_t day = 86400000, t0 = 1262304000000; /* 2010-01-01 */
     for (int i = 0; i < 4; i++) {
         step(model, i);
@@ -102,7 +102,7 @@ int main(void)
         snprintf(want, sizeof want, "\"time_ms\":%lld,\"event_time\":true",
                  (long long)(t0 + i * day));
         p = strstr(p, want);
-        CHECK(p != NULL);
+        CHECK_NONNULL(p);
         if (!p) {
             fprintf(stderr, "  point %d (%s) missing in %.400s\n", i, want, out);
             break;
@@ -117,8 +117,8 @@ int main(void)
     free(out);
     CHECK_INT(run(&out, "cat \"%s/m.json\"", T), 0);
     CHECK_CONTAINS(out, "\"time\":\"updated\"");
-    CHECK(strstr(out, "\"event_time\":true") == NULL); /* no point keeps its event time */
-    CHECK(strstr(out, "\"time_ms\":1262304000000") == NULL);
+    CHECK_NULL(strstr(out, "\"event_time\":true")); /* no point keeps its event time */
+    CHECK_NULL(strstr(out, "\"time_ms\":1262304000000"));
     free(out);
     CHECK_INT(run(&out, "grep -c 'class=\"chart\"' \"%s/m.html\"", T), 0);
     CHECK_INT(atoi(out), 2);

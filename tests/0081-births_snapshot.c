@@ -266,7 +266,7 @@ static void test_births_restart(stream_t *s, uint32_t stale)
             break;
         }
     }
-    CHECK(at > 0);
+    CHECK_GT(at, 0);
     if (!at) {
         slda_model_destroy(a);
         slda_model_destroy(b);
@@ -277,7 +277,7 @@ static void test_births_restart(stream_t *s, uint32_t stale)
     printf("births, global.stale=%u: restored after document %zu (update %llu): %llu flagged, "
            "%u buffered\n", stale, at, (unsigned long long)b->t,
            (unsigned long long)before.flagged, buffered);
-    CHECK(buffered >= 32); /* a state worth keeping: lost, the next proposal comes later */
+    CHECK_GE(buffered, 32); /* a state worth keeping: lost, the next proposal comes later */
     train_range(a, s, 0, at);
     slda_model_flush(a);
     slda_model_flush(b);
@@ -286,15 +286,17 @@ static void test_births_restart(stream_t *s, uint32_t stale)
     /* the births settings travel with the model */
     CHECK_INT(b->p.births, pb.births);
     CHECK_INT(b->p.births_docs, pb.births_docs);
-    CHECK(b->p.births_z == pb.births_z && b->p.births_gain == pb.births_gain &&
-          b->p.births_floor == pb.births_floor && b->p.births_merge == pb.births_merge);
+    CHECK_EQ(b->p.births_z, pb.births_z);
+    CHECK_EQ(b->p.births_gain, pb.births_gain);
+    CHECK_EQ(b->p.births_floor, pb.births_floor);
+    CHECK_EQ(b->p.births_merge, pb.births_merge);
     b->p.births = pb.births; /* so that the comparison below shows the state alone */
     b->p.births_docs = pb.births_docs;
     b->p.births_z = pb.births_z;
     b->p.births_gain = pb.births_gain;
     b->p.births_floor = pb.births_floor;
     b->p.births_merge = pb.births_merge;
-    CHECK(memmem(snap, len, "\xa6" "births\x8e", 8) != NULL);
+    CHECK_NONNULL(memmem(snap, len, "\xa6" "births\x8e", 8));
     /* the same state written without its births section (a snapshot from before it was
      * stored): it loads, and the first update starts a fresh baseline */
     slda_births_t *kept = b->births;
@@ -307,10 +309,10 @@ static void test_births_restart(stream_t *s, uint32_t stale)
     slda_model_t *c = slda_snapshot_decode(old, oldlen, &err, errbuf, sizeof errbuf);
     CHECK_INT(err, SLDA_OK);
     if (c) {
-        CHECK(c->births == NULL);
+        CHECK_NULL(c->births);
         CHECK_INT(c->p.births, 1);
         train_range(c, s, at, at + 4 * MB); /* 80 documents: under the 100 a baseline needs */
-        CHECK(c->births != NULL);
+        CHECK_NONNULL(c->births);
         CHECK_INT(counts_of(c).flagged, 0); /* the new baseline is not warm yet */
         slda_model_destroy(c);
     }
@@ -329,7 +331,7 @@ static void test_births_restart(stream_t *s, uint32_t stale)
     slda_model_flush(a);
     slda_model_flush(b);
     slda_topic_counts_t ca = counts_of(a);
-    CHECK(ca.births >= 3); /* births fire after the restore point */
+    CHECK_GE(ca.births, 3); /* births fire after the restore point */
     CHECK_INT(compare(a, b, what), 0);
     free(snap);
     slda_model_destroy(a);
@@ -363,11 +365,13 @@ static void test_windowed_restart(stream_t *s, uint32_t stale)
             }
         }
     }
-    CHECK(at > 0 && at + 1000 <= NDOCS);
+    CHECK_GT(at, 0);
+    CHECK_LE(at + 1000, NDOCS);
     slda_births_state_t st;
     slda_births_export(b->births, &st);
     CHECK_INT(st.windowed, 1);
-    CHECK(st.counted > 0 && st.counted < b->tokens); /* the window cut the count short */
+    CHECK_GT(st.counted, 0);
+    CHECK_LT(st.counted, b->tokens); /* the window cut the count short */
     printf("windowed: first birth by document %zu, restored after %zu, %llu of %llu tokens "
            "counted\n", born, at, (unsigned long long)st.counted, (unsigned long long)b->tokens);
     slda_births_export_clear(&st);
@@ -395,7 +399,7 @@ static void test_windowed_restart(stream_t *s, uint32_t stale)
         after += a->A[(size_t)w * a->Kp] + a->A[(size_t)w * a->Kp + 1] > 0;
     printf("windowed, global.stale=%u: rows held %u before an empty minibatch, %u after\n", stale,
            held, after);
-    CHECK(after >= held * 9 / 10);
+    CHECK_GE(after, held * 9 / 10);
     free(snap);
     slda_model_destroy(a);
     slda_model_destroy(b);
@@ -414,10 +418,12 @@ static void test_plain_restart(stream_t *s, slda_rows_kind_t rows, double tau, d
     int folds_a = train_range(a, s, 0, NDOCS), folds_b = train_range(b, s, 0, SHIFT + 400);
     printf("%s: sigma folded %d times in the whole run, %d before the restore\n", what, folds_a,
            folds_b);
-    if (rows == SLDA_ROWS_DECAY)
-        CHECK(folds_b >= 1 && folds_a > folds_b);
+    if (rows == SLDA_ROWS_DECAY) {
+        CHECK_GE(folds_b, 1);
+        CHECK_GT(folds_a, folds_b);
+    }
     b = restart(b, &snap, &len);
-    CHECK(memmem(snap, len, "\xa6" "births\x8e", 8) == NULL); /* no state: no section */
+    CHECK_NULL(memmem(snap, len, "\xa6" "births\x8e", 8)); /* no state: no section */
     CHECK_INT(b->p.births, 0);
     train_range(b, s, SHIFT + 400, NDOCS);
     CHECK_INT(compare(a, b, what), 0);

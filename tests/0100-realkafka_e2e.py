@@ -22,6 +22,7 @@ import tempfile
 
 sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
 import realkafka as rk  # noqa: E402
+import scenario as sc  # noqa: E402
 from confluent_kafka import Consumer, TopicPartition
 
 check = rk.check
@@ -72,11 +73,11 @@ def main():
     rc = svc.stop()
     check(rc == 0, "SIGTERM -> exit 0", rc)
 
-    files = rk.e2e.snapshots(os.path.join(tmp, "snaps"), model)
+    files = sc.snapshots(os.path.join(tmp, "snaps"), model)
     check(bool(files), "a snapshot file was written", len(files))
     if not files:
         return rk.done("0100-realkafka_e2e", tmp)
-    header = rk.e2e.read_file(files[-1])[0]
+    header = sc.read_file(files[-1])[0]
     check(header["docs"] == total - ndead, "final snapshot counts exactly the documents produced (minus dead letters)",
           header["docs"], total, ndead)
     check(header["docs"] == trained, "final snapshot = /metrics documents", header["docs"], trained)

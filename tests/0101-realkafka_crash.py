@@ -25,6 +25,7 @@ import time
 
 sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
 import realkafka as rk  # noqa: E402
+import scenario as sc  # noqa: E402
 
 check = rk.check
 N = 20000
@@ -78,8 +79,8 @@ def main():
     hw = rk.high_watermarks(addr, docs_topic)
     check(hw == {q: N // PARTS for q in range(PARTS)}, "the topic holds every document (high watermarks)", hw)
 
-    files = rk.e2e.snapshots(snapdir, model)
-    header = rk.e2e.read_file(files[-1])[0] if files else {}
+    files = sc.snapshots(snapdir, model)
+    header = sc.read_file(files[-1])[0] if files else {}
     print("final snapshot %s: docs %s tokens %s updates %s" % (files[-1] if files else None, header.get("docs"),
                                                              header.get("tokens"), header.get("t")))
     check(header.get("docs") == N, "the final model holds exactly the documents produced", header.get("docs"), N)

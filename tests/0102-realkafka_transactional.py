@@ -28,6 +28,7 @@ import time
 
 sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
 import realkafka as rk  # noqa: E402
+import scenario as sc  # noqa: E402
 
 check = rk.check
 N = 8000
@@ -68,7 +69,7 @@ def main():
     seed = int(os.environ.get("SLDA_CRASH_SEED", time.time()))
     print("SLDA_CRASH_SEED=%d" % seed)
     rk.crash_runs(tmp, addr, props, snapdir, model, N, feeder, random.Random(seed), 300, 0.5)
-    header = rk.e2e.newest_header(snapdir, model) or {}
+    header = sc.newest_header(snapdir, model) or {}
     check(header.get("docs") == N, "the final model holds every document once", header.get("docs"), N)
 
     committed = rk.consume_all(addr, mix, isolation="read_committed")

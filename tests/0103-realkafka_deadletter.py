@@ -27,6 +27,7 @@ import tempfile
 
 sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
 import realkafka as rk  # noqa: E402
+import scenario as sc  # noqa: E402
 
 check = rk.check
 DEFAULT_MAX = 1000000  # librdkafka's default message.max.bytes
@@ -81,7 +82,7 @@ def main():
     check(rc == 0, "SIGTERM -> exit 0", rc)
     if rc != 0:
         print("\n".join(line for line in svc.text().splitlines() if "status:" not in line)[-3000:])
-    header = rk.e2e.newest_header(os.path.join(tmp, "snaps"), model) or {}
+    header = sc.newest_header(os.path.join(tmp, "snaps"), model) or {}
     check(header.get("docs") == total - len(BAD), "snapshot counts the good documents only",
           header.get("docs"), total - len(BAD))
     covered = sum(o for t, _, o in header.get("offsets", []) if t == docs_topic)

@@ -9,11 +9,10 @@ independent client: the Admin API to create each test's own uniquely named
 topics (the service never creates topics; the broker has auto-creation off),
 a producer that waits for every delivery report, and consumers that read a
 topic to its end (read_committed by default). The service itself is driven
-with the helpers of tests/0010-kafka_e2e.py (Service, check, wait_for,
-snapshot readers), loaded from that file as the mock-cluster tests do.
+with the helpers of tests/scenario.py (Service, check, wait_for, snapshot
+readers), as the mock-cluster tests do; `rk.sc` is that module.
 """
 import collections
-import importlib.util
 import os
 import random
 import re
@@ -23,12 +22,10 @@ import time
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("e2e", os.path.join(HERE, "0010-kafka_e2e.py"))
-e2e = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(e2e)
-check, wait_for, done = e2e.check, e2e.wait_for, e2e.done
-BIN, SRC = e2e.BIN, e2e.SRC
+import scenario as sc
+
+check, wait_for, done = sc.check, sc.wait_for, sc.done
+BIN, SRC = sc.BIN, sc.SRC
 
 Msg = collections.namedtuple("Msg", "partition offset key value headers")
 
@@ -248,7 +245,7 @@ def fetch_at(addr, topic, partition, offset):
 
 def service(tmp, addr, props, name):
     """`streamlda run` against the real broker (tests/0010's Service: own process, log file)."""
-    return e2e.Service(tmp, addr, props, name=name)
+    return sc.Service(tmp, addr, props, name=name)
 
 
 def alive(svc):
@@ -273,7 +270,7 @@ def assigned(svc, timeout=60):
 
 
 def newest_docs(snapdir, model):
-    return (e2e.newest_header(snapdir, model) or {}).get("docs", 0)
+    return (sc.newest_header(snapdir, model) or {}).get("docs", 0)
 
 
 class Feeder(threading.Thread):

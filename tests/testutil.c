@@ -6,6 +6,36 @@
 
 int slda_test_failures = 0;
 
+static void print_number(long double v)
+{
+    if (v == truncl(v) && fabsl(v) < 1e20L)
+        fprintf(stderr, "%.0Lf", v);
+    else
+        fprintf(stderr, "%.17Lg", v);
+}
+
+void slda_test_fail_cmp(const char *file, int line, const char *a, const char *op, const char *b,
+                        long double va, long double vb)
+{
+    fprintf(stderr, "%s:%d: %s %s %s failed: ", file, line, a, op, b);
+    print_number(va);
+    fputs(" vs ", stderr);
+    print_number(vb);
+    fputc('\n', stderr);
+    slda_test_failures++;
+}
+
+void slda_test_fail(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s:%d: %s failed: ", file, line, expr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    slda_test_failures++;
+}
+
 int slda_test_done(const char *name)
 {
     if (slda_test_failures) {

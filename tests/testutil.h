@@ -3,12 +3,18 @@
 #define SLDA_TESTUTIL_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "streamlda.h"
+
 extern int slda_test_failures;
+
+/* Every check prints, when it fails, file:line, the expression and the values it compared.
+ * CHECK(cond) prints only the expression: for a predicate whose text says everything. */
 
 #define CHECK(cond)                                                                    \
     do {                                                                               \
@@ -55,6 +61,89 @@ extern int slda_test_failures;
         }                                                                              \
     } while (0)
 
+/* Numbers of any arithmetic type compared as long double, which holds every 64-bit integer
+ * and every double exactly (x86-64, aarch64): CHECK_EQ .. CHECK_GE print both values. */
+#define SLDA_CHECK_CMP_(a, op, b)                                                      \
+    do {                                                                               \
+        long double va_ = (long double)(a), vb_ = (long double)(b);                    \
+        if (!(va_ op vb_))                                                             \
+            slda_test_fail_cmp(__FILE__, __LINE__, #a, #op, #b, va_, vb_);             \
+    } while (0)
+#define CHECK_EQ(a, b) SLDA_CHECK_CMP_(a, ==, b)
+#define CHECK_NE(a, b) SLDA_CHECK_CMP_(a, !=, b)
+#define CHECK_LT(a, b) SLDA_CHECK_CMP_(a, <, b)
+#define CHECK_LE(a, b) SLDA_CHECK_CMP_(a, <=, b)
+#define CHECK_GT(a, b) SLDA_CHECK_CMP_(a, >, b)
+#define CHECK_GE(a, b) SLDA_CHECK_CMP_(a, >=, b)
+/* Any condition, with a printf-style message of the values behind it. */
+#define CHECK_TRUE(cond, ...)                                                          \
+    do {                                                                               \
+        if (!(cond))                                                                   \
+            slda_test_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                    \
+    } while (0)
+#define CHECK_NULL(p)                                                                  \
+    do {                                                                               \
+        const void *vp_ = (const void *)(p);                                           \
+        if (vp_) {                                                                     \
+            fprintf(stderr, "%s:%d: %s == NULL failed: %p\n", __FILE__, __LINE__, #p,  \
+                    vp_);                                                              \
+            slda_test_failures++;                                                      \
+        }                                                                              \
+    } while (0)
+#define CHECK_NONNULL(p)                                                               \
+    do {                                                                               \
+        if (!(p)) {                                                                    \
+            fprintf(stderr, "%s:%d: %s != NULL failed: NULL\n", __FILE__, __LINE__, #p);\
+            slda_test_failures++;                                                      \
+        }                                                                              \
+    } while (0)
+/* Pointers: the same object (CHECK_PTR_EQ) or not (CHECK_PTR_NE). */
+#define SLDA_CHECK_PTR_(a, op, b)                                                      \
+    do {                                                                               \
+        const void *va_ = (const void *)(a), *vb_ = (const void *)(b);                 \
+        if (!(va_ op vb_)) {                                                           \
+            fprintf(stderr, "%s:%d: %s %s %s failed: %p vs %p\n", __FILE__, __LINE__,  \
+                    #a, #op, #b, va_, vb_);                                            \
+            slda_test_failures++;                                                      \
+        }                                                                              \
+    } while (0)
+#define CHECK_PTR_EQ(a, b) SLDA_CHECK_PTR_(a, ==, b)
+#define CHECK_PTR_NE(a, b) SLDA_CHECK_PTR_(a, !=, b)
+/* A call returning slda_err_t: SLDA_OK (CHECK_OK), or the error wanted (CHECK_ERR); a failure
+ * prints the error names and errstr, the message buffer the call filled ("" for a call
+ * without one). */
+#define CHECK_OK(call, errstr) CHECK_ERR(call, SLDA_OK, errstr)
+#define CHECK_ERR(call, want, errstr)                                                  \
+    do {                                                                               \
+        slda_err_t ve_ = (slda_err_t)(call), vw_ = (slda_err_t)(want);                 \
+        if (ve_ != vw_) {                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %s, wanted %s: \"%s\"\n", __FILE__,       \
+                    __LINE__, #call, slda_err_name(ve_), slda_err_name(vw_), (errstr)); \
+            slda_test_failures++;                                                      \
+        }                                                                              \
+    } while (0)
+/* n bytes equal; a failure prints the first byte that differs. */
+#define CHECK_MEM(a, b, n)                                                             \
+    do {                                                                               \
+        const unsigned char *va_ = (const unsigned char *)(a);                         \
+        const unsigned char *vb_ = (const unsigned char *)(b);                         \
+        size_t vn_ = (size_t)(n), vi_ = 0;                                             \
+        while (vi_ < vn_ && va_[vi_] == vb_[vi_])                                      \
+            vi_++;                                                                     \
+        if (vi_ < vn_) {                                                               \
+            fprintf(stderr, "%s:%d: %s == %s (%zu bytes) failed: byte %zu is 0x%02x vs " \
+                    "0x%02x\n", __FILE__, __LINE__, #a, #b, vn_, vi_, va_[vi_], vb_[vi_]); \
+            slda_test_failures++;                                                      \
+        }                                                                              \
+    } while (0)
+
+/* Count a failure of CHECK_EQ .. CHECK_GE and print both values: integers in full, other
+ * numbers to 17 significant digits. */
+void slda_test_fail_cmp(const char *file, int line, const char *a, const char *op, const char *b,
+                        long double va, long double vb);
+/* Count a failure and print "file:line: expr failed: " and the message (CHECK_TRUE). */
+void slda_test_fail(const char *file, int line, const char *expr, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Print a summary line and return the exit code for main. */
 int slda_test_done(const char *name);
 /* A fresh temporary directory (under $TMPDIR or /tmp), malloc'ed path. */

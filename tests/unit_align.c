@@ -55,8 +55,9 @@ static void check_valid(const double *c, uint32_t n, uint32_t m, const int32_t *
     for (uint32_t i = 0; i < n; i++) {
         if (r2c[i] < 0)
             continue;
-        CHECK(r2c[i] < (int32_t)m);
-        CHECK(!(seen & (1u << r2c[i])));
+        CHECK_LT(r2c[i], (int32_t)m);
+        CHECK_TRUE(!(seen & (1u << r2c[i])), "column %d given to row %u and an earlier one",
+                   r2c[i], i);
         seen |= 1u << r2c[i];
         sum += c[i * m + (uint32_t)r2c[i]];
         pairs++;
@@ -139,7 +140,7 @@ static void test_js(void)
     CHECK_NEAR(slda_js_distance(p, q, 2), want, 1e-12);
     CHECK_NEAR(slda_js_distance(q, p, 2), want, 1e-12);
     CHECK_NEAR(slda_js_distance(p, r, 2), 1.0, 1e-12); /* disjoint supports: the maximum */
-    CHECK(slda_js_distance(q, q, 2) == 0.0);
+    CHECK_EQ(slda_js_distance(q, q, 2), 0.0);
 
     slda_rng_t rng;
     slda_rng_seed(&rng, 11);
@@ -155,10 +156,11 @@ static void test_js(void)
             a[i] /= sa, b[i] /= sb, c[i] /= sc;
         double ab = slda_js_distance(a, b, 8), ba = slda_js_distance(b, a, 8);
         double bc = slda_js_distance(b, c, 8), ac = slda_js_distance(a, c, 8);
-        CHECK(ab == ba);                 /* symmetric */
-        CHECK(ab > 0 && ab <= 1);        /* bounded */
-        CHECK(ac <= ab + bc + 1e-12);    /* a metric: triangle inequality */
-        CHECK(slda_js_distance(a, a, 8) == 0.0);
+        CHECK_EQ(ab, ba);                /* symmetric */
+        CHECK_GT(ab, 0);
+        CHECK_LE(ab, 1);                 /* bounded */
+        CHECK_LE(ac, ab + bc + 1e-12);   /* a metric: triangle inequality */
+        CHECK_EQ(slda_js_distance(a, a, 8), 0.0);
     }
 }
 
@@ -178,18 +180,18 @@ static slda_model_t *train_themes(uint64_t seed)
     slda_conf_t *conf = slda_conf_new();
     char sbuf[32];
     snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)seed);
-    CHECK(slda_conf_set(conf, "topics", "5", errbuf, sizeof errbuf) == SLDA_OK);
-    CHECK(slda_conf_set(conf, "seed", sbuf, errbuf, sizeof errbuf) == SLDA_OK);
-    CHECK(slda_conf_set(conf, "text.stopwords", "none", errbuf, sizeof errbuf) == SLDA_OK);
-    CHECK(slda_conf_set(conf, "threads", "1", errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_conf_set(conf, "topics", "5", errbuf, sizeof errbuf), errbuf);
+    CHECK_OK(slda_conf_set(conf, "seed", sbuf, errbuf, sizeof errbuf), errbuf);
+    CHECK_OK(slda_conf_set(conf, "text.stopwords", "none", errbuf, sizeof errbuf), errbuf);
+    CHECK_OK(slda_conf_set(conf, "threads", "1", errbuf, sizeof errbuf), errbuf);
     /* the plain global step these seeds were chosen with: under global.rows=counts
      * seed 1 merges two themes (a pair at distance 0.505) */
-    CHECK(slda_conf_set(conf, "global.rows", "decay", errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_conf_set(conf, "global.rows", "decay", errbuf, sizeof errbuf), errbuf);
     /* and each update applied before the next minibatch, as then (with global.stale=1
      * one theme of seeds 1/2 is no longer 0.3 farther from the others than from its match) */
-    CHECK(slda_conf_set(conf, "global.stale", "0", errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_conf_set(conf, "global.stale", "0", errbuf, sizeof errbuf), errbuf);
     slda_model_t *model = slda_model_new(conf, errbuf, sizeof errbuf);
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", errbuf);
     slda_rng_t rng;
     slda_rng_seed(&rng, seed + 100);
     slda_doc_t docs[50];
@@ -199,10 +201,10 @@ static slda_model_t *train_themes(uint64_t seed)
             const char *t = themes[slda_rng_next(&rng) % NTHEMES];
             snprintf(text, sizeof text, "%s %s", t, t);
             slda_doc_init(&docs[d]);
-            CHECK(slda_doc_from_text(model, text, strlen(text), &docs[d], errbuf, sizeof errbuf) ==
-                  SLDA_OK);
+            CHECK_OK(slda_doc_from_text(model, text, strlen(text), &docs[d], errbuf, sizeof errbuf),
+                     errbuf);
         }
-        CHECK(slda_model_train(model, docs, 50, NULL, NULL, errbuf, sizeof errbuf) == SLDA_OK);
+        CHECK_OK(slda_model_train(model, docs, 50, NULL, NULL, errbuf, sizeof errbuf), errbuf);
         slda_docs_clear(docs, 50);
     }
     slda_model_flush(model);
@@ -215,8 +217,8 @@ static slda_model_t *train_themes(uint64_t seed)
 static slda_model_t *permuted_copy(const slda_model_t *model, const uint32_t *perm)
 {
     slda_conf_t *conf = slda_conf_new();
-    CHECK(slda_conf_set(conf, "topics", "5", errbuf, sizeof errbuf) == SLDA_OK);
-    CHECK(slda_conf_set(conf, "text.stopwords", "none", errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_conf_set(conf, "topics", "5", errbuf, sizeof errbuf), errbuf);
+    CHECK_OK(slda_conf_set(conf, "text.stopwords", "none", errbuf, sizeof errbuf), errbuf);
     slda_model_t *copy = slda_model_new(conf, errbuf, sizeof errbuf);
     slda_conf_destroy(conf);
     uint32_t n;
@@ -225,20 +227,20 @@ static slda_model_t *permuted_copy(const slda_model_t *model, const uint32_t *pe
         const char *w = slda_model_word(model, held[x]);
         slda_doc_t doc;
         slda_doc_init(&doc);
-        CHECK(slda_doc_from_text(copy, w, strlen(w), &doc, errbuf, sizeof errbuf) == SLDA_OK);
+        CHECK_OK(slda_doc_from_text(copy, w, strlen(w), &doc, errbuf, sizeof errbuf), errbuf);
         slda_doc_clear(&doc);
     }
     int moved = 0;
     for (uint32_t x = 0; x < n; x++) {
         const char *w = slda_model_word(model, held[x]);
         uint32_t id = slda_model_word_id(copy, w, strlen(w));
-        CHECK(id != UINT32_MAX);
+        CHECK_NE(id, UINT32_MAX);
         moved += id != held[x];
         for (uint32_t k = 0; k < 5; k++)
             copy->A[(size_t)id * copy->Kp + k] = model->A[(size_t)held[x] * model->Kp + perm[k]];
         slda_model_mark_row(copy, id);
     }
-    CHECK(moved > 0); /* the ids really differ */
+    CHECK_GT(moved, 0); /* the ids really differ */
     copy->sigma = model->sigma;
     for (uint32_t k = 0; k < 5; k++) {
         copy->NZ[k] = model->NZ[perm[k]];
@@ -285,11 +287,12 @@ static void test_models(void)
     int32_t r2c[5];
 
     /* identical: every diagonal pair at exactly 0, the identity recovered */
-    CHECK(slda_align_distances(a, a, SLDA_ALIGN_TOP_DEFAULT, d, errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_align_distances(a, a, SLDA_ALIGN_TOP_DEFAULT, d, errbuf, sizeof errbuf), errbuf);
     for (uint32_t k = 0; k < 5; k++) {
-        CHECK(d[k * 5 + k] == 0.0);
+        CHECK_EQ(d[k * 5 + k], 0.0);
         for (uint32_t j = 0; j < 5; j++)
-            CHECK(j == k || d[k * 5 + j] > 0.5); /* the themes share no word */
+            /* the themes share no word */
+            CHECK_TRUE(j == k || d[k * 5 + j] > 0.5, "d[%u][%u] = %g", k, j, d[k * 5 + j]);
     }
     slda_align_assign(d, 5, 5, r2c);
     for (uint32_t k = 0; k < 5; k++)
@@ -299,19 +302,18 @@ static void test_models(void)
     const uint32_t perm[5] = {3, 0, 4, 1, 2};
     slda_model_t *p = permuted_copy(a, perm);
     for (uint32_t top = 0; top <= 10; top += 5) {
-        CHECK(slda_align_distances(a, p, top, d, errbuf, sizeof errbuf) == SLDA_OK);
+        CHECK_OK(slda_align_distances(a, p, top, d, errbuf, sizeof errbuf), errbuf);
         double total = slda_align_assign(d, 5, 5, r2c);
-        CHECK(total == 0.0);
+        CHECK_EQ(total, 0.0);
         for (uint32_t k = 0; k < 5; k++) {
             CHECK_INT(perm[r2c[k]], k); /* a's topic k is the copy's topic j with perm[j] == k */
-            CHECK(d[k * 5 + (uint32_t)r2c[k]] == 0.0);
+            CHECK_EQ(d[k * 5 + (uint32_t)r2c[k]], 0.0);
         }
     }
 
     /* two seeds learn the same five themes in some order: each pair close, the rest far */
-    CHECK(slda_align_distances(a, b, SLDA_ALIGN_TOP_DEFAULT, d, errbuf, sizeof errbuf) ==
-          SLDA_OK);
-    CHECK(slda_align_distances(a, b, 0, full, errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_align_distances(a, b, SLDA_ALIGN_TOP_DEFAULT, d, errbuf, sizeof errbuf), errbuf);
+    CHECK_OK(slda_align_distances(a, b, 0, full, errbuf, sizeof errbuf), errbuf);
     slda_align_assign(d, 5, 5, r2c);
     for (uint32_t k = 0; k < 5; k++) {
         double dk = d[k * 5 + (uint32_t)r2c[k]];
@@ -321,11 +323,11 @@ static void test_models(void)
                 far = d[k * 5 + j];
         if (getenv("ALIGN_DEBUG"))
             fprintf(stderr, "a %u -> b %d: %.3f, nearest other %.3f\n", k, r2c[k], dk, far);
-        CHECK(dk < 0.45);
-        CHECK(far > dk + 0.3);
+        CHECK_LT(dk, 0.45);
+        CHECK_GT(far, dk + 0.3);
         for (uint32_t j = 0; j < 5; j++) {
             /* a top-M list is a coarse-graining: never above the full rows' distance */
-            CHECK(d[k * 5 + j] <= full[k * 5 + j] + 1e-6);
+            CHECK_LE(d[k * 5 + j], full[k * 5 + j] + 1e-6);
         }
     }
     /* the tabulated terms against exact logarithms on full rows */
@@ -337,23 +339,23 @@ static void test_models(void)
     for (uint32_t nt = 1; nt <= 3; nt++) {
         double par[25];
         slda_align_threads = nt;
-        CHECK(slda_align_distances(a, b, 0, par, errbuf, sizeof errbuf) == SLDA_OK);
-        CHECK(memcmp(par, full, sizeof par) == 0);
-        CHECK(slda_align_distances(a, a, 0, par, errbuf, sizeof errbuf) == SLDA_OK);
+        CHECK_OK(slda_align_distances(a, b, 0, par, errbuf, sizeof errbuf), errbuf);
+        CHECK_MEM(par, full, sizeof par);
+        CHECK_OK(slda_align_distances(a, a, 0, par, errbuf, sizeof errbuf), errbuf);
         for (uint32_t k = 0; k < 5; k++)
-            CHECK(par[k * 5 + k] == 0.0);
+            CHECK_EQ(par[k * 5 + k], 0.0);
     }
     slda_align_threads = 0;
 
     /* top-3 lists: a coarser support, still a lower bound and still the same matching */
     double coarse[25];
     int32_t r3[5];
-    CHECK(slda_align_distances(a, b, 3, coarse, errbuf, sizeof errbuf) == SLDA_OK);
+    CHECK_OK(slda_align_distances(a, b, 3, coarse, errbuf, sizeof errbuf), errbuf);
     slda_align_assign(coarse, 5, 5, r3);
     for (uint32_t k = 0; k < 5; k++) {
         CHECK_INT(r3[k], r2c[k]);
         for (uint32_t j = 0; j < 5; j++)
-            CHECK(coarse[k * 5 + j] <= full[k * 5 + j] + 1e-6);
+            CHECK_LE(coarse[k * 5 + j], full[k * 5 + j] + 1e-6);
     }
 
     /* weights: shares of NZ */

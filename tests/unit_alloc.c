@@ -17,12 +17,13 @@ static long faults(void)
     return ru.ru_minflt;
 }
 
-static int all_zero(const unsigned char *p, size_t n)
+/* The offset of the first byte of p[0..n) that is not zero, n if none: CHECK_EQ(.., n). */
+static size_t nonzero_at(const unsigned char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (p[i])
-            return 0;
-    return 1;
+            return i;
+    return n;
 }
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
@@ -31,12 +32,13 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
         p[i] = (unsigned char)(i * 31 + seed);
 }
 
-static int same_fill(const unsigned char *p, size_t n, unsigned seed)
+/* The offset of the first byte of p[0..n) that fill(p, n, seed) did not write, n if none. */
+static size_t unfilled_at(const unsigned char *p, size_t n, unsigned seed)
 {
     for (size_t i = 0; i < n; i++)
         if (p[i] != (unsigned char)(i * 31 + seed))
-            return 0;
-    return 1;
+            return i;
+    return n;
 }
 
 static void test_alloc(void)
@@ -45,14 +47,14 @@ static void test_alloc(void)
     size_t sizes[] = {1, 100, 4096, 300000, (size_t)3 << 20};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         unsigned char *p = slda_big_alloc(sizes[i], "test", err, sizeof err);
-        CHECK(p != NULL);
+        CHECK_TRUE(p != NULL, "%s", err);
         CHECK_INT((uintptr_t)p % 64, 0);
-        CHECK(all_zero(p, sizes[i]));
+        CHECK_EQ(nonzero_at(p, sizes[i]), sizes[i]);
         fill(p, sizes[i], 1);
         slda_big_free(p);
     }
     slda_big_free(NULL);
-    CHECK(slda_big_alloc(SIZE_MAX - 8, "huge", err, sizeof err) == NULL);
+    CHECK_NULL(slda_big_alloc(SIZE_MAX - 8, "huge", err, sizeof err));
     CHECK_CONTAINS(err, "huge: cannot allocate");
 }
 
@@ -64,15 +66,15 @@ static void test_grow(void)
     size_t have = 0;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         p = slda_big_grow(p, steps[i]);
-        CHECK(p != NULL);
+        CHECK_NONNULL(p);
         CHECK_INT((uintptr_t)p % 64, 0);
-        CHECK(same_fill(p, have, 7));
-        CHECK(all_zero(p + have, steps[i] - have));
+        CHECK_EQ(unfilled_at(p, have, 7), have);
+        CHECK_EQ(nonzero_at(p + have, steps[i] - have), steps[i] - have);
         fill(p, steps[i], 7);
         have = steps[i];
     }
-    CHECK(slda_big_grow(p, 10) == p); /* never shrinks */
-    CHECK(same_fill(p, have, 7));
+    CHECK_PTR_EQ(slda_big_grow(p, 10), p); /* never shrinks */
+    CHECK_EQ(unfilled_at(p, have, 7), have);
     slda_big_free(p);
 
     /* a block of slda_big_alloc's, small (malloc'ed) then mapped */
@@ -80,14 +82,14 @@ static void test_grow(void)
     unsigned char *q = slda_big_alloc(3000, "test", err, sizeof err);
     fill(q, 3000, 3);
     q = slda_big_grow(q, 70000);
-    CHECK(same_fill(q, 3000, 3));
-    CHECK(all_zero(q + 3000, 70000 - 3000));
+    CHECK_EQ(unfilled_at(q, 3000, 3), 3000);
+    CHECK_EQ(nonzero_at(q + 3000, 70000 - 3000), 70000 - 3000);
     slda_big_free(q);
     q = slda_big_alloc((size_t)2 << 20, "test", err, sizeof err);
     fill(q, (size_t)2 << 20, 5);
     q = slda_big_grow(q, (size_t)6 << 20);
-    CHECK(same_fill(q, (size_t)2 << 20, 5));
-    CHECK(all_zero(q + ((size_t)2 << 20), (size_t)4 << 20));
+    CHECK_EQ(unfilled_at(q, (size_t)2 << 20, 5), (size_t)2 << 20);
+    CHECK_EQ(nonzero_at(q + ((size_t)2 << 20), (size_t)4 << 20), (size_t)4 << 20);
     slda_big_free(q);
 }
 
@@ -109,7 +111,7 @@ static void test_grow_keeps_pages(void)
     long f1 = faults();
     CHECK_INT(sum, 3 * (old / 4096));
     /* a few (and with AddressSanitizer 128 more, its shadow of the moved pages), not 1,024 */
-    CHECK(f1 - f0 < 256);
+    CHECK_LT(f1 - f0, 256);
     if (f1 - f0 >= 256)
         fprintf(stderr, "unit_alloc: %ld faults after growing 4 MB touched\n", f1 - f0);
     slda_big_free(p);

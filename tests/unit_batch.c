@@ -109,16 +109,18 @@ static void check_sizes(const corpus_t *c, const slda_batch_t *batch, int v)
     slda_batch_sizes(batch, &sz);
     CHECK_INT(sz.train_tokens + sz.test_tokens, c->tokens);
     double frac = (double)sz.test_tokens / (double)c->tokens;
-    CHECK(frac > 0.08 && frac < 0.12);
+    CHECK_GT(frac, 0.08);
+    CHECK_LT(frac, 0.12);
     if (variants[v].vb == SLDA_VB_NONE) {
         CHECK_INT(sz.vb_pairs, 0);
         CHECK_INT(sz.cg_tokens, sz.train_tokens);
     } else if (!variants[v].hybrid) {
         CHECK_INT(sz.cg_tokens, 0);
-        CHECK(sz.vb_pairs > 0);
+        CHECK_GT(sz.vb_pairs, 0);
     } else {
-        CHECK(sz.cg_tokens > 0 && sz.cg_tokens < sz.train_tokens);
-        CHECK(sz.vb_pairs > 0);
+        CHECK_GT(sz.cg_tokens, 0);
+        CHECK_LT(sz.cg_tokens, sz.train_tokens);
+        CHECK_GT(sz.vb_pairs, 0);
     }
 }
 
@@ -152,13 +154,15 @@ static void test_variants(const corpus_t *c, double *final)
         final[v] = slda_batch_perplexity(batch);
         printf("%-9s iteration 1 %.3f, 60 %.3f (generating model %.3f, uniform %d)\n",
                variants[v].name, first, final[v], c->ref_perplexity, NW);
-        CHECK(final[v] < first);
-        CHECK(final[v] < 0.6 * NW);
-        CHECK(final[v] < 1.2 * c->ref_perplexity);
+        CHECK_LT(final[v], first);
+        CHECK_LT(final[v], 0.6 * NW);
+        CHECK_LT(final[v], 1.2 * c->ref_perplexity);
         slda_batch_destroy(batch);
     }
     /* The variant really switches the rule: the pure VB rules differ. */
-    CHECK(final[1] != final[3] && final[3] != final[5] && final[1] != final[5]);
+    CHECK_NE(final[1], final[3]);
+    CHECK_NE(final[3], final[5]);
+    CHECK_NE(final[1], final[5]);
 }
 
 /* Golden values: test perplexity after 12 iterations (two past the burn-in,
@@ -214,7 +218,9 @@ static void test_threshold(const corpus_t *c)
     }
     printf("threshold: r=1 cg %llu vb %llu, r=2 cg %llu vb %llu\n", (unsigned long long)cg[0],
            (unsigned long long)vb[0], (unsigned long long)cg[1], (unsigned long long)vb[1]);
-    CHECK(cg[0] < cg[1] && vb[0] > vb[1] && vb[1] > 0);
+    CHECK_LT(cg[0], cg[1]);
+    CHECK_GT(vb[0], vb[1]);
+    CHECK_GT(vb[1], 0);
 }
 
 typedef struct progress_log_s {
@@ -254,10 +260,10 @@ static void test_determinism(const corpus_t *c)
     double other = run(c, SLDA_VB_NONE, 0, 100, 15);
     printf("determinism: cgs %.17g %.17g, cvb+cgs %.17g %.17g, svb %.17g %.17g, "
            "cgs seed 100 %.17g\n", a, b, h1, h2, s1, s2, other);
-    CHECK(memcmp(&a, &b, sizeof a) == 0);
-    CHECK(memcmp(&h1, &h2, sizeof h1) == 0);
-    CHECK(memcmp(&s1, &s2, sizeof s1) == 0);
-    CHECK(a != other);
+    CHECK_MEM(&a, &b, sizeof a);
+    CHECK_MEM(&h1, &h2, sizeof h1);
+    CHECK_MEM(&s1, &s2, sizeof s1);
+    CHECK_NE(a, other);
 }
 
 /* slda_batch_run: progress every 5 iterations, the result is the last value. */
@@ -274,9 +280,10 @@ static void test_run_progress(const corpus_t *c)
     CHECK_INT(log_.n, 4);
     for (uint32_t i = 0; i < 4 && i < log_.n; i++)
         CHECK_INT(log_.iters[i], 5 * (i + 1));
-    CHECK(log_.n == 4 && res.perplexity == log_.ppl[3]);
+    CHECK_EQ(log_.n, 4);
+    CHECK_EQ(res.perplexity, log_.ppl[3]);
     CHECK_INT(res.train_tokens + res.test_tokens, c->tokens);
-    CHECK(res.seconds >= 0.0);
+    CHECK_GE(res.seconds, 0.0);
     printf("progress: %u calls, last %.4f, result %.4f\n", log_.n, log_.ppl[3 % 8],
            res.perplexity);
 }
@@ -335,7 +342,8 @@ static void test_small_eta(const corpus_t *c)
         double perp = slda_batch_perplexity(batch);
         printf("eta=0.001 %-9s 40 iterations %.3f (generating model %.3f, uniform %d)\n",
                variants[v].name, perp, c->ref_perplexity, NW);
-        CHECK(isfinite(perp) && perp < 0.6 * NW);
+        CHECK_TRUE(isfinite(perp) && perp < 0.6 * NW, "%s: perplexity %g, uniform %d",
+                   variants[v].name, perp, NW);
         CHECK_NEAR(slda_batch_topic_total(batch), (double)sz.train_tokens, 1e-3);
         CHECK_NEAR(slda_batch_check(batch), 0.0, 1e-6);
         slda_batch_destroy(batch);
@@ -361,7 +369,7 @@ static void test_train_model(const corpus_t *c)
     p.vocab_capacity = 64;
     conf.p = p;
     slda_model_t *model = slda_model_alloc(&conf.p, 64, 0, (&conf.p)->seed, NULL, err, sizeof err);
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", err);
     if (!model)
         return;
     for (uint32_t w = 0; w < NW; w++) {
@@ -392,7 +400,7 @@ static void test_train_model(const corpus_t *c)
     size_t len = 0;
     CHECK_INT(slda_snapshot_encode(model, &buf, &len, err, sizeof err), SLDA_OK);
     slda_model_t *back = slda_snapshot_decode(buf, len, NULL, err, sizeof err);
-    CHECK(back != NULL);
+    CHECK_TRUE(back != NULL, "%s", err);
     if (!back)
         fprintf(stderr, "batch model: snapshot: %s\n", err);
     if (back) {
@@ -409,7 +417,7 @@ static void test_train_model(const corpus_t *c)
             best = theta[k] > best ? theta[k] : best;
         printf("batch model: snapshot %zu bytes, theta of a block-1 document max %.3f\n", len,
                best);
-        CHECK(best > 0.8f);
+        CHECK_GT(best, 0.8f);
         slda_doc_clear(&doc);
         slda_model_destroy(back);
     }

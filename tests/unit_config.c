@@ -65,8 +65,7 @@ static char *source_path(const char *rel)
     const char *dir = getenv("SLDA_SOURCE_DIR");
     char *path;
     if (!dir || !*dir) {
-        fprintf(stderr, "SLDA_SOURCE_DIR is not set (ctest sets it to the source tree)\n");
-        CHECK(dir && *dir);
+        CHECK_TRUE(dir && *dir, "SLDA_SOURCE_DIR is not set (ctest sets it to the source tree)");
         return NULL;
     }
     path = malloc(strlen(dir) + strlen(rel) + 2);
@@ -78,19 +77,20 @@ static void test_table(void)
 {
     size_t n;
     const slda_prop_t *props = slda_conf_props(&n);
-    CHECK(n >= 40);
+    CHECK_GE(n, 40);
     for (size_t i = 0; i < n; i++) {
         char env_i[128];
-        CHECK(strncmp(props[i].name, "kafka.", 6) != 0);
-        CHECK(props[i].desc && strlen(props[i].desc) > 10);
-        CHECK(slda_conf_prop_find(props[i].name) == &props[i]);
+        CHECK_TRUE(strncmp(props[i].name, "kafka.", 6) != 0, "%s", props[i].name);
+        CHECK_TRUE(props[i].desc && strlen(props[i].desc) > 10, "%s: \"%s\"", props[i].name,
+                   props[i].desc ? props[i].desc : "(null)");
+        CHECK_PTR_EQ(slda_conf_prop_find(props[i].name), &props[i]);
         slda_conf_env_name(props[i].name, env_i, sizeof env_i);
         for (size_t j = i + 1; j < n; j++) {
             char env_j[128];
             slda_conf_env_name(props[j].name, env_j, sizeof env_j);
             if (!strcmp(env_i, env_j))
                 fprintf(stderr, "keys %s and %s share %s\n", props[i].name, props[j].name, env_i);
-            CHECK(strcmp(env_i, env_j) != 0);
+            CHECK_NE(strcmp(env_i, env_j), 0);
         }
     }
     char env[64];
@@ -98,7 +98,7 @@ static void test_table(void)
     CHECK_STR(env, "SLDA_RHO_KAPPA");
     slda_conf_env_name("snapshot.every.ms", env, sizeof env);
     CHECK_STR(env, "SLDA_SNAPSHOT_EVERY_MS");
-    CHECK(slda_conf_prop_find("nope") == NULL);
+    CHECK_NULL(slda_conf_prop_find("nope"));
 }
 
 static void test_defaults(void)
@@ -124,7 +124,7 @@ static void test_defaults(void)
     CHECK_NEAR(conf->p.corpus_tokens, 0, 0);
     CHECK_NEAR(conf->p.init_scale, 1, 0);
     CHECK_INT(conf->p.vocab_capacity, 131072);
-    CHECK(conf->p.vocab_file == NULL);
+    CHECK_NULL(conf->p.vocab_file);
     CHECK_INT(conf->p.seed, 42);
     CHECK_INT(conf->p.threads, 1);
     CHECK_STR(conf->p.stopwords, "smart");
@@ -201,7 +201,7 @@ static void test_round_trip(void)
         snprintf(text, sizeof text, "%s", get(conf, props[i].name));
         if (!strcmp(text, props[i].def))
             fprintf(stderr, "%s: %s did not change the default\n", props[i].name, value);
-        CHECK(strcmp(text, props[i].def) != 0);
+        CHECK_NE(strcmp(text, props[i].def), 0);
         if (props[i].type == SLDA_PT_DOUBLE)
             CHECK_NEAR(strtod(text, NULL), strtod(value, NULL), 0);
         else
@@ -233,7 +233,7 @@ static void test_round_trip(void)
     CHECK_INT(set(conf, "vocab.file", "vocab.txt"), SLDA_OK);
     CHECK_STR(conf->p.vocab_file, "vocab.txt");
     CHECK_INT(set(conf, "vocab.file", ""), SLDA_OK);
-    CHECK(conf->p.vocab_file == NULL);
+    CHECK_NULL(conf->p.vocab_file);
     CHECK_STR(get(conf, "vocab.file"), "");
     CHECK_INT(set(conf, "output.topic", ""), SLDA_OK);
     CHECK_STR(conf->output_topic, "");
@@ -338,7 +338,7 @@ static void test_unknown(void)
     CHECK_INT(set(conf, "foo", "1"), SLDA_ERR_UNKNOWN);
     CHECK_STR(err, "unknown property \"foo\"");
     CHECK_INT(set(conf, "completely.different", "1"), SLDA_ERR_UNKNOWN);
-    CHECK(strstr(err, "did you mean") == NULL);
+    CHECK_NULL(strstr(err, "did you mean"));
     CHECK_INT(set(conf, "kafak.acks", "all"), SLDA_ERR_UNKNOWN);
     CHECK_STR(err, "unknown property \"kafak.acks\" (did you mean \"kafka.acks\"?)");
     CHECK_INT(set(conf, "TOPICS", "10"), SLDA_ERR_UNKNOWN); /* keys are case-sensitive */
@@ -366,7 +366,8 @@ static void test_kafka(void)
     CHECK_STR(name, "no.such.librdkafka.key");
     CHECK_STR(value, " kept verbatim = yes ");
     slda_conf_kafka_get(conf, 3, &name, &value);
-    CHECK(name == NULL && value == NULL);
+    CHECK_NULL(name);
+    CHECK_NULL(value);
     CHECK_STR(get(conf, "kafka.acks"), "all");
     CHECK_STR(get(conf, "kafka.linger.ms"), "<unknown>");
     /* dump: every table key once, in table order, then the kafka keys. */
@@ -376,7 +377,7 @@ static void test_kafka(void)
     for (size_t i = 0; i < n; i++) {
         char line[512];
         snprintf(line, sizeof line, "%s=%s\n", props[i].name, get(conf, props[i].name));
-        CHECK(strncmp(at, line, strlen(line)) == 0);
+        CHECK_EQ(strncmp(at, line, strlen(line)), 0);
         if (strncmp(at, line, strlen(line)))
             fprintf(stderr, "dump line %zu: expected %s", i, line);
         at = strchr(at, '\n') + 1;
@@ -428,7 +429,8 @@ static void test_local_names(void)
         int hybrid = -1;
         CHECK_INT(slda_local_parse(names[i], &vb, &hybrid), 1);
         CHECK_INT(hybrid, strstr(names[i], "+cgs") != NULL);
-        CHECK(vb >= SLDA_VB_NONE && vb <= SLDA_VB_SVB);
+        CHECK_GE(vb, SLDA_VB_NONE);
+        CHECK_LE(vb, SLDA_VB_SVB);
         if (vb >= SLDA_VB_NONE && vb <= SLDA_VB_SVB && (hybrid == 0 || hybrid == 1)) {
             CHECK_INT(seen[vb][hybrid], 0); /* each name its own (vb, hybrid) */
             seen[vb][hybrid] = 1;
@@ -455,8 +457,8 @@ static void test_params_copy(void)
     slda_params_t copy;
     set(conf, "vocab.file", "words.txt");
     slda_params_copy(&copy, &conf->p);
-    CHECK(copy.vocab_file != conf->p.vocab_file);
-    CHECK(copy.stopwords != conf->p.stopwords);
+    CHECK_PTR_NE(copy.vocab_file, conf->p.vocab_file);
+    CHECK_PTR_NE(copy.stopwords, conf->p.stopwords);
     CHECK_STR(copy.vocab_file, "words.txt");
     CHECK_STR(copy.stopwords, "smart");
     CHECK_INT(copy.topics, conf->p.topics);
@@ -464,14 +466,16 @@ static void test_params_copy(void)
     slda_conf_destroy(conf); /* the copy owns its strings */
     CHECK_STR(copy.vocab_file, "words.txt");
     slda_params_clear(&copy);
-    CHECK(copy.vocab_file == NULL && copy.stopwords == NULL);
+    CHECK_NULL(copy.vocab_file);
+    CHECK_NULL(copy.stopwords);
     slda_params_clear(&copy); /* twice is harmless */
     slda_params_clear(NULL);
 
     slda_params_t src = {0}, dst;
     src.topics = 3;
     slda_params_copy(&dst, &src); /* NULL strings stay NULL */
-    CHECK(dst.vocab_file == NULL && dst.stopwords == NULL);
+    CHECK_NULL(dst.vocab_file);
+    CHECK_NULL(dst.stopwords);
     CHECK_INT(dst.topics, 3);
     slda_params_clear(&dst);
 }
@@ -512,14 +516,14 @@ static void check_load_fails(const char *dir, const char *content, size_t len, s
     slda_conf_t *conf = slda_conf_new();
     char *path = write_tmp(dir, "bad.conf", ""), prefix[4200];
     FILE *f = fopen(path, "wb");
-    CHECK(f != NULL);
+    CHECK_NONNULL(f);
     if (f) {
         fwrite(content, 1, len ? len : strlen(content), f);
         fclose(f);
     }
     CHECK_INT(slda_conf_load_file(conf, path, err, sizeof err), code);
     snprintf(prefix, sizeof prefix, "%s:%s: ", path, want_at);
-    CHECK(strncmp(err, prefix, strlen(prefix)) == 0);
+    CHECK_EQ(strncmp(err, prefix, strlen(prefix)), 0);
     if (strncmp(err, prefix, strlen(prefix)))
         fprintf(stderr, "  \"%s\" does not start with \"%s\"\n", err, prefix);
     CHECK_CONTAINS(err, want);
@@ -689,7 +693,7 @@ static void test_listings(void)
     size_t n;
     const slda_prop_t *props = slda_conf_props(&n);
     char *plain = capture(NULL, 1), *md = capture(NULL, 2);
-    CHECK(strncmp(plain, "NAME ", 5) == 0);
+    CHECK_TRUE(strncmp(plain, "NAME ", 5) == 0, "\"%.40s\"", plain);
     CHECK_CONTAINS(plain, "DESCRIPTION\n");
     CHECK_CONTAINS(md, "defaults < config file < environment < -X");
     CHECK_CONTAINS(md, "SLDA_KAFKA_BOOTSTRAP_SERVERS");
@@ -732,7 +736,7 @@ static void test_configuration_md(void)
     committed = read_file(path);
     if (!committed) {
         fprintf(stderr, "%s: %s\n", path, strerror(errno));
-        CHECK(committed != NULL);
+        CHECK_NONNULL(committed);
     } else if (strcmp(committed, generated) != 0) {
         const char *a = committed, *b = generated;
         int line = 1;
@@ -742,7 +746,7 @@ static void test_configuration_md(void)
                 "%s is stale (first difference on line %d); regenerate it with\n"
                 "    streamlda config --markdown > config/CONFIGURATION.md\n",
                 path, line);
-        CHECK(strcmp(committed, generated) == 0);
+        CHECK_STR(committed, generated);
     }
     free(committed);
 out:
@@ -764,7 +768,7 @@ static void test_example_conf(void)
     CHECK_INT(slda_conf_load_file(conf, path, err, sizeof err), SLDA_OK);
     CHECK_STR(err, "");
     text = read_file(path);
-    CHECK(text != NULL);
+    CHECK_NONNULL(text);
     for (size_t i = 0; text && i < n; i++) {
         char want[256], value_def[4096];
         const char *at;
@@ -775,7 +779,7 @@ static void test_example_conf(void)
         at = strstr(text, want);
         if (!at)
             fprintf(stderr, "streamlda.conf does not set %s\n", props[i].name);
-        CHECK(at != NULL);
+        CHECK_NONNULL(at);
         if (at) {
             const char *bol = at; /* back to the start of the line above the key */
             do
@@ -783,7 +787,7 @@ static void test_example_conf(void)
             while (bol > text && bol[-1] != '\n');
             if (*bol != '#')
                 fprintf(stderr, "streamlda.conf: no comment above %s\n", props[i].name);
-            CHECK(*bol == '#');
+            CHECK_EQ(*bol, '#');
         }
     }
     CHECK_INT(slda_conf_kafka_count(conf), 1);

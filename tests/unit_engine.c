@@ -174,13 +174,13 @@ static void test_hybrid_routing(void)
     for (int i = 0; i < 3; i++) {
         run_stats(kinds[i], 1, 0, a);
         run_stats(kinds[i], 0, 0, b);
-        CHECK(memcmp(a, b, sizeof a) == 0);
+        CHECK_MEM(a, b, sizeof a);
         run_stats(kinds[i], 1, 100, a);
         run_stats(SLDA_VB_NONE, 0, 0, b);
-        CHECK(memcmp(a, b, sizeof a) == 0);
+        CHECK_MEM(a, b, sizeof a);
         /* and r = 1 differs from both: singletons are sampled, the rest not */
         run_stats(kinds[i], 1, 1, a);
-        CHECK(memcmp(a, b, sizeof a) != 0);
+        CHECK_NE(memcmp(a, b, sizeof a), 0);
     }
 }
 
@@ -225,7 +225,8 @@ static void test_gibbs_conditional(void)
             if (loc->stats[loc->Kp + k] > 0.5f)
                 zb = k;
         }
-        CHECK(za >= 0 && zb >= 0);
+        CHECK_GE(za, 0);
+        CHECK_GE(zb, 0);
         if (za >= 0 && zb >= 0)
             hist[za * 4 + zb]++;
     }
@@ -235,7 +236,7 @@ static void test_gibbs_conditional(void)
         chi2 += (hist[c] - e) * (hist[c] - e) / e;
     }
     fprintf(stderr, "gibbs conditional: chi-square %.2f (15 df, critical 37.70)\n", chi2);
-    CHECK(chi2 < 37.70);
+    CHECK_LT(chi2, 37.70);
     slda_local_destroy(loc);
     slda_frozen_clear(&fz);
     slda_model_destroy(model);
@@ -300,7 +301,7 @@ static void test_lazy_scaling(void)
         maxnz = fmax(maxnz, fabs(model->NZ[k] - nz[k]) / nz[k]);
     fprintf(stderr, "lazy scaling: %d folds, max relative difference %.3g, NZ %.3g\n", folds,
             maxrel, maxnz);
-    CHECK(folds >= 1);
+    CHECK_GE(folds, 1);
     CHECK_NEAR(maxrel, 0, 1e-4);
     CHECK_NEAR(maxnz, 0, 1e-7); /* float statistics summed in another order */
     free(stats);
@@ -393,7 +394,7 @@ static void test_counts_rows(void)
         maxnz = fmax(maxnz, fabs(model->NZ[k] - nz[k]) / nz[k]);
     fprintf(stderr, "counts rows: %d folds, max relative difference %.3g, NZ %.3g\n", folds,
             maxrel, maxnz);
-    CHECK(folds >= 1);
+    CHECK_GE(folds, 1);
     CHECK_NEAR(maxrel, 0, 1e-4);
     CHECK_NEAR(maxnz, 0, 1e-6);
     free(stats);
@@ -449,7 +450,7 @@ static void test_counts_rows_keep_rare_words(void)
             CHECK_NEAR(tot[0] + tot[1] + tot[2], 4000, 1e-2);
             CHECK_NEAR(nzsum, 4000, 1e-2);
         } else {
-            CHECK(tot[0] < 10); /* the plain step all but forgets the early word */
+            CHECK_LT(tot[0], 10); /* the plain step all but forgets the early word */
         }
         slda_accum_free(acc);
         slda_model_destroy(model);
@@ -549,7 +550,7 @@ static void test_topic_recovery(void)
     CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp1, NULL), SLDA_OK);
     fprintf(stderr, "recovery: held-out perplexity %.2f before, %.2f after training\n", perp0,
             perp1);
-    CHECK(perp1 < perp0 * 0.8);
+    CHECK_LT(perp1, perp0 * 0.8);
     float *phi = malloc(sizeof(float) * K * W);
     CHECK_INT(slda_model_phi(model, phi, NULL), SLDA_OK);
     double worst = 0;
@@ -564,7 +565,7 @@ static void test_topic_recovery(void)
         fprintf(stderr, "recovery: true topic %u best L1 %.3f\n", t, best);
         worst = best > worst ? best : worst;
     }
-    CHECK(worst < 0.25);
+    CHECK_LT(worst, 0.25);
     free(phi);
     slda_model_destroy(model);
     free_corpus(&c);
@@ -584,14 +585,14 @@ static void test_determinism_and_threads(void)
         train_passes(m[i], &c, 0, 300, 1, 32);
     }
     size_t bytes = (size_t)m[0]->W * m[0]->Kp * sizeof(float);
-    CHECK(memcmp(m[0]->A, m[1]->A, bytes) == 0);
-    CHECK(memcmp(m[0]->A, m[2]->A, bytes) == 0);
-    CHECK(memcmp(m[0]->NZ, m[2]->NZ, 4 * sizeof(double)) == 0);
-    CHECK(memcmp(m[0]->alpha, m[2]->alpha, 4 * sizeof(double)) == 0);
-    CHECK(m[0]->sigma == m[2]->sigma);
+    CHECK_MEM(m[0]->A, m[1]->A, bytes);
+    CHECK_MEM(m[0]->A, m[2]->A, bytes);
+    CHECK_MEM(m[0]->NZ, m[2]->NZ, 4 * sizeof(double));
+    CHECK_MEM(m[0]->alpha, m[2]->alpha, 4 * sizeof(double));
+    CHECK_EQ(m[0]->sigma, m[2]->sigma);
     CHECK_INT(slda_model_docs(m[2]), 300);
     /* alpha learning moved alpha away from its start */
-    CHECK(fabs(m[0]->alpha[0] - 0.1) > 1e-4);
+    CHECK_GT(fabs(m[0]->alpha[0] - 0.1), 1e-4);
     for (int i = 0; i < 3; i++)
         slda_model_destroy(m[i]);
     free_corpus(&c);
@@ -618,18 +619,18 @@ static void test_pipeline_threads(void)
     CHECK_INT(slda_model_updates(m[0]), 24);
     CHECK_INT(slda_model_updates(m[3]), 25);
     for (int i = 0; i < 3; i++) {
-        CHECK(slda_model_flush(m[i]) > 0);
-        CHECK(slda_model_flush(m[i]) == 0); /* nothing left */
+        CHECK_GT(slda_model_flush(m[i]), 0);
+        CHECK_EQ(slda_model_flush(m[i]), 0); /* nothing left */
         CHECK_INT(slda_model_updates(m[i]), 25);
     }
     size_t bytes = (size_t)m[0]->W * m[0]->Kp * sizeof(float);
     for (int i = 1; i < 3; i++) {
-        CHECK(memcmp(m[0]->A, m[i]->A, bytes) == 0);
-        CHECK(memcmp(m[0]->NZ, m[i]->NZ, 5 * sizeof(double)) == 0);
-        CHECK(memcmp(m[0]->alpha, m[i]->alpha, 5 * sizeof(double)) == 0);
-        CHECK(m[0]->sigma == m[i]->sigma);
+        CHECK_MEM(m[0]->A, m[i]->A, bytes);
+        CHECK_MEM(m[0]->NZ, m[i]->NZ, 5 * sizeof(double));
+        CHECK_MEM(m[0]->alpha, m[i]->alpha, 5 * sizeof(double));
+        CHECK_EQ(m[0]->sigma, m[i]->sigma);
     }
-    CHECK(memcmp(m[0]->A, m[3]->A, bytes) != 0);
+    CHECK_NE(memcmp(m[0]->A, m[3]->A, bytes), 0);
     for (int i = 0; i < 4; i++)
         slda_model_destroy(m[i]);
     free_corpus(&c);
@@ -651,7 +652,7 @@ static void test_forget_all_pieces(void)
         p.corpus_tokens = 1000;
         m[i] = make_model(&p, W);
         uint32_t Kp = m[i]->Kp;
-        CHECK(m[i]->A[(size_t)(W - 1) * Kp] != 0); /* initial rows are random */
+        CHECK_NE(m[i]->A[(size_t)(W - 1) * Kp], 0); /* initial rows are random */
         float *stats = calloc((size_t)3 * Kp, sizeof(float));
         for (uint32_t u = 0; u < 3; u++)
             for (uint32_t k = 0; k < 100; k++)
@@ -663,13 +664,14 @@ static void test_forget_all_pieces(void)
         free(stats);
     }
     size_t bytes = (size_t)W * m[0]->Kp * sizeof(float);
-    CHECK(bytes > ((size_t)1 << 21) && bytes % ((size_t)1 << 21) != 0);
+    CHECK_GT(bytes, ((size_t)1 << 21));
+    CHECK_NE(bytes % ((size_t)1 << 21), 0);
     for (uint32_t k = 0; k < m[0]->Kp; k++)
-        CHECK(m[2]->A[(size_t)(W - 1) * m[2]->Kp + k] == 0);
-    CHECK(m[0]->A[(size_t)3000 * m[0]->Kp] != 0);
+        CHECK_EQ(m[2]->A[(size_t)(W - 1) * m[2]->Kp + k], 0);
+    CHECK_NE(m[0]->A[(size_t)3000 * m[0]->Kp], 0);
     for (int i = 1; i < 3; i++) {
-        CHECK(memcmp(m[0]->A, m[i]->A, bytes) == 0);
-        CHECK(memcmp(m[0]->NZ, m[i]->NZ, 100 * sizeof(double)) == 0);
+        CHECK_MEM(m[0]->A, m[i]->A, bytes);
+        CHECK_MEM(m[0]->NZ, m[i]->NZ, 100 * sizeof(double));
     }
     for (int i = 0; i < 3; i++)
         slda_model_destroy(m[i]);
@@ -701,7 +703,7 @@ static void test_top_words_all(void)
                 CHECK_INT(have[k], m);
                 for (size_t i = 0; i < m && i < have[k]; i++) {
                     CHECK_INT(ids[k * n + i], one[i]);
-                    CHECK(probs[k * n + i] == pone[i]);
+                    CHECK_EQ(probs[k * n + i], pone[i]);
                 }
             }
         }
@@ -802,9 +804,10 @@ static void test_small_eta(void)
         fprintf(stderr, "eta=%-5g %-8s: held-out perplexity %.2f (untrained %.2f, uniform %u), "
                 "largest |sum NZ - C| / C %.2g\n", p.eta, slda_local_name(p.vb, p.hybrid), perp,
                 perp0, W, lost);
-        CHECK(isfinite(perp) && perp < 0.8 * W && perp < 0.8 * perp0);
+        CHECK_TRUE(isfinite(perp) && perp < 0.8 * W && perp < 0.8 * perp0,
+                   "perplexity %g, untrained %g, uniform %u", perp, perp0, W);
         if (v % 3)
-            CHECK(perp < 1.25 * ref);
+            CHECK_LT(perp, 1.25 * ref);
         else
             ref = perp;
         CHECK_NEAR(lost, 0, 1e-4);

@@ -31,7 +31,7 @@ static void test_valid(void)
     CHECK_INT(js.nodes[0].type, SLDA_JSON_OBJECT);
     CHECK_INT(js.nodes[0].size, 3);
     uint32_t id = slda_json_object_get(&js, 0, "id");
-    CHECK(id != SLDA_JSON_NONE);
+    CHECK_NE(id, SLDA_JSON_NONE);
     CHECK_INT(js.nodes[id].type, SLDA_JSON_NUMBER);
     CHECK_INT(js.nodes[id].end - js.nodes[id].start, 1);
     CHECK_STR(str(slda_json_object_get(&js, 0, "text")), "hello");
@@ -45,7 +45,7 @@ static void test_valid(void)
                                             SLDA_JSON_ARRAY};
     uint32_t e = slda_json_first(&js, x);
     for (int i = 0; i < 7; i++) {
-        CHECK(e != SLDA_JSON_NONE);
+        CHECK_NE(e, SLDA_JSON_NONE);
         if (e == SLDA_JSON_NONE)
             break;
         CHECK_INT(js.nodes[e].type, want[i]);
@@ -85,7 +85,7 @@ static void test_escapes(void)
     char buf[16];
     CHECK_INT(parse("\"a\\u0000b\""), SLDA_OK);
     CHECK_INT(slda_json_string(&js, 0, buf), 3);
-    CHECK(memcmp(buf, "a\0b", 3) == 0);
+    CHECK_MEM(buf, "a\0b", 3);
     /* Raw UTF-8 passes through. */
     CHECK_INT(parse("\"Grüße\""), SLDA_OK);
     CHECK_STR(str(0), "Grüße");

@@ -136,7 +136,7 @@ static double nz_error(const slda_model_t *model)
             if (model->row_ready[w])
                 s += model->sigma * model->A[(size_t)w * model->Kp + k];
             else
-                CHECK(model->A[(size_t)w * model->Kp + k] == 0); /* rows not held are empty */
+                CHECK_EQ(model->A[(size_t)w * model->Kp + k], 0); /* rows not held are empty */
         worst = fmax(worst, fabs(s - model->NZ[k]) / model->NZ[k]);
     }
     return worst;
@@ -167,7 +167,8 @@ static void test_smoothing_over_words_held(void)
         /* every word of the stream reached training: 4 topics x at most 60 words */
         CHECK_INT(slda_model_vocab_size(model), slda_vocab_size(model->vocab));
         CHECK_INT(slda_model_smoothing_words(model), slda_model_vocab_size(model));
-        CHECK(slda_model_vocab_size(model) > 150 && slda_model_vocab_size(model) <= 240);
+        CHECK_GT(slda_model_vocab_size(model), 150);
+        CHECK_LE(slda_model_vocab_size(model), 240);
         double rows = phi_row_error(model);
         fprintf(stderr, "capacity %u: %u words held, phi rows sum to 1 within %.2g\n", caps[i],
                 slda_model_vocab_size(model), rows);
@@ -178,7 +179,7 @@ static void test_smoothing_over_words_held(void)
     /* the capacity is not reached: it must not matter at all (same ids, same W) */
     fprintf(stderr, "held-out perplexity: capacity %u %.4f, capacity %u %.4f\n", caps[0], perp[0],
             caps[1], perp[1]);
-    CHECK(perp[0] == perp[1]);
+    CHECK_EQ(perp[0], perp[1]);
 }
 
 /* Eviction takes words (rows and their share of NZ) out of the smoothing;
@@ -195,7 +196,7 @@ static void test_smoothing_with_eviction_and_restart(void)
         held += model->row_ready[w];
     fprintf(stderr, "eviction: %llu evicted, %u words held of %u in the vocabulary\n",
             (unsigned long long)evicted, held, slda_vocab_size(model->vocab));
-    CHECK(evicted > 1000);
+    CHECK_GT(evicted, 1000);
     CHECK_INT(slda_model_smoothing_words(model), held);
     CHECK_INT(slda_model_vocab_size(model), held);
     CHECK_NEAR(nz_error(model), 0, 1e-4);
@@ -205,13 +206,13 @@ static void test_smoothing_with_eviction_and_restart(void)
     size_t len;
     CHECK_INT(slda_snapshot_encode(model, &buf, &len, err, sizeof err), SLDA_OK);
     slda_model_t *back = slda_snapshot_decode(buf, len, NULL, err, sizeof err);
-    CHECK(back != NULL);
+    CHECK_TRUE(back != NULL, "%s", err);
     if (back) {
         /* (scoring tokenised new held-out words; they are not held: W is unchanged) */
         CHECK_INT(slda_model_smoothing_words(back), slda_model_smoothing_words(model));
         /* same model, same W: held-out documents tokenised against each score the same */
         double after = heldout_perplexity(back, 9, 300, 40);
-        CHECK(before == after);
+        CHECK_EQ(before, after);
         slda_model_destroy(back);
     }
     free(buf);
@@ -266,9 +267,11 @@ static void test_late_rows(double tau, slda_rows_kind_t rows)
             size, worst);
     CHECK_NEAR(worst, 0, 1e-6 * (size + 1e-30));
     if (tau <= 1 || rows == SLDA_ROWS_COUNTS)
-        CHECK(size == 0); /* rho_0 = 1 replaced the initial state entirely */
-    else
-        CHECK(size > 0 && size < p.init_scale * 2 * 0.2); /* decayed, not gone */
+        CHECK_EQ(size, 0); /* rho_0 = 1 replaced the initial state entirely */
+    else {
+        CHECK_GT(size, 0);
+        CHECK_LT(size, p.init_scale * 2 * 0.2); /* decayed, not gone */
+    }
     slda_model_destroy(fixed);
     slda_model_destroy(open);
 }
@@ -315,7 +318,7 @@ static void test_heldout_after_eviction(void)
     /* a stream with new words in every document: the vocabulary fills and
      * evicts the rarest words - the held-out-only ones first - reusing ids */
     train_stream(model, 21, 0, 240, 60);
-    CHECK(slda_vocab_evictions(model->vocab) > 500);
+    CHECK_GT(slda_vocab_evictions(model->vocab), 500);
     uint64_t dropped = 0;
     current_docs(model, 21, 1000, NH, now, &dropped);
 
@@ -329,10 +332,11 @@ static void test_heldout_after_eviction(void)
             (unsigned long long)slda_vocab_evictions(model->vocab), pset, pnow, pstale,
             (unsigned long long)st.scored, (unsigned long long)st.unseen,
             (unsigned long long)dropped);
-    CHECK(pset == pnow);             /* scored on the right words */
-    CHECK(pstale != pnow);           /* what keeping ids did: other words */
+    CHECK_EQ(pset, pnow);            /* scored on the right words */
+    CHECK_NE(pstale, pnow);          /* what keeping ids did: other words */
     CHECK_INT(st.unseen, dropped);   /* words no longer held are counted */
-    CHECK(st.unseen > 0 && st.scored > 0);
+    CHECK_GT(st.unseen, 0);
+    CHECK_GT(st.scored, 0);
     CHECK_INT(st.docs, NH);
 
     /* an explicit split: obs -> theta, test scored */
@@ -345,11 +349,11 @@ static void test_heldout_after_eviction(void)
     double a, b;
     CHECK_INT(slda_heldout_perplexity(model, held, test, 5, &a, NULL), SLDA_OK);
     CHECK_INT(slda_eval_completion(model, now, rev, NH, 5, &b, NULL), SLDA_OK);
-    CHECK(a == b);
+    CHECK_EQ(a, b);
     double ua, ub;
     CHECK_INT(slda_heldout_umass(model, held, 5, &ua, NULL), SLDA_OK);
     CHECK_INT(slda_eval_umass(model, now, NH, 5, &ub, NULL), SLDA_OK);
-    CHECK(ua == ub);
+    CHECK_EQ(ua, ub);
 
     /* replacing a slot (reservoir) keeps the count; a slot past the end is refused */
     CHECK_INT(slda_heldout_put(held, 3, model, &now[0], err, sizeof err), SLDA_OK);
@@ -389,7 +393,8 @@ static void test_heldout_from_bags(void)
     slda_heldout_stats_t sa, sb;
     CHECK_INT(slda_heldout_perplexity(model, by_id, NULL, 5, &a, &sa), SLDA_OK);
     CHECK_INT(slda_heldout_perplexity(model, by_key, NULL, 5, &b, &sb), SLDA_OK);
-    CHECK(a == b && isfinite(a));
+    CHECK_EQ(a, b);
+    CHECK_TRUE(isfinite(a), "perplexity %g", a);
     CHECK_INT(sb.scored, sa.scored);
     CHECK_INT(sb.unseen, 0);
     /* a document of words the model never saw: unseen, and the vocabulary keeps its size */
@@ -445,7 +450,7 @@ static void test_bag_hints(void)
             for (uint32_t u = 0; u < bags[0][i]->n; u++)
                 hits += bags[0][i]->hint[u] != UINT32_MAX;
             built += bags[0][i]->built;
-            CHECK(!bags[2][i]->built);
+            CHECK_INT(bags[2][i]->built, 0);
         }
         for (size_t i = 0; i < NB; i++) {
             built_stale += bags[0][i]->built && bags[0][i]->hint_evictions !=
@@ -467,12 +472,12 @@ static void test_bag_hints(void)
             slda_vocab_new_epoch(m[j]->vocab);
     }
     CHECK(same);
-    CHECK(hits > 0);
-    CHECK(built > 0);
-    CHECK(built_stale > 0);
-    CHECK(slda_vocab_evictions(a->vocab) > 0);
+    CHECK_GT(hits, 0);
+    CHECK_GT(built, 0);
+    CHECK_GT(built_stale, 0);
+    CHECK_GT(slda_vocab_evictions(a->vocab), 0);
     for (int j = 0; j < 3; j += 2) {
-        CHECK(slda_vocab_evictions(m[j]->vocab) == slda_vocab_evictions(b->vocab));
+        CHECK_EQ(slda_vocab_evictions(m[j]->vocab), slda_vocab_evictions(b->vocab));
         for (uint32_t id = 0; id < slda_vocab_capacity(b->vocab); id++) {
             const char *wa = slda_vocab_word(m[j]->vocab, id), *wb = slda_vocab_word(b->vocab, id);
             if ((!wa) != (!wb) || (wa && strcmp(wa, wb)) ||
@@ -503,18 +508,19 @@ static void test_rows_untouched(void)
     train_stream(model, 31, 0, 200, 100); /* from document 100 on, new words */
     model->sigma = 1.0001 * SLDA_SIGMA_FOLD; /* the next update folds the scale into A */
     train_stream(model, 31, 200, 240, 100);
-    CHECK(model->sigma > 0.5);            /* it did */
+    CHECK_GT(model->sigma, 0.5);          /* it did */
     uint32_t used = model->rows_used, paged = model->rows_paged, Kp = model->Kp;
-    CHECK(used > 300 && used <= slda_vocab_max_id(model->vocab));
-    CHECK(paged >= used);
-    CHECK((size_t)(paged - used) * Kp * sizeof(float) <= SLDA_PAGE_IN_BYTES);
+    CHECK_GT(used, 300);
+    CHECK_LE(used, slda_vocab_max_id(model->vocab));
+    CHECK_GE(paged, used);
+    CHECK_LE((size_t)(paged - used) * Kp * sizeof(float), SLDA_PAGE_IN_BYTES);
     /* from a 4 MB boundary past the rows paged in (a transparent huge page
      * may hold a few rows beside them) to the end of A */
     size_t page = (size_t)sysconf(_SC_PAGESIZE), huge = (size_t)4 << 20;
     uintptr_t from = (uintptr_t)(model->A + (size_t)paged * Kp), to;
     from = (from + huge - 1) / huge * huge;
     to = (uintptr_t)(model->A + (size_t)model->W * Kp) / page * page;
-    CHECK(to > from + ((size_t)8 << 20));
+    CHECK_GT(to, from + ((size_t)8 << 20));
     size_t npages = (to - from) / page, resident = 0;
     unsigned char *vec = malloc(npages + 1);
     CHECK_INT(mincore((void *)from, to - from, vec), 0);

@@ -121,7 +121,7 @@ static void test_text(void)
     char err[512] = "";
     slda_reader_t *rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_TEXT, err, sizeof err);
     char loc[4300];
-    CHECK(rd != NULL);
+    CHECK_TRUE(rd != NULL, "%s", err);
     if (!rd) {
         fprintf(stderr, "open: %s\n", err);
         free_model(model);
@@ -162,7 +162,7 @@ static void test_long_line(void)
     char err[256] = "";
     slda_doc_t doc;
     slda_reader_t *rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
-    CHECK(rd != NULL);
+    CHECK_TRUE(rd != NULL, "%s", err);
     if (rd) {
         CHECK_INT(slda_reader_next(rd, &doc, err, sizeof err), SLDA_OK);
         CHECK_STR(words(model, &doc), "alpha:50000 omega:1");
@@ -195,7 +195,7 @@ static void test_jsonl(void)
         "{\"id\": \"\\u00e9t\\u00e9\", \"text\": \"Sommer \\u00c9T\\u00c9\"}\n");
     char err[512] = "";
     slda_reader_t *rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
-    CHECK(rd != NULL);
+    CHECK_TRUE(rd != NULL, "%s", err);
     if (!rd) {
         free_model(model);
         return;
@@ -245,7 +245,7 @@ static void test_uci(void)
                                "3 5 1\n");        /* 16 */
     char err[512] = "";
     slda_reader_t *rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
-    CHECK(rd != NULL);
+    CHECK_TRUE(rd != NULL, "%s", err);
     if (!rd) {
         fprintf(stderr, "open: %s\n", err);
         free_model(model);
@@ -279,7 +279,7 @@ static void test_uci(void)
                                          "2 +1 1\n"                 /* 6: a plus sign */
                                          "2 -0 2\n");               /* 7: word id 0 */
     rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
-    CHECK(rd != NULL);
+    CHECK_TRUE(rd != NULL, "%s", err);
     if (rd) {
         const expect_t spaced[] = {
             {SLDA_ERR_PARSE, NULL, ":6: expected \"docID wordID count\", found \"2 +1 1\""},
@@ -292,10 +292,10 @@ static void test_uci(void)
 
     /* Bad headers fail the open with path:line. */
     p = write_file("docword.bad.txt", "3\nfive\n4\n");
-    CHECK(slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err) == NULL);
+    CHECK_NULL(slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err));
     CHECK_CONTAINS(err, "docword.bad.txt:2: UCI header: expected the number of words W");
     p = write_file("docword.short.txt", "3\n5\n");
-    CHECK(slda_reader_open(NULL, model, p, SLDA_FORMAT_UCI, err, sizeof err) == NULL);
+    CHECK_NULL(slda_reader_open(NULL, model, p, SLDA_FORMAT_UCI, err, sizeof err));
     CHECK_CONTAINS(err, "UCI header: file ends before the number of entries NNZ");
     free_model(model);
 
@@ -303,7 +303,7 @@ static void test_uci(void)
     model = make_model("none", 1, 0, NULL, 0);
     write_file("vocab.test.txt", "w0\nw1\n");
     p = path_of("docword.test.txt");
-    CHECK(slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err) == NULL);
+    CHECK_NULL(slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err));
     CHECK_CONTAINS(err, "format needs a fixed vocabulary: set vocab.file (found ");
     CHECK_CONTAINS(err, "vocab.test.txt)");
     free_model(model);
@@ -325,7 +325,7 @@ static void test_ldac(void)
                                              "1 4:1");       /* 11, no newline */
     char err[512] = "";
     slda_reader_t *rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
-    CHECK(rd != NULL);
+    CHECK_TRUE(rd != NULL, "%s", err);
     if (!rd) {
         fprintf(stderr, "open: %s\n", err);
         free_model(model);
@@ -401,7 +401,7 @@ static void test_auto(void)
         char err[512] = "";
         slda_doc_t doc;
         slda_reader_t *rd = slda_reader_open(NULL, open, "-", SLDA_FORMAT_AUTO, err, sizeof err);
-        CHECK(rd != NULL);
+        CHECK_TRUE(rd != NULL, "%s", err);
         if (rd) {
             CHECK_INT(slda_reader_next(rd, &doc, err, sizeof err), SLDA_OK);
             CHECK_STR(doc.id, "s");
@@ -419,12 +419,12 @@ static void test_auto(void)
 
     /* Opening failures. */
     char err[512] = "";
-    CHECK(slda_reader_open(NULL, open, path_of("missing.txt"), SLDA_FORMAT_TEXT, err,
-                           sizeof err) == NULL);
+    CHECK_NULL(slda_reader_open(NULL, open, path_of("missing.txt"), SLDA_FORMAT_TEXT, err,
+                                sizeof err));
     CHECK_CONTAINS(err, "missing.txt\": cannot open: No such file");
-    CHECK(slda_reader_open(NULL, open, dir, SLDA_FORMAT_TEXT, err, sizeof err) == NULL);
+    CHECK_NULL(slda_reader_open(NULL, open, dir, SLDA_FORMAT_TEXT, err, sizeof err));
     CHECK_CONTAINS(err, "is a directory");
-    CHECK(slda_reader_open(NULL, open, json, (slda_format_t)99, err, sizeof err) == NULL);
+    CHECK_NULL(slda_reader_open(NULL, open, json, (slda_format_t)99, err, sizeof err));
     CHECK_CONTAINS(err, "invalid arguments");
     free_model(fixed);
     free_model(open);
@@ -503,16 +503,16 @@ static void test_uci_blocks(void)
     strcpy(all, head);
     memcpy(all + strlen(head), body, len + 1);
     const char *p = write_file("docword.blocks.txt", all);
-    CHECK(len > 4 * (1 << 18)); /* several blocks */
+    CHECK_GT(len, 4 * (1 << 18)); /* several blocks */
     size_t nf = 0, ns = 0, docs = 0, errors = 0;
     slda_reader_t *rd = slda_reader_open(NULL, model, p, SLDA_FORMAT_AUTO, err, sizeof err);
-    CHECK(rd != NULL);
+    CHECK_TRUE(rd != NULL, "%s", err);
     char **fe = rd ? read_events(rd, model, &nf) : NULL;
     slda_reader_close(rd);
     char **se = NULL;
     if (freopen(p, "r", stdin)) {
         rd = slda_reader_open(NULL, model, "-", SLDA_FORMAT_UCI, err, sizeof err);
-        CHECK(rd != NULL);
+        CHECK_TRUE(rd != NULL, "%s", err);
         se = rd ? read_events(rd, model, &ns) : NULL;
         slda_reader_close(rd);
     }
@@ -558,11 +558,11 @@ static void test_guess_vocab(void)
     g = slda_reader_guess_vocab(path_of("anything.txt"), SLDA_FORMAT_LDAC);
     CHECK_STR(g, path_of("vocab.txt"));
     free(g);
-    CHECK(slda_reader_guess_vocab(path_of("docword.nope.txt"), SLDA_FORMAT_AUTO) == NULL);
-    CHECK(slda_reader_guess_vocab(path_of("x.txt"), SLDA_FORMAT_TEXT) == NULL);
-    CHECK(slda_reader_guess_vocab(path_of("x.jsonl"), SLDA_FORMAT_AUTO) == NULL);
-    CHECK(slda_reader_guess_vocab("-", SLDA_FORMAT_AUTO) == NULL);
-    CHECK(slda_reader_guess_vocab(NULL, SLDA_FORMAT_AUTO) == NULL);
+    CHECK_NULL(slda_reader_guess_vocab(path_of("docword.nope.txt"), SLDA_FORMAT_AUTO));
+    CHECK_NULL(slda_reader_guess_vocab(path_of("x.txt"), SLDA_FORMAT_TEXT));
+    CHECK_NULL(slda_reader_guess_vocab(path_of("x.jsonl"), SLDA_FORMAT_AUTO));
+    CHECK_NULL(slda_reader_guess_vocab("-", SLDA_FORMAT_AUTO));
+    CHECK_NULL(slda_reader_guess_vocab(NULL, SLDA_FORMAT_AUTO));
 
     CHECK_INT(slda_format_parse("uci"), SLDA_FORMAT_UCI);
     CHECK_INT(slda_format_parse("lda-c"), SLDA_FORMAT_LDAC);
@@ -593,7 +593,7 @@ static void test_read_error(void)
         slda_doc_t doc;
         slda_reader_t *rd = slda_reader_open(NULL, model, "/proc/self/mem", fmts[i], err,
                                              sizeof err);
-        CHECK(rd != NULL);
+        CHECK_NONNULL(rd);
         if (!rd)
             continue;
         CHECK_INT(slda_reader_next(rd, &doc, err, sizeof err), SLDA_ERR_IO);
@@ -634,7 +634,7 @@ static void test_garbage(void)
         const char *p = write_file("garbage.txt", buf);
         char err[512] = "";
         slda_reader_t *rd = slda_reader_open(NULL, model, p, fmt, err, sizeof err);
-        CHECK(rd != NULL);
+        CHECK_TRUE(rd != NULL, "%s", err);
         if (!rd)
             continue;
         uint64_t results = 0, errs = 0;
@@ -652,7 +652,7 @@ static void test_garbage(void)
             errs += slda_reader_errors(rd, (slda_err_t)c);
         CHECK_INT(results, slda_reader_docs(rd) + errs);
         if (fmt != SLDA_FORMAT_UCI)
-            CHECK(slda_reader_docs(rd) + errs <= lines);
+            CHECK_LE(slda_reader_docs(rd) + errs, lines);
         slda_reader_close(rd);
     }
     free_model(model);
@@ -686,7 +686,7 @@ static void test_parse_int(void)
         int ok = slda_reader_parse_int(&p, end, &v);
         CHECK_INT(ok, cases[i].ok);
         if (ok && cases[i].ok)
-            CHECK(v == cases[i].v);
+            CHECK_EQ(v, cases[i].v);
     }
 }
 

@@ -134,7 +134,8 @@ static void test_schedule(uint32_t replay_docs, uint64_t cap_batches, uint64_t i
     double total = 0;
     for (uint32_t k = 0; k < model->K; k++)
         total += model->NZ[k];
-    CHECK(total > 0 && total == total);
+    CHECK_GT(total, 0);
+    CHECK_EQ(total, total);
     slda_model_destroy(model);
 }
 
@@ -182,7 +183,8 @@ static void drain_order(uint64_t seed, int ahead, uint32_t *order)
     size_t n;
     for (size_t i = 0; i < NB; i += 2) {
         slda_doc_t *back = slda_replay_pop(model, 1, &n);
-        CHECK(back != NULL && n == 2);
+        CHECK_NONNULL(back);
+        CHECK_INT(n, 2);
         for (size_t h = 0; h < 2; h++) {
             order[i + h] = UINT32_MAX;
             for (uint32_t j = 0; back && n == 2 && j < NB; j++)
@@ -201,7 +203,7 @@ static void drain_order(uint64_t seed, int ahead, uint32_t *order)
         for (size_t h = nahead; h-- > 0;)
             slda_replay_ahead_item(h, 0, model);
     }
-    CHECK(slda_replay_pop(model, 1, &n) == NULL);
+    CHECK_NULL(slda_replay_pop(model, 1, &n));
     CHECK_INT(slda_replay_stored(model), 0);
     slda_docs_clear(docs, NB);
     slda_model_destroy(model);
@@ -221,7 +223,7 @@ static void test_drain_order(void)
     drain_order(11, 0, b);
     drain_order(12, 0, c);
     drain_order(11, 1, d); /* resolved ahead: the same minibatches */
-    CHECK(!memcmp(a, d, sizeof a));
+    CHECK_MEM(a, d, sizeof a);
     for (uint32_t i = 0; i < NB; i++) {
         if (a[i] < NB)
             seen[a[i]]++;
@@ -252,7 +254,7 @@ static void test_words_after_eviction(void)
     uint32_t count[ND][64], id[ND][64];
     for (size_t j = 0; j < ND; j++) {
         make_doc(model, 21, 1000 + j, 0, &kept[j]); /* 1 token in 4 a word of its own */
-        CHECK(kept[j].npairs <= 64);
+        CHECK_LE(kept[j].npairs, 64);
         for (uint32_t u = 0; u < kept[j].npairs && u < 64; u++) {
             id[j][u] = kept[j].word[u];
             const char *w = slda_vocab_word(model->vocab, kept[j].word[u]);
@@ -274,7 +276,7 @@ static void test_words_after_eviction(void)
         CHECK_INT(slda_model_train(model, docs, 20, NULL, NULL, err, sizeof err), SLDA_OK);
         slda_docs_clear(docs, 20);
     }
-    CHECK(slda_vocab_evictions(model->vocab) > 500);
+    CHECK_GT(slda_vocab_evictions(model->vocab), 500);
     size_t n = 0, reused = 0, gone = 0, wrong = 0, missing = 0;
     for (size_t j = 0; j < ND; j++)
         for (uint32_t u = 0; u < kept[j].npairs && u < 64; u++) {
@@ -283,11 +285,11 @@ static void test_words_after_eviction(void)
             uint32_t held = slda_vocab_find_key(model->vocab, key[j][u]);
             gone += !(held < model->W && model->row_ready[held]);
         }
-    CHECK(reused > 0); /* stale ids would have trained other words */
-    CHECK(gone > 0);
+    CHECK_GT(reused, 0); /* stale ids would have trained other words */
+    CHECK_GT(gone, 0);
     /* due (more than replay.docs = 0 wait), not drained: documents in order */
     slda_doc_t *back = slda_replay_pop(model, 0, &n);
-    CHECK(back != NULL);
+    CHECK_NONNULL(back);
     CHECK_INT(n, ND); /* 3 tokens in 4 are topic words: no document left empty */
     for (size_t j = 0; j < n && j < ND; j++) {
         uint32_t expect = 0;
@@ -328,7 +330,8 @@ static void check_same_pop(slda_model_t *a, slda_model_t *b, size_t expect)
 {
     size_t na = 0, nb = 0;
     slda_doc_t *da = slda_replay_pop(a, 0, &na), *db = slda_replay_pop(b, 0, &nb);
-    CHECK(da != NULL && db != NULL);
+    CHECK_NONNULL(da);
+    CHECK_NONNULL(db);
     CHECK_INT(na, expect);
     CHECK_INT(nb, expect);
     size_t differ = 0;
@@ -389,7 +392,7 @@ static void test_ahead_oldest(void)
                               SLDA_OK);
                     slda_docs_clear(docs, 20);
                 }
-            CHECK(slda_vocab_evictions(m[0]->vocab) > 500);
+            CHECK_GT(slda_vocab_evictions(m[0]->vocab), 500);
         }
         check_same_pop(m[0], m[1], r == 0 ? ND : NN);
         CHECK_INT(slda_replay_popped_ahead(m[0]), r); /* the stale one resolved again */

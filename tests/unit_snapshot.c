@@ -200,22 +200,22 @@ static int same_bits(const void *a, const void *b, size_t n)
 static void check_params_equal(const slda_params_t *a, const slda_params_t *b)
 {
     CHECK_INT(a->topics, b->topics);
-    CHECK(same_bits(&a->alpha, &b->alpha, sizeof a->alpha));
-    CHECK(same_bits(&a->eta, &b->eta, sizeof a->eta));
+    CHECK_MEM(&a->alpha, &b->alpha, sizeof a->alpha);
+    CHECK_MEM(&a->eta, &b->eta, sizeof a->eta);
     CHECK_INT(a->alpha_learn, b->alpha_learn);
     CHECK_INT(a->vb, b->vb);
     CHECK_INT(a->hybrid, b->hybrid);
     CHECK_INT(a->threshold, b->threshold);
     CHECK_INT(a->burnin, b->burnin);
     CHECK_INT(a->samples, b->samples);
-    CHECK(same_bits(&a->tolerance, &b->tolerance, sizeof(double)));
+    CHECK_MEM(&a->tolerance, &b->tolerance, sizeof(double));
     CHECK_INT(a->stats, b->stats);
-    CHECK(same_bits(&a->rho_s, &b->rho_s, sizeof(double)));
-    CHECK(same_bits(&a->rho_tau, &b->rho_tau, sizeof(double)));
-    CHECK(same_bits(&a->rho_kappa, &b->rho_kappa, sizeof(double)));
-    CHECK(same_bits(&a->rho_min, &b->rho_min, sizeof(double)));
-    CHECK(same_bits(&a->corpus_tokens, &b->corpus_tokens, sizeof(double)));
-    CHECK(same_bits(&a->init_scale, &b->init_scale, sizeof(double)));
+    CHECK_MEM(&a->rho_s, &b->rho_s, sizeof(double));
+    CHECK_MEM(&a->rho_tau, &b->rho_tau, sizeof(double));
+    CHECK_MEM(&a->rho_kappa, &b->rho_kappa, sizeof(double));
+    CHECK_MEM(&a->rho_min, &b->rho_min, sizeof(double));
+    CHECK_MEM(&a->corpus_tokens, &b->corpus_tokens, sizeof(double));
+    CHECK_MEM(&a->init_scale, &b->init_scale, sizeof(double));
     CHECK_INT(a->vocab_capacity, b->vocab_capacity);
     if (a->vocab_file || b->vocab_file)
         CHECK_STR(a->vocab_file, b->vocab_file);
@@ -237,31 +237,43 @@ static void check_births_equal(const slda_model_t *a, const slda_model_t *b)
     slda_births_export(a->births, &x);
     slda_births_export(b->births, &y);
     CHECK_INT(x.K, y.K);
-    CHECK(same_bits(&x.mu, &y.mu, sizeof x.mu) && same_bits(&x.var, &y.var, sizeof x.var));
+    CHECK_MEM(&x.mu, &y.mu, sizeof x.mu);
+    CHECK_MEM(&x.var, &y.var, sizeof x.var);
     CHECK_INT(x.nbase, y.nbase);
     CHECK_INT(x.tokens, y.tokens);
     CHECK_INT(x.windowed, y.windowed);
     CHECK_INT(x.counted, y.counted);
-    CHECK(x.K == y.K && same_bits(x.share, y.share, x.K * sizeof *x.share) &&
-          same_bits(x.since, y.since, x.K * sizeof *x.since) &&
-          same_bits(x.is_free, y.is_free, x.K));
+    if (x.K == y.K) { /* checked above */
+        CHECK_MEM(x.share, y.share, x.K * sizeof *x.share);
+        CHECK_MEM(x.since, y.since, x.K * sizeof *x.since);
+        CHECK_MEM(x.is_free, y.is_free, x.K);
+    }
     CHECK_INT(x.cap, y.cap);
     CHECK_INT(x.nbuf, y.nbuf);
     for (uint32_t i = 0; i < x.nbuf && i < y.nbuf; i++) {
         const slda_births_doc_t *d = &x.buf[i], *e = &y.buf[i];
-        CHECK(d->n == e->n && d->t == e->t && d->mark == e->mark &&
-              same_bits(d->word, e->word, d->n * sizeof *d->word) &&
-              same_bits(d->count, e->count, d->n * sizeof *d->count) &&
-              same_bits(d->pw, e->pw, d->n * sizeof *d->pw));
+        CHECK_EQ(d->n, e->n);
+        CHECK_EQ(d->t, e->t);
+        CHECK_EQ(d->mark, e->mark);
+        if (d->n == e->n) {
+            CHECK_MEM(d->word, e->word, d->n * sizeof *d->word);
+            CHECK_MEM(d->count, e->count, d->n * sizeof *d->count);
+            CHECK_MEM(d->pw, e->pw, d->n * sizeof *d->pw);
+        }
     }
-    CHECK(same_bits(&x.counts, &y.counts, sizeof x.counts));
+    CHECK_MEM(&x.counts, &y.counts, sizeof x.counts);
     CHECK_INT(x.nev, y.nev);
     CHECK_INT(x.nkept, y.nkept);
     for (uint32_t i = 0; i < x.nkept && i < y.nkept; i++) {
         const slda_event_t *e = &x.ev[i], *f = &y.ev[i];
-        CHECK(e->seq == f->seq && e->update == f->update && e->doc == f->doc &&
-              e->kind == f->kind && e->topic == f->topic && e->other == f->other &&
-              e->docs == f->docs && same_bits(&e->value, &f->value, sizeof e->value));
+        CHECK_EQ(e->seq, f->seq);
+        CHECK_EQ(e->update, f->update);
+        CHECK_EQ(e->doc, f->doc);
+        CHECK_EQ(e->kind, f->kind);
+        CHECK_EQ(e->topic, f->topic);
+        CHECK_EQ(e->other, f->other);
+        CHECK_EQ(e->docs, f->docs);
+        CHECK_MEM(&e->value, &f->value, sizeof e->value);
     }
     slda_births_export_clear(&x);
     slda_births_export_clear(&y);
@@ -276,11 +288,11 @@ static void check_models_equal(const slda_model_t *a, const slda_model_t *b)
     CHECK_INT(a->K, b->K);
     CHECK_INT(a->Kp, b->Kp);
     CHECK_INT(a->W, b->W);
-    CHECK(same_bits(&a->sigma, &b->sigma, sizeof(double)));
-    CHECK(same_bits(a->NZ, b->NZ, a->K * sizeof(double)));
-    CHECK(same_bits(a->alpha, b->alpha, a->K * sizeof(double)));
-    CHECK(same_bits(&a->alpha_sum, &b->alpha_sum, sizeof(double)));
-    CHECK(same_bits(&a->corpus_tokens, &b->corpus_tokens, sizeof(double)));
+    CHECK_MEM(&a->sigma, &b->sigma, sizeof(double));
+    CHECK_MEM(a->NZ, b->NZ, a->K * sizeof(double));
+    CHECK_MEM(a->alpha, b->alpha, a->K * sizeof(double));
+    CHECK_MEM(&a->alpha_sum, &b->alpha_sum, sizeof(double));
+    CHECK_MEM(&a->corpus_tokens, &b->corpus_tokens, sizeof(double));
     CHECK_INT(a->t, b->t);
     CHECK_INT(a->docs, b->docs);
     CHECK_INT(a->tokens, b->tokens);
@@ -364,7 +376,7 @@ static void check_round_trip(slda_model_t *model, const char *dir, const char *f
     CHECK_INT(count_temp_files(dir), 0);
     back = slda_snapshot_read(path, &err, errbuf, sizeof errbuf);
     CHECK_INT(err, SLDA_OK);
-    CHECK(back != NULL);
+    CHECK_TRUE(back != NULL, "%s", errbuf);
     if (!back) {
         fprintf(stderr, "  read: %s\n", errbuf);
         return;
@@ -376,7 +388,10 @@ static void check_round_trip(slda_model_t *model, const char *dir, const char *f
     file = slurp(path, &flen);
     CHECK_INT(slda_snapshot_encode(model, &mem, &mlen, errbuf, sizeof errbuf), SLDA_OK);
     CHECK_INT(mlen, flen);
-    CHECK(file && mem && mlen == flen && memcmp(file, mem, flen) == 0);
+    CHECK_NONNULL(file);
+    CHECK_NONNULL(mem);
+    if (file && mem && mlen == flen) /* the lengths: checked above */
+        CHECK_MEM(file, mem, flen);
     back = slda_snapshot_decode(mem, mlen, &err, errbuf, sizeof errbuf);
     CHECK_INT(err, SLDA_OK);
     if (back)
@@ -402,7 +417,7 @@ static void check_continues_exactly(slda_model_t *model, const char *dir)
     snprintf(path, sizeof path, "%s/continue.slda", dir);
     CHECK_INT(slda_snapshot_write(model, path, errbuf, sizeof errbuf), SLDA_OK);
     back = slda_snapshot_read(path, &err, errbuf, sizeof errbuf);
-    CHECK(back != NULL);
+    CHECK_TRUE(back != NULL, "%s", errbuf);
     if (!back) {
         free(ids);
         return;
@@ -419,7 +434,7 @@ static void check_continues_exactly(slda_model_t *model, const char *dir)
     CHECK_INT(e2, SLDA_OK);
     CHECK_INT(model->t, back->t);
     /* training stamps the wall clock, which may tick between the two calls */
-    CHECK(llabs(model->updated_ms - back->updated_ms) < 60000);
+    CHECK_LT(llabs(model->updated_ms - back->updated_ms), 60000);
     back->updated_ms = model->updated_ms;
     check_models_equal(model, back);
     slda_docs_clear(docs, 6);
@@ -471,7 +486,7 @@ static void test_header_is_msgpack(void)
             snprintf(name, sizeof name, "%.*s", (int)key->via.str.size, key->via.str.ptr);
             if (!slda_conf_prop_find(name))
                 fprintf(stderr, "  params key \"%s\" is not a configuration key\n", name);
-            CHECK(slda_conf_prop_find(name) != NULL);
+            CHECK_NONNULL(slda_conf_prop_find(name));
             nparams++;
         }
     }
@@ -494,7 +509,7 @@ static void check_refused(const unsigned char *buf, size_t len, slda_err_t want,
     model = slda_snapshot_decode(buf, len, &err, errbuf, sizeof errbuf);
     if (model || err != want || (needle && !strstr(errbuf, needle)))
         fprintf(stderr, "  case: %s\n", what);
-    CHECK(model == NULL);
+    CHECK_NULL(model);
     CHECK_INT(err, want);
     if (needle)
         CHECK_CONTAINS(errbuf, needle);
@@ -527,7 +542,7 @@ static void test_corrupt(const char *dir)
     CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
     buf = mem;
     rows = find(buf, len, "\xa4rows\xc4", 6);
-    CHECK(rows != NULL);
+    CHECK_NONNULL(rows);
     check_flip(buf, len, 20, "header");
     if (rows)
         check_flip(buf, len, (size_t)(rows - buf) + 7 + 9, "row");
@@ -537,7 +552,7 @@ static void test_corrupt(const char *dir)
     snprintf(path, sizeof path, "%s/corrupt.slda", dir);
     buf[30] ^= 1;
     CHECK_INT(spit(path, buf, len), 0);
-    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_NULL(slda_snapshot_read(path, &err, errbuf, sizeof errbuf));
     CHECK_INT(err, SLDA_ERR_CORRUPT);
     CHECK_CONTAINS(errbuf, path);
     CHECK_CONTAINS(errbuf, "checksum mismatch");
@@ -547,7 +562,7 @@ static void test_corrupt(const char *dir)
     buf[3] = 'x';
     check_refused(buf, len, SLDA_ERR_CORRUPT, "bad magic", "magic");
     CHECK_INT(spit(path, buf, len), 0);
-    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_NULL(slda_snapshot_read(path, &err, errbuf, sizeof errbuf));
     CHECK_CONTAINS(errbuf, "snapshot \"");
     CHECK_CONTAINS(errbuf, "\": bad magic");
     free(mem);
@@ -578,10 +593,10 @@ static void test_truncated(const char *dir)
     }
     snprintf(path, sizeof path, "%s/empty.slda", dir);
     CHECK_INT(spit(path, "", 0), 0);
-    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_NULL(slda_snapshot_read(path, &err, errbuf, sizeof errbuf));
     CHECK_INT(err, SLDA_ERR_TRUNCATED);
     snprintf(path, sizeof path, "%s/missing.slda", dir);
-    CHECK(slda_snapshot_read(path, &err, errbuf, sizeof errbuf) == NULL);
+    CHECK_NULL(slda_snapshot_read(path, &err, errbuf, sizeof errbuf));
     CHECK_INT(err, SLDA_ERR_IO);
     CHECK_CONTAINS(errbuf, "No such file");
     free(mem);
@@ -596,7 +611,7 @@ static void test_version(void)
     unsigned char *buf;
     CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
     buf = mem;
-    CHECK(memcmp(buf, "SLDASNAP\0\0\0\1", 12) == 0);
+    CHECK_MEM(buf, "SLDASNAP\0\0\0\1", 12);
     buf[11] = 2;
     fix_checksum(buf, len);
     check_refused(buf, len, SLDA_ERR_VERSION, "version 2", "version 2");
@@ -652,10 +667,9 @@ static void test_garbage(void)
             loaded++;
             CHECK_INT(err, SLDA_OK);
         } else {
-            if (err != SLDA_ERR_CORRUPT && err != SLDA_ERR_INVALID)
-                fprintf(stderr, "  mutation refused with %s: %s\n", slda_err_name(err), errbuf);
-            CHECK(err == SLDA_ERR_CORRUPT || err == SLDA_ERR_INVALID);
-            CHECK(strncmp(errbuf, "snapshot \"", 10) == 0);
+            CHECK_TRUE(err == SLDA_ERR_CORRUPT || err == SLDA_ERR_INVALID,
+                       "mutation refused with %s: %s", slda_err_name(err), errbuf);
+            CHECK_TRUE(strncmp(errbuf, "snapshot \"", 10) == 0, "%s", errbuf);
         }
         slda_model_destroy(back);
         free(m);
@@ -674,7 +688,7 @@ static void check_patch(const void *orig, size_t len, const char *pat, size_t pl
     unsigned char *at;
     memcpy(buf, orig, len);
     at = find(buf, len, pat, plen);
-    CHECK(at != NULL);
+    CHECK_NONNULL(at);
     if (at) {
         at[delta] = val;
         fix_checksum(buf, len);
@@ -693,7 +707,7 @@ static void test_inconsistent(void)
     size_t len;
     unsigned char *buf;
     slda_model_t *model = slda_model_alloc(&p, 16, 0, (&p)->seed, NULL, errbuf, sizeof errbuf);
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", errbuf);
     if (!model)
         return;
     slda_vocab_put(model->vocab, 0, "apple", 5, 1, errbuf, sizeof errbuf);
@@ -721,14 +735,14 @@ static void test_inconsistent(void)
     buf = malloc(len);
     memcpy(buf, mem, len);
     unsigned char *at = find(buf, len, "\xa8producer", 9);
-    CHECK(at != NULL);
+    CHECK_NONNULL(at);
     if (at) {
         at[8] = 'X';
         fix_checksum(buf, len);
         slda_err_t err = SLDA_ERR__COUNT;
         slda_model_t *back = slda_snapshot_decode(buf, len, &err, errbuf, sizeof errbuf);
         CHECK_INT(err, SLDA_OK);
-        CHECK(back != NULL);
+        CHECK_TRUE(back != NULL, "%s", errbuf);
         slda_model_destroy(back);
     }
     /* bytes after the end marker */
@@ -778,7 +792,7 @@ static void attach_births(slda_model_t *model)
     model->births = slda_births_import(model, &st, errbuf, sizeof errbuf);
     if (!model->births)
         fprintf(stderr, "  slda_births_import: %s\n", errbuf);
-    CHECK(model->births != NULL);
+    CHECK_NONNULL(model->births);
     free(ev);
 }
 
@@ -802,12 +816,14 @@ static void test_births_state(const char *dir)
     check_round_trip(model, dir, "births.slda"); /* the state too (check_births_equal) */
     CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
     back = slda_snapshot_decode(mem, len, &err, errbuf, sizeof errbuf);
-    CHECK(back != NULL);
+    CHECK_TRUE(back != NULL, "%s", errbuf);
     if (back) { /* the settings travel with it, and the events read back the same */
         CHECK_INT(back->p.births, 1);
         CHECK_INT(back->p.births_docs, 64);
-        CHECK(back->p.births_z == 1.25 && back->p.births_gain == 0.07 &&
-              back->p.births_floor == 0.04 && back->p.births_merge == 0.2);
+        CHECK_EQ(back->p.births_z, 1.25);
+        CHECK_EQ(back->p.births_gain, 0.07);
+        CHECK_EQ(back->p.births_floor, 0.04);
+        CHECK_EQ(back->p.births_merge, 0.2);
         CHECK_INT(slda_model_events(back, 1025, ev, 4), 4);
         CHECK_INT(ev[3].seq, 1029);
         CHECK_INT(ev[3].kind, SLDA_EVENT_BIRTH + 1022 % 3);
@@ -836,20 +852,22 @@ static void test_births_state(const char *dir)
     buf = malloc(len);
     memcpy(buf, mem, len);
     at = find(buf, len, "\xa6""births\x8e", 8);
-    CHECK(at != NULL);
+    CHECK_NONNULL(at);
     if (at) {
         at[6] = 'X';
         fix_checksum(buf, len);
         back = slda_snapshot_decode(buf, len, &err, errbuf, sizeof errbuf);
         CHECK_INT(err, SLDA_OK);
-        CHECK(back != NULL && back->births == NULL);
+        CHECK_TRUE(back != NULL, "%s", errbuf);
+        if (back)
+            CHECK_NULL(back->births);
         slda_model_destroy(back);
         at[6] = 's';
     }
     /* every cut and mutation inside the births map, re-checksummed: refused or loaded,
      * never a crash or a leak (the sanitizer build checks) */
     end = at ? find(at, len - (size_t)(at - buf), "\xa3ids", 4) : NULL;
-    CHECK(end != NULL);
+    CHECK_NONNULL(end);
     if (at && end) {
         size_t from = (size_t)(at - buf), to = (size_t)(end - buf), loaded = 0, refused = 0;
         slda_rng_t rng;
@@ -877,8 +895,9 @@ static void test_births_state(const char *dir)
                 CHECK_INT(err, SLDA_OK);
             } else {
                 refused++;
-                CHECK(err == SLDA_ERR_CORRUPT || err == SLDA_ERR_INVALID);
-                CHECK(strncmp(errbuf, "snapshot \"", 10) == 0);
+                CHECK_TRUE(err == SLDA_ERR_CORRUPT || err == SLDA_ERR_INVALID, "%s: %s",
+                           slda_err_name(err), errbuf);
+                CHECK_TRUE(strncmp(errbuf, "snapshot \"", 10) == 0, "%s", errbuf);
             }
             slda_model_destroy(back);
             free(m);
@@ -919,14 +938,19 @@ static void test_atomic(const char *dir)
     printf("write with the temp name blocked: %s\n", errbuf);
     after = slurp(path, &nafter);
     CHECK_INT(nafter, nbefore);
-    CHECK(before && after && nafter == nbefore && memcmp(before, after, nbefore) == 0);
+    CHECK_NONNULL(before);
+    CHECK_NONNULL(after);
+    if (before && after && nafter == nbefore) /* the lengths: checked above */
+        CHECK_MEM(before, after, nbefore);
     CHECK_INT(rmdir(tmp), 0);
     free(after);
     /* and is replaced by a successful one, leaving no temp file */
     CHECK_INT(slda_snapshot_write(b, path, errbuf, sizeof errbuf), SLDA_OK);
     CHECK_INT(count_temp_files(dir), 0);
     after = slurp(path, &nafter);
-    CHECK(after && (nafter != nbefore || memcmp(before, after, nbefore) != 0));
+    CHECK_NONNULL(after);
+    CHECK_TRUE(after && (nafter != nbefore || memcmp(before, after, nbefore) != 0),
+               "%s holds the old snapshot's %zu bytes", path, nbefore);
     free(after);
     free(before);
 
@@ -1001,7 +1025,7 @@ static void check_fixture_values(const slda_model_t *model)
     CHECK_INT(model->p.stats, SLDA_STATS_RB);
     CHECK_NEAR(model->p.rho_kappa, 0.7, 0);
     CHECK_INT(model->p.vocab_capacity, 16);
-    CHECK(model->p.vocab_file == NULL);
+    CHECK_NULL(model->p.vocab_file);
     CHECK_STR(model->p.stopwords, "none");
     CHECK_INT(model->p.seed, 42);
     CHECK_INT(model->p.max_doc_bytes, 1048576);
@@ -1026,7 +1050,7 @@ static void check_fixture_values(const slda_model_t *model)
     CHECK_INT(slda_model_word_id(model, "banana", 6), 2);
     CHECK_INT(slda_model_word_id(model, "ch\xc3\xa9rie", 7), 5);
     CHECK_STR(slda_model_word(model, 0), "apple");
-    CHECK(slda_model_word(model, 1) == NULL);
+    CHECK_NULL(slda_model_word(model, 1));
     CHECK_NEAR(slda_vocab_freq(model->vocab, 0), 3.5, 0);
     CHECK_NEAR(slda_vocab_freq(model->vocab, 2), 1.25, 0);
     CHECK_INT(model->row_ready[0], 1);
@@ -1037,11 +1061,8 @@ static void check_fixture_values(const slda_model_t *model)
     CHECK_NEAR(model->A[2 * model->Kp + 2], 0.125, 0);
     for (uint32_t w = 0; w < model->W; w++)
         for (uint32_t k = (w == 0 || w == 2) ? 3 : 0; k < model->Kp; k++)
-            if (model->A[(size_t)w * model->Kp + k] != 0) {
-                fprintf(stderr, "  A[%u][%u] = %g, expected 0\n", w, k,
-                        model->A[(size_t)w * model->Kp + k]);
-                CHECK(0);
-            }
+            CHECK_TRUE(model->A[(size_t)w * model->Kp + k] == 0, "A[%u][%u] = %g, expected 0", w,
+                       k, model->A[(size_t)w * model->Kp + k]);
 }
 
 static void fixture_path(char *out, size_t size)
@@ -1064,11 +1085,9 @@ static void test_fixture(void)
     fixture_path(path, sizeof path);
     model = slda_snapshot_read(path, &err, errbuf, sizeof errbuf);
     CHECK_INT(err, SLDA_OK);
-    if (!model) {
-        fprintf(stderr, "  fixture %s: %s\n", path, errbuf);
-        CHECK(0);
+    CHECK_TRUE(model != NULL, "fixture %s: %s", path, errbuf);
+    if (!model)
         return;
-    }
     check_fixture_values(model);
     /* written before global.rows existed: loads with the step it was trained with */
     CHECK_INT(model->p.rows, SLDA_ROWS_DECAY);
@@ -1100,16 +1119,20 @@ static void test_npy(const char *dir)
     CHECK_INT(slda_export_vocab(model, vpath, errbuf, sizeof errbuf), SLDA_OK);
     CHECK_INT(count_temp_files(dir), 0);
     buf = slurp(path, &len);
-    CHECK(buf != NULL && len > 10);
+    CHECK_NONNULL(buf);
+    CHECK_GT(len, 10);
     if (!buf || len <= 10)
         return;
-    CHECK(memcmp(buf, "\x93NUMPY\x01\x00", 8) == 0);
+    CHECK_MEM(buf, "\x93NUMPY\x01\x00", 8);
     hlen = buf[8] | (uint32_t)buf[9] << 8;
     CHECK_INT((10 + hlen) % 64, 0);
     CHECK_INT(buf[10 + hlen - 1], '\n');
     snprintf(want, sizeof want, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, %u), }",
              V);
-    CHECK(10 + hlen <= len && strncmp((char *)buf + 10, want, strlen(want)) == 0);
+    CHECK_LE(10 + hlen, len);
+    if (10 + hlen <= len)
+        CHECK_TRUE(strncmp((char *)buf + 10, want, strlen(want)) == 0,
+                   "header \"%.*s\", wanted \"%s\"", (int)hlen, (char *)buf + 10, want);
     for (size_t i = 10 + strlen(want); i < 10 + hlen - 1 && i < len; i++)
         CHECK_INT(buf[i], ' ');
     CHECK_INT(len, 10 + hlen + (size_t)4 * V * 4);
@@ -1133,7 +1156,7 @@ static void test_npy(const char *dir)
     }
     CHECK_INT(bad, 0);
     CHECK_INT(bad_api, 0);
-    CHECK(memcmp(ids, phi_ids, V * sizeof *ids) == 0);
+    CHECK_MEM(ids, phi_ids, V * sizeof *ids);
     free(buf);
     /* the vocabulary file: the column words in order */
     buf = slurp(vpath, &len);
@@ -1151,7 +1174,7 @@ static void test_npy(const char *dir)
             line = nl + 1;
         }
         CHECK_INT(c, V);
-        CHECK(line == end);
+        CHECK_PTR_EQ(line, end);
     }
     free(buf);
     printf("npy: K=%u V=%u, header %u bytes, values match the formula\n", model->K, V, 10 + hlen);

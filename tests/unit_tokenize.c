@@ -125,7 +125,8 @@ static void test_long_token(void)
     big[sizeof big - 1] = '\0';
     const char *out = TOKS(tok, big);
     CHECK_INT(strlen(out), 1999);
-    CHECK(out[0] == 'a' && out[1998] == 'a');
+    CHECK_EQ(out[0], 'a');
+    CHECK_EQ(out[1998], 'a');
     slda_tokenizer_destroy(tok);
 }
 
@@ -135,7 +136,7 @@ static void test_rule_defaults(void)
     slda_conf_t *conf = slda_conf_new();
     slda_text_rules_t zero;
     memset(&zero, 0, sizeof zero);
-    CHECK(memcmp(&conf->p.text, &zero, sizeof zero) == 0);
+    CHECK_MEM(&conf->p.text, &zero, sizeof zero);
     slda_conf_destroy(conf);
 }
 
@@ -238,7 +239,7 @@ static void test_bad_rules(void)
     memset(&p, 0, sizeof p);
     r.digits = 4;
     p.text = r;
-    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_NULL(slda_tokenizer_new(&p, err, sizeof err));
     CHECK_CONTAINS(err, "text.digits: invalid setting 4");
 }
 
@@ -274,7 +275,7 @@ static void test_stop_file(void)
               0);
     CHECK_INT(slda_test_write_file(bad, "ok\nbad\xff\n"), 0);
     slda_tokenizer_t *tok = make(path, 1);
-    CHECK(tok != NULL);
+    CHECK_NONNULL(tok);
     if (tok) {
         CHECK_INT(slda_tokenizer_stopword_count(tok), 3);
         CHECK_STR(TOKS(tok, "foo bar baz Σοφια σοφια"), "baz");
@@ -283,10 +284,10 @@ static void test_stop_file(void)
 
     memset(&p, 0, sizeof p);
     p.stopwords = bad;
-    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_NULL(slda_tokenizer_new(&p, err, sizeof err));
     CHECK_CONTAINS(err, "line 2: invalid UTF-8 at byte 3");
     p.stopwords = "/nonexistent/stop.txt";
-    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_NULL(slda_tokenizer_new(&p, err, sizeof err));
     CHECK_CONTAINS(err, "text.stopwords \"/nonexistent/stop.txt\": not a built-in list");
     remove(path);
     remove(bad);
@@ -304,7 +305,7 @@ static void test_stop_compose(void)
     CHECK_INT(slda_test_write_file(b, "bar\nDon\xE2\x80\x99t\n"), 0);
     snprintf(spec, sizeof spec, "smart+%s", a);
     slda_tokenizer_t *tok = make(spec, 1);
-    CHECK(tok != NULL);
+    CHECK_NONNULL(tok);
     if (tok) {
         CHECK_INT(slda_tokenizer_stopword_count(tok), 572);
         CHECK_STR(TOKS(tok, "the foo RT bar"), "bar");
@@ -312,16 +313,16 @@ static void test_stop_compose(void)
     slda_tokenizer_destroy(tok);
     snprintf(spec, sizeof spec, "none+%s+%s+zzz,yyy,  www ,", a, b);
     tok = make(spec, 1);
-    CHECK(tok != NULL);
+    CHECK_NONNULL(tok);
     if (tok) {
         CHECK_INT(slda_tokenizer_stopword_count(tok), 7); /* don't already normalised */
         CHECK_STR(TOKS(tok, "foo bar zzz yyy www don't the"), "the");
     }
     slda_tokenizer_destroy(tok);
     tok = make("snowball+onix", 1);
-    CHECK(tok != NULL);
+    CHECK_NONNULL(tok);
     if (tok)
-        CHECK(slda_tokenizer_stopword_count(tok) > 398);
+        CHECK_GT(slda_tokenizer_stopword_count(tok), 398);
     slda_tokenizer_destroy(tok);
 
     /* "+x" in the configuration adds to the default list */
@@ -329,7 +330,7 @@ static void test_stop_compose(void)
     CHECK_INT(slda_conf_set(conf, "text.stopwords", "+amp,rt", err, sizeof err), SLDA_OK);
     CHECK_STR(conf->p.stopwords, "smart+amp,rt");
     tok = slda_tokenizer_new(&conf->p, err, sizeof err);
-    CHECK(tok != NULL);
+    CHECK_TRUE(tok != NULL, "%s", err);
     if (tok)
         CHECK_INT(slda_tokenizer_stopword_count(tok), 572);
     slda_tokenizer_destroy(tok);
@@ -338,14 +339,14 @@ static void test_stop_compose(void)
     /* errors name the part */
     memset(&p, 0, sizeof p);
     p.stopwords = "smart+/nonexistent/x.txt";
-    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_NULL(slda_tokenizer_new(&p, err, sizeof err));
     CHECK_CONTAINS(err, "text.stopwords \"/nonexistent/x.txt\": not a built-in list");
     CHECK_CONTAINS(err, "(in \"smart+/nonexistent/x.txt\")");
     p.stopwords = "smart++x,";
-    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_NULL(slda_tokenizer_new(&p, err, sizeof err));
     CHECK_CONTAINS(err, "empty part at byte 6");
     p.stopwords = "smart+a,\xff";
-    CHECK(slda_tokenizer_new(&p, err, sizeof err) == NULL);
+    CHECK_NULL(slda_tokenizer_new(&p, err, sizeof err));
     CHECK_CONTAINS(err, "invalid UTF-8 at byte 8");
 
     /* what a decoded snapshot may load: no files */

@@ -132,8 +132,10 @@ static void test_prevalence_change(void)
     printf("change in window 12: emerging flagged in window %lld, fading in %lld, "
            "false flag before in %lld\n", (long long)first_up, (long long)first_down,
            (long long)false_up);
-    CHECK(first_up >= 12 && first_up <= 13);
-    CHECK(first_down >= 12 && first_down <= 13);
+    CHECK_GE(first_up, 12);
+    CHECK_LE(first_up, 13);
+    CHECK_GE(first_down, 12);
+    CHECK_LE(first_down, 13);
     CHECK_INT(false_up, -1);
     /* the windows: 24, 100 documents each, shares summing to 1 */
     int64_t start[168];
@@ -174,6 +176,18 @@ static void on_event(const slda_track_event_t *ev, void *opaque)
     }
 }
 
+/* The events seen, "kind topic, ...", for a failed check's message (a static buffer). */
+static const char *events_of(const seen_t *s)
+{
+    static char buf[32 * 24];
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < s->n && at < sizeof buf; i++)
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s %u", i ? ", " : "", s->kinds[i],
+                               (unsigned)s->topic[i]);
+    return buf;
+}
+
 static int seen(const seen_t *s, const char *kind, uint32_t topic)
 {
     for (int i = 0; i < s->n; i++)
@@ -202,7 +216,8 @@ static void test_drift_events(void)
     set_words(&x, A, 12); /* a different weighting of the same words: between */
     x.prob[0] = 0.9f;
     double d = slda_track_js(&w[0], &x);
-    CHECK(d > 0.05 && d < 0.5);
+    CHECK_GT(d, 0.05);
+    CHECK_LT(d, 0.5);
 
     slda_track_t *t = new_track(3, 1000);
     seen_t s;
@@ -224,9 +239,9 @@ static void test_drift_events(void)
     set_words(&w[0], D, 10);                      /* taken over after warm-up: birth */
     set_words(&w[2], B, 12);                      /* topic 2 turns into topic 1: merge */
     slda_track_compare(t, w, mass, 2000, 4);
-    CHECK(seen(&s, "birth", 0));
-    CHECK(seen(&s, "merge", 1));
-    CHECK(!seen(&s, "change", 1));
+    CHECK_TRUE(seen(&s, "birth", 0), "events: %s", events_of(&s));
+    CHECK_TRUE(seen(&s, "merge", 1), "events: %s", events_of(&s));
+    CHECK_TRUE(!seen(&s, "change", 1), "events: %s", events_of(&s));
     int n = s.n;
     slda_track_compare(t, w, mass, 2500, 5);      /* nothing moved: no new event; merge once */
     CHECK_INT(s.n, n);
@@ -236,19 +251,21 @@ static void test_drift_events(void)
     set_words(&w[0], D2, 10);
     slda_track_compare(t, w, mass, 3000, 6);
     printf("drift of topic 0 after half its words changed: %.3f\n", slda_track_drift(t, 0));
-    CHECK(slda_track_drift(t, 0) > 0.2 && slda_track_drift(t, 0) < 0.8);
+    CHECK_GT(slda_track_drift(t, 0), 0.2);
+    CHECK_LT(slda_track_drift(t, 0), 0.8);
     for (int i = n; i < s.n; i++)
-        CHECK(strcmp(s.kinds[i], "birth"));
+        CHECK_TRUE(strcmp(s.kinds[i], "birth") != 0, "event %d: a birth of topic %u", i,
+                   (unsigned)s.topic[i]);
     /* most of them replaced: a change event (JS >= 0.5), still not a birth (5 of 10 kept) */
     static const char *const D3[] = {"border", "mexico", "immigration", "build", "wall",
                                      "fake", "news", "media", "cnn", "press"};
     set_words(&w[0], D3, 10);
     slda_track_compare(t, w, mass, 3500, 7);
     printf("drift of topic 0 after its head changed: %.3f\n", slda_track_drift(t, 0));
-    CHECK(seen(&s, "change", 0));
+    CHECK_TRUE(seen(&s, "change", 0), "events: %s", events_of(&s));
     /* engine hook */
     slda_track_engine_event(t, "retire", 2, "old words", 7);
-    CHECK(seen(&s, "retire", 2));
+    CHECK_TRUE(seen(&s, "retire", 2), "events: %s", events_of(&s));
     size_t nev, first;
     const slda_track_event_t *ev = slda_track_events(t, &nev, &first);
     CHECK_INT(nev, (size_t)s.n);
@@ -275,7 +292,7 @@ static void test_death(void)
         slda_track_compare(t, w, mass, 5000 + h, (uint64_t)h + 1);
         CHECK_INT(seen(&s, "death", 1), h >= 5);
     }
-    CHECK(!seen(&s, "death", 0));
+    CHECK_TRUE(!seen(&s, "death", 0), "events: %s", events_of(&s));
     slda_track_destroy(t);
 }
 
@@ -327,7 +344,7 @@ static void test_state(void)
     memcpy(c, a, head); /* "newest_ms":"x" instead of a number */
     strcpy(c + head, "\"x\"");
     strcat(c, strchr(p + 12, ','));
-    CHECK(slda_track_read_json(u, c, strlen(c), err, sizeof err) != SLDA_OK);
+    CHECK_NE(slda_track_read_json(u, c, strlen(c), err, sizeof err), SLDA_OK);
     printf("wrong type: %s\n", err);
     CHECK_CONTAINS(err, "newest_ms");
     free(c);
@@ -378,7 +395,7 @@ static void test_page(void)
 {
     slda_page_t *page = slda_page_new();
     size_t len = 0;
-    CHECK(slda_page_get(page, SLDA_PAGE_TOPICS, &len) == NULL);
+    CHECK_NULL(slda_page_get(page, SLDA_PAGE_TOPICS, &len));
     slda_page_set(page, SLDA_PAGE_TOPICS, slda_xstrdup("{\"a\":1}"), 7);
     char *c = slda_page_get(page, SLDA_PAGE_TOPICS, &len);
     CHECK_STR(c, "{\"a\":1}");
@@ -386,8 +403,9 @@ static void test_page(void)
     free(c);
     const char *html = slda_page_html(&len);
     CHECK_CONTAINS(html, "createElementNS"); /* SVG charts drawn in the page */
-    CHECK(!strstr(html, "http://") || strstr(html, "http://www.w3.org/2000/svg"));
-    CHECK(!strstr(html, "https://"));
+    CHECK_TRUE(!strstr(html, "http://") || strstr(html, "http://www.w3.org/2000/svg"), "%.60s",
+               strstr(html, "http://"));
+    CHECK_TRUE(!strstr(html, "https://"), "%.60s", strstr(html, "https://"));
     slda_page_destroy(page);
 }
 
@@ -399,7 +417,7 @@ static void test_snapshot_meta(void)
     slda_conf_t *conf = slda_conf_new();
     CHECK_INT(slda_conf_set(conf, "topics", "3", err, sizeof err), SLDA_OK);
     slda_model_t *model = slda_model_new(conf, err, sizeof err);
-    CHECK(model != NULL);
+    CHECK_TRUE(model != NULL, "%s", err);
     slda_doc_t doc;
     slda_doc_init(&doc);
     CHECK_INT(slda_doc_from_text(model, "volcano lava eruption ash magma", 30, &doc, err,
@@ -412,7 +430,7 @@ static void test_snapshot_meta(void)
     CHECK_INT(slda_snapshot_write_meta(model, &meta, path, err, sizeof err), SLDA_OK);
     slda_err_t code;
     slda_model_t *m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
-    CHECK(m2 != NULL);
+    CHECK_TRUE(m2 != NULL, "%s", err);
     CHECK_INT(back.event_ms, 1583092764000LL);
     CHECK_INT(slda_model_docs(m2), 1);
     slda_model_destroy(m2);
@@ -420,13 +438,13 @@ static void test_snapshot_meta(void)
     size_t len;
     CHECK_INT(slda_snapshot_encode_meta(model, &meta, &buf, &len, err, sizeof err), SLDA_OK);
     m2 = slda_snapshot_decode(buf, len, &code, err, sizeof err); /* other readers: ignored */
-    CHECK(m2 != NULL);
+    CHECK_TRUE(m2 != NULL, "%s", err);
     slda_model_destroy(m2);
     free(buf);
     CHECK_INT(slda_snapshot_write(model, path, err, sizeof err), SLDA_OK);
     back.event_ms = -1;
     m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
-    CHECK(m2 != NULL);
+    CHECK_TRUE(m2 != NULL, "%s", err);
     CHECK_INT(back.event_ms, 0);
     slda_model_destroy(m2);
     const char *src = getenv("SLDA_SOURCE_DIR");
@@ -434,7 +452,7 @@ static void test_snapshot_meta(void)
         snprintf(path, sizeof path, "%s/tests/fixtures/snapshot-v1-k3.slda", src);
         back.event_ms = -1;
         m2 = slda_snapshot_read_meta(path, &back, &code, err, sizeof err);
-        CHECK(m2 != NULL); /* an old snapshot loads; no event time */
+        CHECK_TRUE(m2 != NULL, "%s", err); /* an old snapshot loads; no event time */
         CHECK_INT(back.event_ms, 0);
         slda_model_destroy(m2);
     }

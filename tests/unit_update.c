@@ -227,7 +227,7 @@ static void test_local_apply_equals_train(const char *const *kv, const char *wha
         slda_update_t *upd = NULL;
         CHECK_INT(slda_update_local(m2, NULL, d2, n2, 0, th2, &upd, err, sizeof err), SLDA_OK);
         /* the documents' mixtures (outputs, tracking) are train's too */
-        CHECK(memcmp(th1, th2, n1 * K * sizeof *th1) == 0);
+        CHECK_MEM(th1, th2, n1 * K * sizeof *th1);
         free(th1);
         free(th2);
         CHECK_INT(slda_update_base(upd), b);
@@ -246,13 +246,15 @@ static void test_local_apply_equals_train(const char *const *kv, const char *wha
                 "alpha0 %.6g\n", what, (unsigned long long)tc.births, (unsigned long long)tc.deaths,
                 (unsigned long long)tc.merges, (unsigned long long)tc.proposals,
                 (unsigned long long)tc.flagged, m1->alpha[0]);
-    if (want_births) /* the births decisions went through records too */
-        CHECK(tc.births > 0 && tc.merges + tc.deaths > 0);
+    if (want_births) { /* the births decisions went through records too */
+        CHECK_GT(tc.births, 0);
+        CHECK_GT(tc.merges + tc.deaths, 0);
+    }
     int diff = compare_models(m1, m2);
     if (diff)
         fprintf(stderr, "%s: %d differences\n", what, diff);
     CHECK_INT(diff, 0);
-    CHECK(m1->t == 100);
+    CHECK_EQ(m1->t, 100);
     slda_model_destroy(m1);
     slda_model_destroy(m2);
 }
@@ -275,8 +277,8 @@ static void test_local_changes_nothing(void)
     uint32_t nready = m->nready;
     slda_update_t *upd = NULL;
     CHECK_INT(slda_update_local(m, NULL, d, n, 0, NULL, &upd, err, sizeof err), SLDA_OK);
-    CHECK(memcmp(A, m->A, bytes) == 0);
-    CHECK(memcmp(nz, m->NZ, sizeof nz) == 0);
+    CHECK_MEM(A, m->A, bytes);
+    CHECK_MEM(nz, m->NZ, sizeof nz);
     CHECK_INT(m->nready, nready);
     CHECK_INT(m->t, 1);
     CHECK_INT(slda_update_docs(upd), 16);
@@ -316,12 +318,12 @@ static void test_scratch_borrows_held_rows(void)
     memcpy(nz, m->NZ, sizeof nz);
     slda_update_t *upd = NULL;
     CHECK_INT(slda_update_local(m, s, d, n, 0, NULL, &upd, err, sizeof err), SLDA_OK);
-    CHECK(memcmp(A, m->A, bytes) == 0);
-    CHECK(memcmp(ready, m->row_ready, sizeof ready) == 0);
-    CHECK(memcmp(nz, m->NZ, sizeof nz) == 0);
+    CHECK_MEM(A, m->A, bytes);
+    CHECK_MEM(ready, m->row_ready, sizeof ready);
+    CHECK_MEM(nz, m->NZ, sizeof nz);
     CHECK_INT(m->nready, 512);
     CHECK_INT(slda_update_apply(m, upd, err, sizeof err), SLDA_OK); /* evicts in apply */
-    CHECK(slda_vocab_evictions(m->vocab) > 0);
+    CHECK_GT(slda_vocab_evictions(m->vocab), 0);
     slda_update_destroy(upd);
     slda_docs_clear(d, n);
     free(A);
@@ -370,19 +372,20 @@ static void test_replicas_agree(slda_update_values_t values, const char *const *
     CHECK_INT(compare_models(b, a), 0);
     CHECK_INT(compare_models(a, one), 0);
     /* the digest the service logs at a stop says so too, and sees one float change */
-    CHECK(slda_model_digest(a) == slda_model_digest(b));
-    CHECK(slda_model_digest(a) == slda_model_digest(one));
+    CHECK_EQ(slda_model_digest(a), slda_model_digest(b));
+    CHECK_EQ(slda_model_digest(a), slda_model_digest(one));
     uint32_t held = 0;
     while (held < a->W && !a->row_ready[held])
         held++;
-    CHECK(held < a->W);
+    CHECK_LT(held, a->W);
     float saved = a->A[(size_t)held * a->Kp + 1];
     a->A[(size_t)held * a->Kp + 1] = nextafterf(saved, 1e30f);
-    CHECK(slda_model_digest(a) != slda_model_digest(b));
+    CHECK_NE(slda_model_digest(a), slda_model_digest(b));
     a->A[(size_t)held * a->Kp + 1] = saved;
-    CHECK(slda_model_digest(a) == slda_model_digest(b));
+    CHECK_EQ(slda_model_digest(a), slda_model_digest(b));
     /* the vocabularies evicted (4096 words, ~9000 seen) the same words */
-    CHECK(slda_vocab_evictions(a->vocab) > 0 || !open);
+    CHECK_TRUE(slda_vocab_evictions(a->vocab) > 0 || !open, "open %d: %llu evictions", open,
+               (unsigned long long)slda_vocab_evictions(a->vocab));
     CHECK_INT(slda_vocab_evictions(a->vocab), slda_vocab_evictions(b->vocab));
     CHECK_INT(slda_vocab_size(a->vocab), slda_vocab_size(b->vocab));
     /* a late word only B saw is held by A, and one only A saw by B (open
@@ -392,9 +395,14 @@ static void test_replicas_agree(slda_update_values_t values, const char *const *
     slda_test_spell(wa, sizeof wa, 'a', (uint64_t)(98 * 16) * 64 + 7);
     uint32_t zid = slda_vocab_find(a->vocab, wz, strlen(wz) - 1);
     uint32_t aid = slda_vocab_find(b->vocab, wa, strlen(wa) - 1);
-    CHECK(open ? zid != UINT32_MAX && a->row_ready[zid] : zid == UINT32_MAX);
-    CHECK(open ? aid != UINT32_MAX && b->row_ready[aid] : aid == UINT32_MAX);
-    CHECK(a->docs == 100 * 16 - 20 && a->tokens > 0); /* 20 of 100 batches hold an empty doc */
+    CHECK_TRUE(open ? zid != UINT32_MAX && a->row_ready[zid] : zid == UINT32_MAX,
+               "open %d: id %u, row ready %d", open, zid,
+               zid != UINT32_MAX ? (int)a->row_ready[zid] : -1);
+    CHECK_TRUE(open ? aid != UINT32_MAX && b->row_ready[aid] : aid == UINT32_MAX,
+               "open %d: id %u, row ready %d", open, aid,
+               aid != UINT32_MAX ? (int)b->row_ready[aid] : -1);
+    CHECK_EQ(a->docs, 100 * 16 - 20);
+    CHECK_GT(a->tokens, 0); /* 20 of 100 batches hold an empty doc */
     slda_topic_counts_t tc;
     slda_model_topic_counts(a, &tc);
     if (getenv("UNIT_UPDATE_VERBOSE"))
@@ -425,21 +433,26 @@ static void test_codec(void)
     CHECK_INT(slda_update_add_input(upd, "docs", 3, 100, 115), SLDA_OK);
     CHECK_INT(slda_update_add_input(upd, "docs", 4, 7, 6), SLDA_ERR_INVALID);
     slda_update_values_t pv = SLDA_UPDATE_F32;
-    CHECK(slda_update_values_parse("q8", &pv) == 0 && pv == SLDA_UPDATE_Q8);
-    CHECK(slda_update_values_parse("float64", &pv) == -1);
+    CHECK_EQ(slda_update_values_parse("q8", &pv), 0);
+    CHECK_EQ(pv, SLDA_UPDATE_Q8);
+    CHECK_EQ(slda_update_values_parse("float64", &pv), -1);
     void *b1, *b2;
     size_t l1, l2;
     CHECK_INT(slda_update_encode(upd, SLDA_UPDATE_F32, &b1, &l1, err, sizeof err), SLDA_OK);
     slda_update_t *dec = NULL;
     CHECK_INT(slda_update_decode(b1, l1, &dec, err, sizeof err), SLDA_OK);
     CHECK_INT(slda_update_encode(dec, SLDA_UPDATE_F32, &b2, &l2, err, sizeof err), SLDA_OK);
-    CHECK(l1 == l2 && memcmp(b1, b2, l1) == 0);
+    CHECK_EQ(l1, l2);
+    if (l1 == l2)
+        CHECK_MEM(b1, b2, l1);
     const char *topic;
     int32_t part;
     int64_t from, to;
     CHECK_INT(slda_update_input(dec, 0, &topic, &part, &from, &to), 1);
     CHECK_STR(topic, "docs");
-    CHECK(part == 3 && from == 100 && to == 115);
+    CHECK_EQ(part, 3);
+    CHECK_EQ(from, 100);
+    CHECK_EQ(to, 115);
     CHECK_INT(slda_update_tokens(dec), slda_update_tokens(upd));
     slda_update_destroy(dec);
     dec = NULL;
@@ -449,7 +462,9 @@ static void test_codec(void)
         double worst = 0;
         uint32_t ns, K, qns, qK;
         const float *x = slda_update_stats(upd, &ns, &K), *y = slda_update_stats(q, &qns, &qK);
-        CHECK(ns == qns && K == qK && ns > 0);
+        CHECK_EQ(ns, qns);
+        CHECK_EQ(K, qK);
+        CHECK_GT(ns, 0);
         for (uint32_t s = 0; s < ns; s++) {
             float mx = 0;
             for (uint32_t k = 0; k < K; k++)
@@ -459,8 +474,8 @@ static void test_codec(void)
                 worst = fmax(worst, mx > 0 ? e / mx : e);
             }
         }
-        CHECK(worst <= (v == 1 ? 1e-3 : 0.5 / 255 + 1e-6));
-        CHECK(worst > 0);
+        CHECK_LE(worst, (v == 1 ? 1e-3 : 0.5 / 255 + 1e-6));
+        CHECK_GT(worst, 0);
         slda_update_destroy(q);
     }
 
@@ -468,14 +483,18 @@ static void test_codec(void)
      * version; then structural damage under a valid checksum */
     for (size_t cut = 0; cut < l1; cut += cut < 64 ? 1 : 37) {
         slda_update_t *x = NULL;
-        CHECK(slda_update_decode(b1, cut, &x, err, sizeof err) != SLDA_OK && !x);
+        slda_err_t rc = slda_update_decode(b1, cut, &x, err, sizeof err);
+        CHECK_TRUE(rc != SLDA_OK && !x, "%zu of %zu bytes: %s, record %p", cut, l1,
+                   slda_err_name(rc), (void *)x);
     }
     unsigned char *c = malloc(l1);
     for (size_t i = 0; i < l1; i += 13) {
         memcpy(c, b1, l1);
         c[i] ^= 0x40;
         slda_update_t *x = NULL;
-        CHECK(slda_update_decode(c, l1, &x, err, sizeof err) != SLDA_OK && !x);
+        slda_err_t rc = slda_update_decode(c, l1, &x, err, sizeof err);
+        CHECK_TRUE(rc != SLDA_OK && !x, "byte %zu flipped: %s, record %p", i, slda_err_name(rc),
+                   (void *)x);
     }
     memcpy(c, b1, l1);
     c[7] = 9;
@@ -502,11 +521,11 @@ static void test_codec(void)
             if (slda_update_decode(c, l1, &x, err, sizeof err) != SLDA_OK)
                 refused++;
             else
-                CHECK(x != NULL);
+                CHECK_TRUE(x != NULL, "%s", err);
             slda_update_destroy(x);
         }
     }
-    CHECK(refused > 0);
+    CHECK_GT(refused, 0);
     slda_update_destroy(dec);
     free(c);
     free(b1);
@@ -544,7 +563,7 @@ static void test_births_remap(void)
     slda_births_t *b = slda_births_import(m, &st, err, sizeof err);
     if (!b)
         fprintf(stderr, "import: %s\n", err);
-    CHECK(b != NULL);
+    CHECK_TRUE(b != NULL, "%s", err);
     slda_births_export_clear(&st);
     for (uint64_t base = 3; b && base <= 7; base++) {
         float x[2][9];
@@ -555,10 +574,11 @@ static void test_births_remap(void)
         CHECK_INT(n, base < 5 ? 3 : base < 6 ? 2 : 0);
         for (int r = 0; r < 2; r++) {
             float one = (float)(10 * r + 2), two = (float)(10 * r + 3), four = (float)(10 * r + 5);
-            CHECK(x[r][1] == (base < 5 ? one + two : one)); /* merged into 1 */
-            CHECK(x[r][2] == (base < 6 ? 0 : two));          /* merged away, then reborn */
-            CHECK(x[r][4] == (base < 6 ? 0 : four));         /* died */
-            CHECK(x[r][0] == (float)(10 * r + 1) && x[r][8] == (float)(10 * r + 9));
+            CHECK_EQ(x[r][1], (base < 5 ? one + two : one)); /* merged into 1 */
+            CHECK_EQ(x[r][2], (base < 6 ? 0 : two));         /* merged away, then reborn */
+            CHECK_EQ(x[r][4], (base < 6 ? 0 : four));        /* died */
+            CHECK_EQ(x[r][0], (float)(10 * r + 1));
+            CHECK_EQ(x[r][8], (float)(10 * r + 9));
         }
     }
     slda_births_free(b);

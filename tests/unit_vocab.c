@@ -41,7 +41,7 @@ static void test_add_find(void)
 {
     slda_vocab_t *vocab = slda_vocab_new(100, 42, 0);
     bool added = false;
-    CHECK(vocab != NULL);
+    CHECK_NONNULL(vocab);
     CHECK_INT(add(vocab, "apple", &added), 0);
     CHECK(added);
     CHECK_INT(add(vocab, "banana", &added), 1);
@@ -52,8 +52,8 @@ static void test_add_find(void)
     /* A prefix of a stored word is a different word. */
     CHECK_INT(slda_vocab_find(vocab, "app", 3), UINT32_MAX);
     CHECK_STR(slda_vocab_word(vocab, 0), "apple");
-    CHECK(slda_vocab_word(vocab, 2) == NULL);
-    CHECK(slda_vocab_word(vocab, 99999) == NULL);
+    CHECK_NULL(slda_vocab_word(vocab, 2));
+    CHECK_NULL(slda_vocab_word(vocab, 99999));
     CHECK_INT(slda_vocab_size(vocab), 2);
     CHECK_INT(slda_vocab_max_id(vocab), 2);
     CHECK_INT(slda_vocab_capacity(vocab), 100);
@@ -64,7 +64,7 @@ static void test_add_find(void)
     CHECK_INT(slda_vocab_is_fixed(vocab), 0);
     slda_vocab_destroy(vocab);
     slda_vocab_destroy(NULL);
-    CHECK(slda_vocab_new(0, 1, 0) == NULL);
+    CHECK_NULL(slda_vocab_new(0, 1, 0));
 }
 
 /* Many words through a small table: every word stays findable. */
@@ -153,7 +153,7 @@ static void test_pinning(void)
     uint32_t v = add(vocab, "v", NULL);
     CHECK_INT(ev.n, 2);
     CHECK_STR(ev.words[1], "y");
-    CHECK(v != UINT32_MAX);
+    CHECK_NE(v, UINT32_MAX);
     /* z, w, v all pinned: no room for u. */
     CHECK_INT(add(vocab, "u", NULL), UINT32_MAX);
     CHECK_INT(ev.n, 2);
@@ -162,7 +162,7 @@ static void test_pinning(void)
     CHECK_INT(add(vocab, "u", NULL), UINT32_MAX);
     CHECK_INT(ev.n, 2);
     slda_vocab_new_epoch(vocab);
-    CHECK(add(vocab, "u", NULL) != UINT32_MAX);
+    CHECK_NE(add(vocab, "u", NULL), UINT32_MAX);
     CHECK_INT(ev.n, 3);
     slda_vocab_destroy(vocab);
 }
@@ -266,7 +266,7 @@ static void test_keys(void)
     bool added;
     uint32_t rare = add(vocab, "rare", &added);
     uint64_t key = slda_vocab_key(vocab, rare);
-    CHECK(key != 0);
+    CHECK_NE(key, 0);
     CHECK_INT(key, slda_hash64("rare", 4, 99));
     CHECK_INT(slda_vocab_find_key(vocab, key), rare);
     for (int i = 0; i < 15; i++) { /* fill it up: "rare" is the rarest */
@@ -296,7 +296,7 @@ static void test_refused_when_all_pinned(void)
     char w[16];
     for (int i = 0; i < 16; i++) {
         snprintf(w, sizeof w, "pinned%d", i);
-        CHECK(add(vocab, w, &added) != UINT32_MAX);
+        CHECK_NE(add(vocab, w, &added), UINT32_MAX);
     }
     for (int i = 0; i < 5; i++) {
         snprintf(w, sizeof w, "late%d", i);
@@ -305,12 +305,12 @@ static void test_refused_when_all_pinned(void)
     }
     CHECK_INT(slda_vocab_refused(vocab), 5);
     CHECK_INT(slda_vocab_evictions(vocab), 0);
-    CHECK(add(vocab, "pinned3", &added) != UINT32_MAX); /* known words still resolve */
+    CHECK_NE(add(vocab, "pinned3", &added), UINT32_MAX); /* known words still resolve */
     slda_vocab_new_epoch(vocab); /* still pinned: used in the previous epoch */
     CHECK_INT(add(vocab, "late0", &added), UINT32_MAX);
     CHECK_INT(slda_vocab_refused(vocab), 6);
     slda_vocab_new_epoch(vocab);
-    CHECK(add(vocab, "late0", &added) != UINT32_MAX);
+    CHECK_NE(add(vocab, "late0", &added), UINT32_MAX);
     CHECK(added);
     CHECK_INT(slda_vocab_evictions(vocab), 1);
     CHECK_INT(slda_vocab_refused(vocab), 6);
