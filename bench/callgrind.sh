@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# callgrind.sh - instructions executed by `streamlda train` (valgrind's callgrind), for two builds:
+# a count that does not depend on the machine's load, so a change meant to keep the speed can be
+# checked on a busy machine (docs/benchmarks.md).
+#
+#   bench/callgrind.sh OLD NEW      OLD, NEW: directories holding a `streamlda` binary
+#   env: SLDA_SHARED_DIR (default ../shared beside the repository), K (100)
+#
+# Runs, one thread each (a second thread's spinning would count): KOS (UCI bag of words) and
+# Reuters-21578 as raw text (title + body, time order). Prints each binary's instruction count
+# and NEW / OLD. Needs valgrind (`SLDA_BENCH=1 scripts/setup.sh`).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+shared=${SLDA_SHARED_DIR:-$repo/../shared}
+OLD=$(cd "${1:?usage: callgrind.sh OLD_DIR NEW_DIR}" && pwd)
+NEW=$(cd "${2:?usage: callgrind.sh OLD_DIR NEW_DIR}" && pwd)
+K=${K:-100}
+command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" <<'EOF'
+import gzip, sys
+with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w") as o:
+    next(f)
+    for line in f:
+        p = line.rstrip("\n").split("\t")
+        text = (p[4] + " " + p[5]).strip()
+        if text:
+            o.write(text + "\n")
+EOF
+count() { # bin args...: instructions of one run
+    local bin=$1
+    shift
+    valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" "$bin/streamlda" train -q \
+        -k "$K" -X threads=1 "$@" 2>&1 >/dev/null | sed -n 's/.*Collected : *//p'
+}
+printf "%-8s %16s %16s %9s\n" corpus old new new/old
+for corpus in kos reuters; do
+    if [ $corpus = kos ]; then args=("$shared/data/kos/docword.kos.txt"); else args=(-f text "$T/reuters.txt"); fi
+    o=$(count "$OLD" "${args[@]}")
+    n=$(count "$NEW" "${args[@]}")
+    printf "%-8s %16s %16s %9s\n" $corpus "$o" "$n" "$(awk -v a="$o" -v b="$n" 'BEGIN {printf "%.4f", b / a}')"
+done
