@@ -37,8 +37,11 @@ _Static_assert(sizeof(slda_vb_kind_t) == sizeof(int), "enum size");
 /* ---- the table ---- */
 
 static const char *const alpha_learn_values[] = {"off", "fixedpoint", "newton", NULL};
-static const char *const local_values[] = {"cgs",      "cvb0",    "cvb",     "svb",
-                                           "cvb0+cgs", "cvb+cgs", "svb+cgs", NULL};
+/* cgs, each variant alone, each variant with +cgs (config.h's list) */
+#define LOCAL_ALONE(id, name) #name,
+#define LOCAL_HYBRID(id, name) #name "+cgs",
+static const char *const local_values[] = {"cgs", SLDA_VB_VARIANTS(LOCAL_ALONE)
+                                           SLDA_VB_VARIANTS(LOCAL_HYBRID) NULL};
 static const char *const stats_values[] = {"rb", "sample", NULL};
 static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
@@ -333,14 +336,15 @@ const char *slda_prop_type_name(slda_prop_type_t type)
 
 /* ---- local step names ---- */
 
+#define LOCAL_NAME(id, name) {#name, SLDA_VB_##id, 0},
+#define LOCAL_NAME_HYBRID(id, name) {#name "+cgs", SLDA_VB_##id, 1},
 static const struct {
     const char *name;
     slda_vb_kind_t vb;
     int hybrid;
 } local_names[] = {
-    {"cgs", SLDA_VB_NONE, 0},     {"cvb0", SLDA_VB_CVB0, 0},    {"cvb", SLDA_VB_CVB, 0},
-    {"svb", SLDA_VB_SVB, 0},      {"cvb0+cgs", SLDA_VB_CVB0, 1}, {"cvb+cgs", SLDA_VB_CVB, 1},
-    {"svb+cgs", SLDA_VB_SVB, 1},
+    {"cgs", SLDA_VB_NONE, 0},
+    SLDA_VB_VARIANTS(LOCAL_NAME) SLDA_VB_VARIANTS(LOCAL_NAME_HYBRID)
 };
 
 int slda_local_parse(const char *name, slda_vb_kind_t *vb, int *hybrid)

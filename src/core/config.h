@@ -4,11 +4,21 @@
 
 #include "core/slda_int.h"
 
+/* The local step's variational variants, one line each (ALGORITHM.md "Local step"): the
+ * kind, the name `local=` takes (alone, or NAME+cgs for the hybrid that samples the pairs
+ * of count <= local.threshold). The rules of each are in src/engine/local_NAME.c, its row
+ * of the variant table in src/engine/local_step.c is made from this list: a new variant is
+ * a line here and its file (docs/engine.md, "Adding a local-step variant"). */
+#define SLDA_VB_VARIANTS(X) \
+    X(CVB0, cvb0)           \
+    X(CVB, cvb)             \
+    X(SVB, svb)
 typedef enum {
     SLDA_VB_NONE = 0, /* pure CGS: every token sampled */
-    SLDA_VB_CVB0,
-    SLDA_VB_CVB,
-    SLDA_VB_SVB
+#define SLDA_VB_KIND(id, name) SLDA_VB_##id,
+    SLDA_VB_VARIANTS(SLDA_VB_KIND)
+#undef SLDA_VB_KIND
+    SLDA_VB__COUNT
 } slda_vb_kind_t;
 
 typedef enum { SLDA_ALPHA_FIXED = 0, SLDA_ALPHA_FIXEDPOINT, SLDA_ALPHA_NEWTON } slda_alpha_learn_t;

@@ -4,8 +4,10 @@
  * per token) into training and test tokens; the training tokens of one word in
  * one document form a pair of count n. Pairs with n <= r (slda_params_r) are
  * sampled, one topic z per token (collapsed Gibbs, hybrid paper eq. 12 and
- * 25); the other pairs carry one distribution gamma shared by their n tokens
- * (CVB0: Asuncion eq. 16; CVB: Asuncion eq. 18; SVB: hybrid paper eq. 21).
+ * 25); the other pairs carry one distribution gamma shared by their n tokens,
+ * updated by the variant's own batch rule (the variant table, engine/local.h:
+ * CVB0, Asuncion eq. 16, local_cvb0.c; CVB, eq. 18, local_cvb.c; SVB, hybrid
+ * paper eq. 21, local_svb.c), the same rule as its stream local step's.
  *
  * Invariants between two updates:
  *   Ntheta[j][k] = sum over the pairs of document j of n*gamma[k] (VB) or
@@ -25,7 +27,7 @@
  * every bit of the result.
  */
 #include "engine/batch.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 
@@ -42,19 +44,8 @@ typedef struct bpair_s {
     size_t off;     /* VB pair: its gamma row; CG pair: index of its first z */
 } bpair_t;
 
-/* What a VB update reads: the live rows of its document and word. */
-typedef struct vbview_s {
-    const double *nt, *nphi; /* Ntheta[j], Nphi[w] */
-    const double *vt, *vphi; /* Vtheta[j], Vphi[w] (CVB only) */
-    const float *g;          /* the pair's current gamma */
-} vbview_t;
-
-/* New gamma (normalised, K doubles) of one VB pair from the live counts. */
-typedef void (*gamma_fn)(const slda_batch_t *batch, const vbview_t *v, double *out);
-
 struct slda_batch_s {
-    slda_vb_kind_t vb;
-    gamma_fn update;   /* the VB variant's rule; NULL for pure CGS */
+    const slda_vb_ops_t *ops; /* the VB variant (local.h's table); NULL for pure CGS */
     uint32_t r;        /* pairs with count <= r are sampled */
     int sampling;      /* CGS or a hybrid: p is averaged over samples (eq. 31) */
     uint32_t K, W;
@@ -76,7 +67,7 @@ struct slda_batch_s {
     uint32_t nsamples;
     double *Ntheta, *Nphi, *NZ; /* J x K, W x K, K */
     double *Vtheta, *Vphi, *VZ; /* the same shapes, CVB only */
-    double *work, *work2;       /* K scratch each */
+    double *work;               /* K scratch */
 };
 
 /* ---- allocation ---- */
@@ -99,89 +90,10 @@ void slda_batch_destroy(slda_batch_t *batch)
     void *arrays[] = {batch->pstart, batch->pairs,  batch->ntrain, batch->gamma, batch->z,
                       batch->tstart, batch->tword,  batch->tcount, batch->psum,  batch->Ntheta,
                       batch->Nphi,   batch->NZ,     batch->Vtheta, batch->Vphi,  batch->VZ,
-                      batch->work,   batch->work2};
+                      batch->work};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         slda_big_free(arrays[i]);
     slda_big_free(batch);
-}
-
-/* ---- the update rules ---- */
-
-/* out /= sum; a degenerate sum (underflow, NaN) falls back to uniform. */
-static void normalise(double *out, uint32_t K, double sum)
-{
-    if (!(sum > 0.0) || !isfinite(sum)) {
-        for (uint32_t k = 0; k < K; k++)
-            out[k] = 1.0 / K;
-        return;
-    }
-    double inv = 1.0 / sum;
-    for (uint32_t k = 0; k < K; k++)
-        out[k] *= inv;
-}
-
-/* CVB0 (Asuncion eq. 16): gamma ∝ (Nphi¬+eta)/(NZ¬+W eta) (Ntheta¬+alpha),
- * ¬ = one token's share gamma excluded. fmax guards rounding below zero. */
-static void gamma_cvb0(const slda_batch_t *batch, const vbview_t *v, double *out)
-{
-    const double *NZ = batch->NZ;
-    double sum = 0.0;
-    for (uint32_t k = 0; k < batch->K; k++) {
-        double gk = v->g[k];
-        double ep = fmax(v->nphi[k] - gk, 0.0) + batch->eta;
-        double et = fmax(v->nt[k] - gk, 0.0) + batch->alpha;
-        out[k] = ep * et / (NZ[k] - gk + batch->weta);
-        sum += out[k];
-    }
-    normalise(out, batch->K, sum);
-}
-
-/* CVB (Asuncion eq. 18): the CVB0 factor times the second-order correction
- * exp(-Vt/(2 Et^2) - Vphi/(2 Ephi^2) + VZ/(2 EZ^2)), all with one share
- * (mean gk, variance gk(1-gk)) excluded. The exponent is shifted by its
- * maximum before exp so a small alpha or eta cannot underflow every topic. */
-static void gamma_cvb(const slda_batch_t *batch, const vbview_t *v, double *out)
-{
-    const double *NZ = batch->NZ, *VZ = batch->VZ;
-    double *ex = batch->work2, emax = -INFINITY;
-    for (uint32_t k = 0; k < batch->K; k++) {
-        double gk = v->g[k], vk = gk * (1.0 - gk);
-        double ep = fmax(v->nphi[k] - gk, 0.0) + batch->eta;
-        double et = fmax(v->nt[k] - gk, 0.0) + batch->alpha;
-        double ez = NZ[k] - gk + batch->weta;
-        double vp = fmax(v->vphi[k] - vk, 0.0);
-        double vt = fmax(v->vt[k] - vk, 0.0);
-        double vz = fmax(VZ[k] - vk, 0.0);
-        out[k] = ep * et / ez;
-        ex[k] = -vt / (2.0 * et * et) - vp / (2.0 * ep * ep) + vz / (2.0 * ez * ez);
-        emax = fmax(emax, ex[k]);
-    }
-    double sum = 0.0;
-    for (uint32_t k = 0; k < batch->K; k++) {
-        out[k] *= exp(ex[k] - emax);
-        sum += out[k];
-    }
-    normalise(out, batch->K, sum);
-}
-
-/* SVB (hybrid paper eq. 21): gamma ∝ exp(psi(Nphi+eta) - psi(NZ+W eta) +
- * psi(Ntheta+alpha)), the counts including the pair itself. */
-static void gamma_svb(const slda_batch_t *batch, const vbview_t *v, double *out)
-{
-    const double *NZ = batch->NZ;
-    double smax = -INFINITY;
-    for (uint32_t k = 0; k < batch->K; k++) {
-        out[k] = slda_digamma(fmax(v->nphi[k], 0.0) + batch->eta) -
-                 slda_digamma(NZ[k] + batch->weta) +
-                 slda_digamma(fmax(v->nt[k], 0.0) + batch->alpha);
-        smax = fmax(smax, out[k]);
-    }
-    double sum = 0.0;
-    for (uint32_t k = 0; k < batch->K; k++) {
-        out[k] = exp(out[k] - smax);
-        sum += out[k];
-    }
-    normalise(out, batch->K, sum);
 }
 
 /* Store gnew (K doubles) as the pair's gamma g and add the change of its
@@ -221,14 +133,17 @@ static void vb_pair(slda_batch_t *batch, size_t j, const bpair_t *pair)
 {
     size_t K = batch->K;
     float *g = batch->gamma + pair->off * K;
-    vbview_t v = {
+    slda_vb_batch_t v = {
+        .K = batch->K, .alpha = batch->alpha, .eta = batch->eta, .weta = batch->weta,
         .nt = batch->Ntheta + j * K,
         .nphi = batch->Nphi + (size_t)pair->word * K,
+        .NZ = batch->NZ,
         .vt = batch->Vtheta ? batch->Vtheta + j * K : NULL,
         .vphi = batch->Vphi ? batch->Vphi + (size_t)pair->word * K : NULL,
+        .VZ = batch->VZ,
         .g = g,
     };
-    batch->update(batch, &v, batch->work);
+    batch->ops->batch_gamma(&v, batch->work);
     if (batch->Vtheta)
         vb_store_var(batch, j, pair->word, g, pair->count, batch->work);
     vb_store(batch, j, pair->word, g, pair->count, batch->work);
@@ -337,7 +252,7 @@ static slda_err_t check_params(const slda_params_t *p, uint32_t nwords, size_t n
     if (!(p->eta > 0.0) || !isfinite(p->eta))
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "parameter \"eta\": %g is not positive", p->eta);
-    if ((unsigned)p->vb > SLDA_VB_SVB)
+    if ((unsigned)p->vb >= SLDA_VB__COUNT)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "parameter \"local\": unknown variant %d", (int)p->vb);
     if (nwords == 0)
@@ -439,13 +354,12 @@ static slda_err_t alloc_state(slda_batch_t *batch, char *errstr, size_t errstr_s
         !(batch->Nphi = big((size_t)batch->W * K, sizeof(double), "batch Nphi", errstr,
                             errstr_size)) ||
         !(batch->NZ = big(K, sizeof(double), "batch NZ", errstr, errstr_size)) ||
-        !(batch->work = big(K, sizeof(double), "batch scratch", errstr, errstr_size)) ||
-        !(batch->work2 = big(K, sizeof(double), "batch scratch", errstr, errstr_size)))
+        !(batch->work = big(K, sizeof(double), "batch scratch", errstr, errstr_size)))
         return SLDA_ERR_NOMEM;
     if (batch->sampling &&
         !(batch->psum = big(ntest, sizeof(double), "batch test sums", errstr, errstr_size)))
         return SLDA_ERR_NOMEM;
-    if (batch->vb == SLDA_VB_CVB &&
+    if (batch->ops && batch->ops->batch_variance &&
         (!(batch->Vtheta = big(batch->J * K, sizeof(double), "batch Vtheta", errstr,
                                errstr_size)) ||
          !(batch->Vphi = big((size_t)batch->W * K, sizeof(double), "batch Vphi", errstr,
@@ -467,7 +381,7 @@ static void init_state(slda_batch_t *batch)
                 double sum = 0.0, *g0 = batch->work;
                 for (size_t k = 0; k < K; k++)
                     sum += g0[k] = 0.01 + slda_rng_double(&batch->rng);
-                normalise(g0, (uint32_t)K, sum);
+                slda_normalise_d(g0, (uint32_t)K, sum);
                 float *g = batch->gamma + pair->off * K;
                 if (batch->Vtheta)
                     vb_store_var(batch, j, pair->word, g, pair->count, g0);
@@ -485,13 +399,6 @@ static void init_state(slda_batch_t *batch)
         }
     }
 }
-
-static const gamma_fn gamma_rules[] = {
-    [SLDA_VB_NONE] = NULL,
-    [SLDA_VB_CVB0] = gamma_cvb0,
-    [SLDA_VB_CVB] = gamma_cvb,
-    [SLDA_VB_SVB] = gamma_svb,
-};
 
 static slda_err_t build(slda_batch_t *batch, const slda_doc_t *docs, size_t npairs,
                         uint64_t seed, char *errstr, size_t errstr_size)
@@ -524,8 +431,7 @@ slda_err_t slda_batch_new(const slda_params_t *p, const slda_doc_t *docs, size_t
     slda_batch_t *batch = big(1, sizeof *batch, "batch", errstr, errstr_size);
     if (!batch)
         return SLDA_ERR_NOMEM;
-    batch->vb = p->vb;
-    batch->update = gamma_rules[p->vb];
+    batch->ops = slda_vb_ops(p->vb);
     batch->r = slda_params_r(p);
     batch->sampling = p->vb == SLDA_VB_NONE || p->hybrid;
     batch->K = p->topics;

@@ -2,7 +2,9 @@
 #ifndef SLDA_LOCAL_H
 #define SLDA_LOCAL_H
 
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
+
+#include <math.h>
 
 /* K-vectors are processed 8 floats at a time with GCC vector extensions; Kp
  * is a multiple of 16 and every K-vector is 64-byte aligned, padding zero. */
@@ -66,23 +68,59 @@ typedef struct slda_local_s {
     slda_stats_kind_t stats_kind;
 } slda_local_t;
 
-/* One VB variant: prepare the word factors of the document's unique words,
- * then sweep all VB pairs once. */
+/* What one VB pair's update reads in batch mode (batch.c, ALGORITHM.md "Batch mode"):
+ * the live counts of its document and word, which include the pair's own contribution
+ * n * g (a rule excludes one token's share g itself where its variant does). */
+typedef struct slda_vb_batch_s {
+    uint32_t K;
+    double alpha, eta, weta;    /* weta = W eta */
+    const double *nt, *nphi;    /* Ntheta[j], Nphi[w] */
+    const double *NZ;           /* K */
+    const double *vt, *vphi, *VZ; /* the variances of the same sums (CVB only, else NULL) */
+    const float *g;             /* the pair's current gamma */
+} slda_vb_batch_t;
+
+/* One VB variant: a row of the variant table (local_step.c, made from core/config.h's
+ * SLDA_VB_VARIANTS), its rules in its own file local_NAME.c, in both precisions: the
+ * stream local step's (float, global state frozen: prepare the word factors of the
+ * document's unique words, then sweep its VB pairs once) and batch mode's (double, live
+ * counts: one pair's new gamma). Each file writes its per-topic rule once and uses it in
+ * both. */
 typedef struct slda_vb_ops_s {
     const char *name;
     void (*init_words)(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
                        const float *inv_nz);
     void (*sweep)(slda_local_t *loc);
+    /* batch mode: out (K doubles) = the pair's new gamma, normalised */
+    void (*batch_gamma)(const slda_vb_batch_t *v, double *out);
+    int plain_factors;  /* init_words leaves the plain f[w][k] in loc->f (births.c reuses it) */
+    int batch_variance; /* batch mode keeps the variance sums vt, vphi, VZ for it */
 } slda_vb_ops_t;
 
-extern const slda_vb_ops_t slda_vb_cvb0, slda_vb_cvb, slda_vb_svb;
+#define SLDA_VB_OPS_DECL(id, name) extern const slda_vb_ops_t slda_vb_##name;
+SLDA_VB_VARIANTS(SLDA_VB_OPS_DECL)
+#undef SLDA_VB_OPS_DECL
+/* The row of a variant (NULL for SLDA_VB_NONE: pure CGS). */
 const slda_vb_ops_t *slda_vb_ops(slda_vb_kind_t vb);
+
+/* out[k] /= sum (K doubles); a degenerate sum (underflow, NaN) gives uniform. */
+static inline void slda_normalise_d(double *out, uint32_t K, double sum)
+{
+    if (!(sum > 0.0) || !isfinite(sum)) {
+        for (uint32_t k = 0; k < K; k++)
+            out[k] = 1.0 / K;
+        return;
+    }
+    double inv = 1.0 / sum;
+    for (uint32_t k = 0; k < K; k++)
+        out[k] *= inv;
+}
 
 /* local_cgs.c: one sweep over the CG tokens (eq. 25); initial draws. */
 void slda_cgs_sweep(slda_local_t *loc);
 void slda_cgs_init(slda_local_t *loc);
 
-/* local_cvb0.c: the plain word factor f[w][k] = (Nphi[w][k]+eta) * inv_nz[k]
+/* local_cgs.c: the plain word factor f[w][k] = (Nphi[w][k]+eta) * inv_nz[k]
  * for every unique word (CVB0, CVB, CGS). */
 void slda_local_word_factors(slda_local_t *loc, const slda_model_t *model,
                              const uint32_t *words, const float *inv_nz);

@@ -7,6 +7,11 @@
  * 8-wide block sums. In collection sweeps each token adds to the document's
  * statistics either its normalised p (Rao-Blackwellised, local.stats=rb) or
  * its one-hot sample (local.stats=sample).
+ *
+ * The plain word factor f[w][k] = (Nphi[w][k] + eta) / (NZ[k] + W eta) that
+ * the CG tokens sample from is made here too (slda_local_word_factors), for
+ * every unique word of a document; the VB variants whose rule uses it (CVB0,
+ * CVB) take theirs from it as well.
  */
 #include "engine/local.h"
 
@@ -96,8 +101,28 @@ __attribute__((target_clones("avx2", "default"))) static void slda_cgs_sweep_clo
     }
 }
 
+__attribute__((target_clones("avx2", "default"))) static void
+slda_local_word_factors_clones(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
+                        const float *inv_nz)
+{
+    uint32_t Kp = loc->Kp;
+    float sigma = (float)model->sigma, eta = (float)model->p.eta;
+    for (uint32_t u = 0; u < loc->nu; u++) {
+        const float *a = model->A + (size_t)words[u] * Kp;
+        float *f = loc->f + (size_t)u * Kp;
+        for (uint32_t k = 0; k < Kp; k++)
+            f[k] = (sigma * a[k] + eta) * inv_nz[k];
+    }
+}
+
 /* Plain entry points: clang exports target_clones functions only under an
  * ifunc name, so callers in other files go through these wrappers. */
+void slda_local_word_factors(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
+                             const float *inv_nz)
+{
+    slda_local_word_factors_clones(loc, model, words, inv_nz);
+}
+
 void slda_cgs_init(slda_local_t *loc)
 {
     slda_cgs_init_clones(loc);

@@ -2,8 +2,8 @@
  *
  * Global state is frozen while a minibatch runs: the word factors of a
  * document's unique words are computed once into loc->f, then S sweeps run
- * over its VB pairs (variant table, one file each) and its CG tokens
- * (local_cgs.c). A worker owns its slda_local_t; nothing here touches the
+ * over its VB pairs (the variant table below, one file each) and its CG
+ * tokens (local_cgs.c). A worker owns its slda_local_t; nothing here touches the
  * model except through const reads, so documents run on any thread, and the
  * result depends only on the document and its seed.
  */
@@ -12,6 +12,17 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The variant table: one row per line of core/config.h's SLDA_VB_VARIANTS. */
+#define VB_ROW(id, name) [SLDA_VB_##id] = &slda_vb_##name,
+static const slda_vb_ops_t *const vb_table[SLDA_VB__COUNT] = {
+    [SLDA_VB_NONE] = NULL, SLDA_VB_VARIANTS(VB_ROW)};
+#undef VB_ROW
+
+const slda_vb_ops_t *slda_vb_ops(slda_vb_kind_t vb)
+{
+    return (unsigned)vb < SLDA_VB__COUNT ? vb_table[vb] : NULL;
+}
 
 /* Scratch vectors are small (a document's working set): abort on failure. */
 static float *vec_alloc(size_t n)

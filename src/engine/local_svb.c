@@ -22,6 +22,10 @@
  * every topic (the word's best topics are the document's worst); a pair
  * whose products sum below SVB_TINY is redone in log space, shifted by its
  * own maximum, so gamma is always a distribution and no token is lost.
+ *
+ * The rule's one term, E[log] of a Dirichlet component psi(count + prior)
+ * (svb_log_factor), is written once; batch mode applies the whole rule to the
+ * live counts of each pair in double (nothing is excluded either).
  */
 #include "engine/local.h"
 
@@ -32,6 +36,12 @@
  * 1e-7 of the sum is still a rounding error): redo the pair in log space. */
 #define SVB_TINY 1e-30f
 
+/* psi(count + prior), a count that rounding took below zero read as zero. */
+static inline double svb_log_factor(double count, double prior)
+{
+    return slda_digamma((count > 0 ? count : 0) + prior);
+}
+
 static void svb_init(slda_local_t *loc, const slda_model_t *model, const uint32_t *words,
                      const float *inv_nz)
 {
@@ -41,15 +51,14 @@ static void svb_init(slda_local_t *loc, const slda_model_t *model, const uint32_
     double dz[SLDA_MAX_TOPICS], e[SLDA_MAX_TOPICS];
     slda_local_word_factors(loc, model, words, inv_nz);
     for (uint32_t k = 0; k < K; k++)
-        dz[k] = slda_digamma((model->NZ[k] > 0 ? model->NZ[k] : 0) + weta);
+        dz[k] = svb_log_factor(model->NZ[k], weta);
     for (uint32_t v = 0; v < loc->nv; v++) {
         uint32_t u = loc->v_u[v];
         const float *a = model->A + (size_t)words[u] * Kp;
         float *f = loc->f + (size_t)u * Kp, *lf = loc->lf + (size_t)u * Kp;
         double mx = -INFINITY;
         for (uint32_t k = 0; k < K; k++) {
-            double nphi = sigma * a[k];
-            e[k] = slda_digamma((nphi > 0 ? nphi : 0) + eta) - dz[k];
+            e[k] = svb_log_factor(sigma * a[k], eta) - dz[k];
             mx = e[k] > mx ? e[k] : mx;
         }
         for (uint32_t k = 0; k < K; k++) {
@@ -82,8 +91,7 @@ static void svb_sweep(slda_local_t *loc)
     double d[SLDA_MAX_TOPICS], mx = -INFINITY;
     for (uint32_t k = 0; k < K; k++) {
         /* N_theta drifts below 0 by rounding when a topic empties */
-        double x = (nt[k] > 0 ? (double)nt[k] : 0.0) + loc->alpha[k];
-        d[k] = slda_digamma(x);
+        d[k] = svb_log_factor(nt[k], loc->alpha[k]);
         mx = d[k] > mx ? d[k] : mx;
     }
     for (uint32_t k = 0; k < K; k++) {
@@ -111,4 +119,20 @@ static void svb_sweep(slda_local_t *loc)
     }
 }
 
-const slda_vb_ops_t slda_vb_svb = {"svb", svb_init, svb_sweep};
+/* Batch mode (hybrid paper eq. 21), the counts including the pair itself. */
+static void svb_batch(const slda_vb_batch_t *v, double *out)
+{
+    double mx = -INFINITY, sum = 0.0;
+    for (uint32_t k = 0; k < v->K; k++) {
+        out[k] = svb_log_factor(v->nphi[k], v->eta) - svb_log_factor(v->NZ[k], v->weta) +
+                 svb_log_factor(v->nt[k], v->alpha);
+        mx = fmax(mx, out[k]);
+    }
+    for (uint32_t k = 0; k < v->K; k++) {
+        out[k] = exp(out[k] - mx);
+        sum += out[k];
+    }
+    slda_normalise_d(out, v->K, sum);
+}
+
+const slda_vb_ops_t slda_vb_svb = {"svb", svb_init, svb_sweep, svb_batch, 0, 0};
