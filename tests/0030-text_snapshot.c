@@ -13,7 +13,7 @@
 #include "io/snapshot.h"
 #include "testutil.h"
 #include "text/tokenize.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

@@ -5,7 +5,7 @@
  */
 #include "track/align.h"
 #include "testutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

@@ -1,7 +1,7 @@
 /* unit_batch.c - the batch algorithms on a corpus drawn from a known LDA: convergence, bookkeeping, determinism. */
 #include "engine/batch.h"
 #include "testutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

@@ -3,8 +3,9 @@
  * threads, topic recovery. */
 #include "engine/model.h"
 #include "testutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
+#include "engine/step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"
 #include "engine/update.h"

@@ -3,7 +3,7 @@
 #include "io/reader.h"
 #include "core/slda_int.h"
 #include "testutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

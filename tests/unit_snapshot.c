@@ -7,7 +7,7 @@
 #include "core/config.h"
 #include "io/snapshot.h"
 #include "testutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

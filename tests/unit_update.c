@@ -9,7 +9,7 @@
 #include "engine/births.h"
 #include "engine/model.h"
 #include "testutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

@@ -1,7 +1,7 @@
 /* unit_vocab.c - vocabulary: lookup, capacity, batched eviction, pinning, fixed mode, put. */
 #include "core/slda_int.h"
 #include "testutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

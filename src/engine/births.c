@@ -68,6 +68,7 @@
  */
 #include "engine/births.h"
 #include "engine/global_step.h"
+#include "engine/step.h"
 #include "engine/train.h"
 #include "core/pool.h"
 
@@ -409,7 +410,7 @@ float slda_births_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
         norm += (tot > 0 ? loc->ntheta_sum[k] * L / tot : 0) + fz->alpha[k];
     for (uint32_t k = 0; k < K; k++)
         theta[k] = (float)(((tot > 0 ? loc->ntheta_sum[k] * L / tot : 0) + fz->alpha[k]) / norm);
-    if (model->p.vb != SLDA_VB_SVB && loc->nu == npairs)
+    if ((!fz->ops || fz->ops->plain_factors) && loc->nu == npairs)
         return score_from_factors(loc, theta, counts, npairs, pw);
     /* SVB's factors are exp E[log phi]: recompute phi from the model */
     float sigma = (float)model->sigma, eta = (float)model->p.eta;
@@ -919,7 +920,7 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
         }
     clear_topic(b, member);
     free_slot(model, b, slot);
-    double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;
+    double C = slda_step_corpus(model);
     double T = (double)(b->tokens - mark);
     double scale = rho * C / (T > 0 ? T : 1);
     for (uint32_t j = 0; j < n; j++)

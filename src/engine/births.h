@@ -12,9 +12,6 @@ typedef struct slda_births_s slda_births_t;
 typedef struct slda_frozen_s slda_frozen_t;
 typedef struct slda_local_s slda_local_t;
 
-#ifndef SLDA_DEFAULT_HORIZON
-#define SLDA_DEFAULT_HORIZON 1e6 /* as in global_step.c: corpus.tokens=0 on a stream */
-#endif
 
 slda_births_t *slda_births_new(const slda_model_t *model);
 void slda_births_free(slda_births_t *b);

@@ -11,7 +11,7 @@
  * decoding), where a worker thread only tokenises into its bag and the
  * owner looks the words up afterwards with slda_doc_from_bag.
  */
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "core/utf8.h"
 #include "text/bag.h"
 #include "text/tokenize.h"

@@ -6,7 +6,7 @@
  * log p(w) = log sum_k theta_k phi_wk, phi_wk = (Nphi[w][k]+eta)/(NZ[k]+W eta).
  * Words whose rows never reached training (open vocabulary) are not scored.
  */
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 

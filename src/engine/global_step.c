@@ -26,17 +26,15 @@
  * The stochastic alpha step (Minka's fixed point or a safeguarded Newton on
  * the minibatch's document counts, blended with rho_t) lives here too.
  */
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
+#include "engine/step.h"
 #include "engine/train.h"
 #include "core/pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A stream with no known size stands for this many tokens (corpus.tokens=0). */
-#define SLDA_DEFAULT_HORIZON 1e6
 
 slda_accum_t *slda_accum_new(uint32_t W, uint32_t Kp, char *errstr, size_t errstr_size)
 {
@@ -103,13 +101,6 @@ slda_accum_add_clones(slda_accum_t *acc, const uint32_t *words, const float *sta
     }
 }
 
-double slda_rho(const slda_params_t *p, uint64_t t)
-{
-    double rho = p->rho_s * pow(p->rho_tau + (double)t, -p->rho_kappa);
-    if (rho < p->rho_min)
-        rho = p->rho_min;
-    return rho > 1.0 ? 1.0 : rho;
-}
 
 /* forget_all clears the rows of A ever written (rows_used; the others are
  * zero), on the pool. Clearing all of a model with vocab.capacity=131072 and
@@ -184,7 +175,7 @@ counts_rows(slda_model_t *model, slda_accum_t *acc, double sigma, double lam, do
 static void counts_constants(const slda_model_t *model, uint64_t ntokens, uint64_t tokens_before,
                              slda_gprep_t *g)
 {
-    double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;
+    double C = slda_step_corpus(model);
     double seen = (double)tokens_before + (double)ntokens;
     double r = seen > 0 ? (double)ntokens / seen : 0;
     if (r < model->p.rho_min)
@@ -229,7 +220,7 @@ static double decay_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntok
 {
     uint32_t K = model->K, Kp = model->Kp;
     double rho = slda_rho(&model->p, model->t);
-    double C = model->corpus_tokens > 0 ? model->corpus_tokens : SLDA_DEFAULT_HORIZON;
+    double C = slda_step_corpus(model);
     double c = ntokens ? rho * C / (double)ntokens : 0;
     double colsum[SLDA_MAX_TOPICS] = {0};
 

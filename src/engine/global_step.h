@@ -22,7 +22,6 @@ void slda_accum_reset(slda_accum_t *acc);
 /* acc[word[u]] += stats[u] for u < n. */
 void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n);
 
-double slda_rho(const slda_params_t *p, uint64_t t);
 /* Apply the minibatch statistics in acc with ntokens training tokens
  * (ALGORITHM.md "Global step") in place; returns rho_t. The engine uses the
  * two halves below (train.c); this one is the reference unit_engine checks. */

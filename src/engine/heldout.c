@@ -19,7 +19,7 @@
  * that model keep it), pairs in the document's order, counts >= 1.
  * Threads: a set belongs to the thread that owns its model.
  */
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 

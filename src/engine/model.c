@@ -12,12 +12,11 @@
  * thread that owns the model mutates it; worker threads read it while it is
  * frozen.
  */
-#include "engine/births.h"
-#include "engine/replay.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/births.h"
 #include "engine/replay.h"
 #include "engine/global_step.h"
+#include "engine/step.h"
 #include "engine/train.h"
 #include "core/pool.h"
 
@@ -64,7 +63,7 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     model->NZ = slda_xcalloc(model->K, sizeof(double));
     model->alpha = slda_xcalloc(model->K, sizeof(double));
     if (!model->A || !model->row_ready) {
-        slda_model_destroy(model);
+        slda_model_free_state(model);
         return NULL;
     }
     for (uint32_t k = 0; k < model->K; k++)
@@ -75,13 +74,13 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     if (!model->vocab) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM,
                      "vocabulary: cannot allocate %u entries", W);
-        slda_model_destroy(model);
+        slda_model_free_state(model);
         return NULL;
     }
     slda_vocab_set_evict_cb(model->vocab, on_evict, model);
     model->tok = slda_tokenizer_new(tok_p ? tok_p : p, errstr, errstr_size);
     if (!model->tok) {
-        slda_model_destroy(model);
+        slda_model_free_state(model);
         return NULL;
     }
     model->name = slda_xstrdup("streamlda");
@@ -147,75 +146,6 @@ void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key)
     slda_model_mark_row(model, id);
 }
 
-static slda_err_t load_vocab_file(slda_model_t **out, const slda_params_t *p, char *errstr,
-                                  size_t errstr_size)
-{
-    FILE *f = fopen(p->vocab_file, "r");
-    if (!f)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "vocabulary \"%s\": %s",
-                            p->vocab_file, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0, nwords = 0;
-    ssize_t len;
-    while ((len = getline(&line, &cap, f)) > 0)
-        nwords++;
-    if (nwords == 0 || nwords > UINT32_MAX / 2) {
-        free(line);
-        fclose(f);
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                            "vocabulary \"%s\": no words", p->vocab_file);
-    }
-    slda_model_t *model = slda_model_alloc(p, (uint32_t)nwords, 1, p->seed, NULL, errstr,
-                                           errstr_size);
-    if (!model) {
-        free(line);
-        fclose(f);
-        return SLDA_ERR_NOMEM;
-    }
-    rewind(f);
-    slda_err_t err = SLDA_OK;
-    for (uint32_t id = 0; (len = getline(&line, &cap, f)) > 0 && err == SLDA_OK; id++) {
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        char msg[256];
-        err = slda_vocab_put(model->vocab, id, line, (size_t)len, 0, msg, sizeof msg);
-        if (err != SLDA_OK)
-            slda_set_err(errstr, errstr_size, err, "%s:%u: %s", p->vocab_file, id + 1, msg);
-    }
-    free(line);
-    fclose(f);
-    if (err != SLDA_OK) {
-        slda_model_destroy(model);
-        return err;
-    }
-    *out = model;
-    return SLDA_OK;
-}
-
-slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errstr_size)
-{
-    const slda_params_t *p = &conf->p;
-    slda_model_t *model = NULL;
-    if (p->vocab_file && *p->vocab_file) {
-        if (load_vocab_file(&model, p, errstr, errstr_size) != SLDA_OK)
-            return NULL;
-        for (uint32_t w = 0; w < model->W; w++)
-            slda_model_init_row(model, w);
-    } else {
-        model = slda_model_alloc(p, p->vocab_capacity, 0, p->seed, NULL, errstr, errstr_size);
-        if (!model)
-            return NULL;
-    }
-    free(model->name);
-    model->name = slda_xstrdup(conf->model_name && *conf->model_name ? conf->model_name
-                                                                     : "streamlda");
-    if (slda_model_start_threads(model, errstr, errstr_size) != SLDA_OK) {
-        slda_model_destroy(model);
-        return NULL;
-    }
-    return model;
-}
-
 slda_err_t slda_model_start_threads(slda_model_t *model, char *errstr, size_t errstr_size)
 {
     slda_pool_destroy(model->pool);
@@ -227,10 +157,8 @@ slda_pool_t *slda_model_pool(const slda_model_t *model)
     return model->pool;
 }
 
-void slda_model_destroy(slda_model_t *model)
+void slda_model_free_state(slda_model_t *model)
 {
-    if (!model)
-        return;
     slda_pool_destroy(model->pool);
     slda_big_free(model->A);
     slda_big_free(model->row_ready);
@@ -241,11 +169,6 @@ void slda_model_destroy(slda_model_t *model)
     slda_params_clear(&model->p);
     free(model->offsets);
     free(model->name);
-    slda_model_free_pending(model);
-    slda_model_free_locals(model);
-    slda_births_free(model->births); /* births.c */
-    slda_replay_free(model->replay); /* replay.c */
-    slda_bag_free(model->bag);
     free(model);
 }
 

@@ -1,10 +1,10 @@
-/* model_int.h - the model's fields and row bookkeeping: private to src/engine (model.c).
+/* model_priv.h - the model's fields and row bookkeeping: private to src/engine (model.c).
  *
  * Other layers see a model through engine/model.h's accessors only
- * (tests/0002-layers.sh fails on an include of this file outside src/engine).
+ * (tests/0002-layers.py fails on an include of this file outside src/engine).
  */
-#ifndef SLDA_MODEL_INT_H
-#define SLDA_MODEL_INT_H
+#ifndef SLDA_MODEL_PRIV_H
+#define SLDA_MODEL_PRIV_H
 
 #include "engine/model.h"
 #include "text/bag.h"
@@ -74,6 +74,9 @@ static inline void slda_model_mark_row(slda_model_t *model, uint32_t id)
     model->nready += !model->row_ready[id];
     model->row_ready[id] = 1;
 }
+/* model.c: free what slda_model_alloc made (the state); model_new.c's
+ * slda_model_destroy frees what the other modules attached first. */
+void slda_model_free_state(slda_model_t *model);
 /* Fold sigma into A (O(W K)); done when sigma falls below SLDA_SIGMA_FOLD. */
 void slda_model_fold_scale(slda_model_t *model);
 #define SLDA_SIGMA_FOLD 1e-6
@@ -91,4 +94,4 @@ void slda_model_page_in(slda_model_t *model, uint32_t upto);
 #define SLDA_PAGE_IN_BYTES ((size_t)2 << 20)
 #endif
 
-#endif /* SLDA_MODEL_INT_H */
+#endif /* SLDA_MODEL_PRIV_H */

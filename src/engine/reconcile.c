@@ -16,7 +16,7 @@
  * its say-so (set text.stopwords explicitly to use it again).
  */
 #include "core/config.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "core/slda_int.h"

@@ -2,7 +2,7 @@
 #ifndef SLDA_REPLAY_H
 #define SLDA_REPLAY_H
 
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/local.h"
 
 /* Keep the trained documents of docs (those with tokens) as one stored

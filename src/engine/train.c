@@ -28,8 +28,9 @@
  * every update in its own call: the steps of the serial algorithm exactly.
  */
 #include "engine/births.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
+#include "engine/step.h"
 #include "engine/train.h"
 #include "engine/replay.h"
 #include "core/pool.h"

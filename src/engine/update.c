@@ -56,8 +56,9 @@
  */
 #include "engine/update.h"
 #include "engine/births.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
+#include "engine/step.h"
 #include "engine/train.h"
 #include "core/pool.h"
 
