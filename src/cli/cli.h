@@ -19,6 +19,10 @@ typedef struct slda_cli_opts_s {
     size_t nx, xcap;
 } slda_cli_opts_t;
 
+/* cli_common.c: -c FILE or -X key=value of getopt's option c into opts; 1 if handled. */
+int slda_cli_common_opt(int c, slda_cli_opts_t *opts);
+/* A snapshot, or NULL after printing the path, the reason and the error's name. */
+slda_model_t *slda_cli_load_snapshot(const char *path);
 /* Remember one -X key=value (the string is borrowed from argv). */
 void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 /* Apply defaults < config file < environment < -X into conf. `-X list`

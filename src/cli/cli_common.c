@@ -1,0 +1,178 @@
+/* cli_common.c - what the subcommands share: -c/-X options, the configuration's precedence, signals,
+ * rejected-record messages, the vocabulary file beside an input, loading a snapshot.
+ *
+ * The only code that prints and exits is src/cli/ (docs/architecture.md); these helpers print
+ * diagnostics to stderr, never data to stdout.
+ */
+#include "cli/cli.h"
+#include "io/outfile.h"
+#include "core/json.h"
+#include "io/reader.h"
+#include "core/slda_int.h"
+#include "io/snapshot.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+
+/* ---- shared options ---- */
+
+void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
+{
+    if (opts->nx == opts->xcap) {
+        opts->xcap = opts->xcap ? opts->xcap * 2 : 8;
+        opts->xprops = slda_xrealloc(opts->xprops, opts->xcap * sizeof *opts->xprops);
+    }
+    opts->xprops[opts->nx++] = kv;
+}
+
+void slda_cli_opts_clear(slda_cli_opts_t *opts)
+{
+    free(opts->xprops);
+    memset(opts, 0, sizeof *opts);
+}
+
+int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
+{
+    char err[512];
+    *done = 0;
+    if (opts->config_path && slda_conf_load_file(conf, opts->config_path, err, sizeof err)) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        return SLDA_EXIT_USAGE;
+    }
+    if (slda_conf_load_env(conf, err, sizeof err)) {
+        fprintf(stderr, "streamlda: %s\n", err);
+        return SLDA_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < opts->nx; i++) {
+        const char *kv = opts->xprops[i];
+        if (!strcmp(kv, "list")) {
+            slda_conf_print_table(stdout, 0);
+            *done = 1;
+            return SLDA_EXIT_OK;
+        }
+        if (!strcmp(kv, "dump"))
+            continue; /* printed once every -X is applied */
+        const char *eq = strchr(kv, '=');
+        if (!eq) {
+            fprintf(stderr, "streamlda: -X \"%s\": expected key=value, list or dump\n", kv);
+            return SLDA_EXIT_USAGE;
+        }
+        char *key = slda_xstrndup(kv, (size_t)(eq - kv));
+        slda_err_t e = slda_conf_set(conf, key, eq + 1, err, sizeof err);
+        free(key);
+        if (e != SLDA_OK) {
+            fprintf(stderr, "streamlda: -X %s: %s\n", kv, err);
+            return SLDA_EXIT_USAGE;
+        }
+    }
+    for (size_t i = 0; i < opts->nx; i++) {
+        if (!strcmp(opts->xprops[i], "dump")) {
+            slda_conf_dump(conf, stdout);
+            *done = 1;
+        }
+    }
+    return SLDA_EXIT_OK;
+}
+
+static uint64_t input_errors[SLDA_ERR__COUNT];
+
+void slda_cli_input_error(slda_err_t err, const char *msg)
+{
+    if ((unsigned)err >= SLDA_ERR__COUNT)
+        err = SLDA_ERR_INVALID;
+    uint64_t n = ++input_errors[err];
+    if (n <= SLDA_CLI_ERRORS_SHOWN)
+        fprintf(stderr, "streamlda: %s (%s)\n", msg, slda_err_name(err));
+    if (n == SLDA_CLI_ERRORS_SHOWN)
+        fprintf(stderr, "streamlda: further %s records are counted, not shown\n",
+                slda_err_name(err));
+}
+
+void slda_cli_input_summary(void)
+{
+    const char *sep = "";
+    int any = 0;
+    for (int e = 0; e < SLDA_ERR__COUNT; e++)
+        any |= input_errors[e] > 0;
+    if (!any)
+        return;
+    fprintf(stderr, "streamlda: rejected records:");
+    for (int e = 0; e < SLDA_ERR__COUNT; e++) {
+        if (input_errors[e]) {
+            fprintf(stderr, "%s %llu %s", sep, (unsigned long long)input_errors[e],
+                    slda_err_name((slda_err_t)e));
+            sep = ",";
+        }
+    }
+    fputc('\n', stderr);
+}
+
+/* Common option letters: -c FILE, -X key=value, -h. Returns 1 if handled. */
+int slda_cli_common_opt(int c, slda_cli_opts_t *opts)
+{
+    if (c == 'c') {
+        opts->config_path = optarg;
+        return 1;
+    }
+    if (c == 'X') {
+        slda_cli_add_x(opts, optarg);
+        return 1;
+    }
+    return 0;
+}
+
+volatile sig_atomic_t slda_cli_stop = 0;
+
+/* No SA_RESTART: a read blocked on a pipe or terminal returns EINTR, so the
+ * loop sees the flag; the flag holds the signal number (exit 128 + it). */
+static void on_signal(int sig)
+{
+    slda_cli_stop = sig;
+}
+
+void slda_cli_install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+
+int slda_cli_guess_vocab(slda_conf_t *conf, const char *path, slda_format_t fmt)
+{
+    char err[512];
+    if (conf->p.vocab_file && *conf->p.vocab_file)
+        return 0;
+    char *vocab = slda_reader_guess_vocab(path, fmt);
+    if (!vocab)
+        return 0;
+    int rc = slda_conf_set(conf, "vocab.file", vocab, err, sizeof err) == SLDA_OK ? 0 : -1;
+    if (rc)
+        fprintf(stderr, "streamlda: %s\n", err);
+    free(vocab);
+    return rc;
+}
+
+slda_model_t *slda_cli_load_snapshot(const char *path)
+{
+    char err[1024];
+    slda_err_t e;
+    slda_model_t *model = slda_snapshot_read(path, &e, err, sizeof err);
+    if (!model)
+        fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+    return model;
+}
+
