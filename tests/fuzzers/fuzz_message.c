@@ -25,7 +25,7 @@
 #include "fuzzutil.h"
 #include "core/json.h"
 #include "text/tokenize.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

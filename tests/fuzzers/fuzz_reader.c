@@ -18,7 +18,7 @@
  * A failed open (a bad UCI header) must come with a message.
  */
 #include "fuzzutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

@@ -22,7 +22,7 @@
  * checking that each decodes to a model equal to the one encoded.
  */
 #include "fuzzutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

@@ -19,7 +19,7 @@
  * (float32, float16, q8; model ids and scratch words).
  */
 #include "fuzzutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"

@@ -6,7 +6,7 @@
  * through slda_fuzz_fail, which libFuzzer and replay.c both report.
  */
 #include "fuzzutil.h"
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "engine/heldout.h"
