@@ -7,47 +7,112 @@
  * Each document gets a hybrid local step (collapsed Gibbs sampling for the
  * word-document pairs that occur at most r times, collapsed variational
  * updates for the rest); each minibatch then moves the global topic-word
- * counts by a stochastic step rho_t (SCVB0-style). The math is in
- * docs/ALGORITHM.md (a copy of the project's contract).
+ * counts by a stochastic step rho_t (SCVB0-style). The math the code follows
+ * is docs/algorithm.md; docs/architecture.md maps the code.
+ *
+ * The three examples below compile and run as they are (tests/0004: CMake
+ * builds each into a program, header_example_N, from this comment; link
+ * slda, or slda_kafka for the service). Each is the body of a function that
+ * returns an exit code.
  *
  * Example 1 - train from a file and write a snapshot:
  *
  *     char err[512];
  *     slda_conf_t *conf = slda_conf_new();
- *     slda_conf_set(conf, "topics", "20", err, sizeof err);
+ *     if (slda_conf_set(conf, "topics", "20", err, sizeof err) != SLDA_OK)
+ *         return fprintf(stderr, "%s\n", err), 2;
  *     slda_model_t *model = slda_model_new(conf, err, sizeof err);
- *     slda_reader_t *rd = slda_reader_open(conf, model, "docs.txt",
- *                                          SLDA_FORMAT_TEXT, err, sizeof err);
- *     slda_doc_t docs[256]; size_t n;
- *     while ((n = slda_reader_next_batch(rd, docs, 256)) > 0) {
- *         slda_model_train(model, docs, n, NULL, NULL, err, sizeof err);
- *         slda_docs_clear(docs, n);
+ *     slda_reader_t *rd = model ? slda_reader_open(conf, model, "docs.txt",
+ *                                                  SLDA_FORMAT_TEXT, err, sizeof err) : NULL;
+ *     if (!rd)
+ *         return fprintf(stderr, "%s\n", err), 1;
+ *     slda_doc_t docs[64];
+ *     size_t n = 0;
+ *     for (;;) {
+ *         slda_doc_init(&docs[n]);
+ *         slda_err_t e = slda_reader_next(rd, &docs[n], err, sizeof err);
+ *         if (e == SLDA_ERR_EOF)
+ *             break;
+ *         if (e != SLDA_OK) {                 // a rejected record: "docs.txt:LINE: why"
+ *             fprintf(stderr, "%s\n", err);
+ *             continue;
+ *         }
+ *         if (++n == 64) {                    // a minibatch: one global update
+ *             slda_model_train(model, docs, n, NULL, NULL, err, sizeof err);
+ *             slda_docs_clear(docs, n);
+ *             n = 0;
+ *         }
  *     }
- *     slda_model_flush(model);
- *     slda_snapshot_write(model, "model.slda", err, sizeof err);
- *     slda_reader_close(rd); slda_model_destroy(model); slda_conf_destroy(conf);
+ *     if (n > 0)
+ *         slda_model_train(model, docs, n, NULL, NULL, err, sizeof err);
+ *     slda_docs_clear(docs, n);
+ *     slda_model_flush(model);                // the pending update (global.stale)
+ *     slda_err_t e = slda_snapshot_write(model, "model.slda", err, sizeof err);
+ *     if (e != SLDA_OK)
+ *         fprintf(stderr, "%s\n", err);
+ *     slda_reader_close(rd);
+ *     slda_model_destroy(model);
+ *     slda_conf_destroy(conf);
+ *     return e == SLDA_OK ? 0 : 1;
  *
- * Example 2 - run the Kafka service on a topic (what `streamlda run` does):
+ * Example 2 - run the Kafka service on a topic (what `streamlda run` does;
+ * "embedded" starts librdkafka's in-process mock cluster, a broker's address
+ * goes there instead; stop is set from a signal handler, here before it runs,
+ * so the service starts, writes its final snapshot and returns):
  *
+ *     static volatile int stop;
+ *     char err[512];
+ *     slda_conf_t *conf = slda_conf_new();
  *     slda_conf_set(conf, "input.topics", "docs", err, sizeof err);
- *     slda_conf_set(conf, "kafka.bootstrap.servers", "localhost:9092", err, sizeof err);
+ *     slda_conf_set(conf, "kafka.bootstrap.servers", "embedded", err, sizeof err);
+ *     slda_conf_set(conf, "snapshot.dir", "snaps", err, sizeof err);
  *     slda_service_t *svc = slda_service_new(conf, err, sizeof err);
- *     slda_service_run(svc, &stop_flag);      returns when stop_flag is set
+ *     slda_conf_destroy(conf);                // the service keeps its own copy
+ *     if (!svc)
+ *         return fprintf(stderr, "%s\n", err), 1;
+ *     stop = 1;
+ *     slda_err_t e = slda_service_run(svc, &stop, err, sizeof err);  // until stop is set
+ *     if (e != SLDA_OK)
+ *         fprintf(stderr, "%s\n", err);
  *     slda_service_destroy(svc);
+ *     return e == SLDA_OK ? 0 : 1;
  *
  * Example 3 - load a snapshot and query it:
  *
- *     slda_model_t *model = slda_snapshot_read("model.slda", err, sizeof err);
+ *     char err[512];
+ *     slda_err_t e;
+ *     slda_model_t *model = slda_snapshot_read("model.slda", &e, err, sizeof err);
+ *     if (!model)
+ *         return fprintf(stderr, "%s (%s)\n", err, slda_err_name(e)), 1;
  *     float theta[SLDA_MAX_TOPICS];
  *     slda_doc_t doc;
- *     slda_doc_from_text(model, "the stock market fell", 21, &doc, err, sizeof err);
- *     slda_model_infer(model, &doc, theta, 42);
+ *     const char *text = "the stock market fell";
+ *     e = slda_doc_from_text(model, text, strlen(text), &doc, err, sizeof err);
+ *     if (e == SLDA_OK)
+ *         e = slda_model_infer(model, &doc, theta, 42);
+ *     for (uint32_t k = 0; e == SLDA_OK && k < slda_model_topics(model); k++) {
+ *         uint32_t ids[5];
+ *         float probs[5];
+ *         size_t nw = slda_model_top_words(model, k, 5, ids, probs);
+ *         printf("topic %u (%.3f):", k, theta[k]);
+ *         for (size_t i = 0; i < nw; i++)
+ *             printf(" %s", slda_model_word(model, ids[i]));
+ *         printf("\n");
+ *     }
+ *     if (e != SLDA_OK)
+ *         fprintf(stderr, "%s\n", err);
  *     slda_doc_clear(&doc);
+ *     slda_model_destroy(model);
+ *     return e == SLDA_OK ? 0 : 1;
  *
  * Conventions: every _destroy/_clear accepts NULL. Functions that can fail on
  * user input return slda_err_t and write a human reason into errstr (of
  * errstr_size bytes), formatted `<what> "<name>": <problem>` so the caller can
  * prefix `file:line: `. The library never prints and never exits.
+ * Configuration is read during the call only: slda_model_new, slda_reader_open,
+ * slda_service_new, slda_model_set_tokenizer, slda_model_reconcile and the
+ * batch functions copy what they keep (slda_service_new the whole conf), so a
+ * conf may be changed or destroyed as soon as they return.
  * Thread safety: a model is used by one thread at a time; slda_model_train
  * may fan out to its own worker threads (`threads=`).
  */
@@ -515,7 +580,7 @@ slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_
  *  vocabulary names their word ids (K = topics, at least nwords rows). Its
  *  rows become the batch's Nphi and the words with training tokens are held,
  *  so slda_snapshot_write, slda_model_infer and the exports work on it;
- *  updates (t) = iterations, docs/tokens/corpus.tokens = the training part. */
+ *  updates (t) = iterations, documents, tokens and corpus.tokens = the training part. */
 slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const slda_doc_t *docs,
                             size_t ndocs, uint32_t nwords, uint32_t iterations,
                             void (*progress)(uint32_t iter, double perplexity, void *opaque),
