@@ -37,7 +37,7 @@ cmake --build "$repo/build" -j2 --target slda >/dev/null
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$repo/include" "$here/update_log.c" "$repo/build/libslda.a" \
-    -lrdkafka -lmicrohttpd -lmsgpackc -lz -lm -lpthread -o "$T/update_log"
+    -lrdkafka -lmsgpackc -lz -lm -lpthread -o "$T/update_log"
 
 python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" <<'PY'
 import gzip, sys

@@ -18,7 +18,7 @@
  *   cc -Iinclude examples/read_snapshot.c build/libslda.a \
  *      $(pkg-config --cflags --libs rdkafka) -lmsgpackc -lz -lm -lpthread
  * (libslda.a is the engine; a program that embeds the service links
- * build/libslda_kafka.a before it, and libmicrohttpd.)
+ * build/libslda_kafka.a before it.)
  */
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -73,7 +73,7 @@ static int finish(int rc)
 
 /* run, produce and broker: cli_kafka.c and the Kafka layer, built as the module
  * streamlda-kafka.so (CMakeLists.txt) and loaded here, so that the other commands start
- * without librdkafka, libmicrohttpd and their TLS libraries (4 of the 5 ms of an empty
+ * without librdkafka and its TLS libraries (4 of the 5 ms of an empty
  * start). The module calls the engine in the program, which exports it. It lies beside the
  * program (the build tree) or in ../lib/streamlda/ (installed): found from the path the
  * program was run by (AT_EXECFN), then from that path with its links resolved; never

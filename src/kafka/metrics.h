@@ -87,8 +87,8 @@ void slda_log(slda_metrics_t *m, int level, const char *key, const char *fmt, ..
 /* Reset the backoff of key (the condition it reported is over). */
 void slda_log_reset(slda_metrics_t *m, const char *key);
 
-/* http.c: /metrics and /healthz on 127.0.0.1:port (0 = ephemeral) on
- * libmicrohttpd's own thread. */
+/* http.c: /metrics, /healthz and the live page on 127.0.0.1:port (0 = ephemeral), on a
+ * thread of its own: bounded connections, total deadlines (http.c's top). */
 typedef struct slda_http_s slda_http_t;
 slda_http_t *slda_http_start(slda_metrics_t *m, const char *model_name, int port,
                              char *errstr, size_t errstr_size);
