@@ -52,7 +52,15 @@ int slda_cli_export(int argc, char **argv)
             return SLDA_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1 || (!npy && !vocab)) {
+    const char *missing = optind >= argc      ? "a SNAPSHOT to export"
+                          : optind < argc - 1 ? NULL
+                          : !npy && !vocab    ? "an output: --npy FILE and/or --vocab FILE"
+                                              : NULL;
+    if (optind < argc - 1)
+        fprintf(stderr, "streamlda export: one SNAPSHOT, not %d arguments\n", argc - optind);
+    else if (missing)
+        fprintf(stderr, "streamlda export: missing %s\n", missing);
+    if (optind != argc - 1 || missing) {
         fputs(export_usage, stderr);
         return SLDA_EXIT_USAGE;
     }

@@ -38,7 +38,7 @@ static const char train_usage[] =
     "                       and the summary goes to standard error)\n"
     "  -p, --passes N       passes over the input (default 1; files are held in memory)\n"
     "  -k, --topics N       number of topics (same as -X topics=N)\n"
-    "      --heldout M      hold out documents with XXH3(id) %% M == 0 (-X heldout.modulo=M)\n"
+    "      --heldout M      hold out documents with XXH3(id) % M == 0 (-X heldout.modulo=M)\n"
     "                       and report their document-completion perplexity\n"
     "      --print-topics N print the top N words of each topic at the end\n"
     "      --coherence      report UMass coherence (top 10 words) on the held-out docs\n"
