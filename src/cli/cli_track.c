@@ -24,6 +24,7 @@
 #include "core/slda_int.h"
 #include "engine/model.h"
 #include "io/docmsg.h"
+#include "io/snapdir.h"
 #include "track/track.h"
 
 #include <dirent.h>
@@ -469,13 +470,6 @@ static const char report_usage[] =
     "are reported. Exit status: 0 written (even with skipped files), 1 no usable snapshot or a\n"
     "file cannot be written, 2 usage error.\n";
 
-typedef struct snapent_s {
-    char *model;  /* from the file name */
-    char *path;
-    char *file;   /* base name */
-    uint64_t t;   /* update count from the file name */
-} snapent_t;
-
 typedef struct rpoint_s {
     const char *file;
     uint64_t t, docs;
@@ -499,7 +493,7 @@ typedef struct report_s {
     uint32_t K, nwords, top;
     double change;
     uint64_t warmup; /* no events while the earlier snapshot of a step has fewer documents */
-    snapent_t *ents;
+    slda_snapdir_ent_t *ents; /* the chosen model's snapshots, oldest first */
     size_t nents;
     rpoint_t *pts;
     size_t npts;
@@ -556,62 +550,19 @@ static void report_skip(report_t *r, const char *file, const char *fmt, ...)
     snprintf(r->skipped[r->nskipped++], len, "%s: %s", file, msg);
 }
 
-/* "<model>-<20 digits>.slda": the model and the update count; 0 if the name is not one. */
-static int parse_snap_name(const char *name, char **model, uint64_t *t)
-{
-    size_t len = strlen(name);
-    if (len < 27 || strcmp(name + len - 5, ".slda") || name[len - 26] != '-')
-        return 0;
-    uint64_t v = 0;
-    for (size_t i = len - 25; i < len - 5; i++) {
-        if (name[i] < '0' || name[i] > '9')
-            return 0;
-        v = v * 10 + (uint64_t)(name[i] - '0');
-    }
-    *model = slda_xstrndup(name, len - 26);
-    *t = v;
-    return 1;
-}
-
-static int cmp_ent(const void *a, const void *b)
-{
-    const snapent_t *x = a, *y = b;
-    return (x->t > y->t) - (x->t < y->t);
-}
-
 /* Snapshot files of the chosen model in r->ents, by update count. */
 static int report_list(report_t *r, const char *want_model)
 {
-    DIR *d = opendir(r->dir);
-    if (!d) {
-        fprintf(stderr, "streamlda report: snapshot directory \"%s\": %s\n", r->dir,
-                strerror(errno));
+    char err[4400];
+    slda_snapdir_list_t all; /* every model's, in directory order */
+    if (slda_snapdir_scan(&all, r->dir, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda report: %s\n", err);
+        slda_snapdir_list_clear(&all);
         return -1;
     }
-    snapent_t *all = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        const char *nm = de->d_name;
-        size_t len = strlen(nm);
-        if (len < 5 || strcmp(nm + len - 5, ".slda"))
-            continue; /* other files (temp files, locks, sidecars) are not snapshots */
-        snapent_t e = {0};
-        if (!parse_snap_name(nm, &e.model, &e.t)) {
-            report_skip(r, nm, "not a snapshot file name (<model>-<20-digit update count>.slda)");
-            continue;
-        }
-        e.file = slda_xstrdup(nm);
-        size_t plen = strlen(r->dir) + len + 2;
-        e.path = slda_xmalloc(plen);
-        snprintf(e.path, plen, "%s/%s", r->dir, nm);
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            all = slda_xrealloc(all, cap * sizeof *all);
-        }
-        all[n++] = e;
-    }
-    closedir(d);
+    for (size_t i = 0; i < all.nodd; i++)
+        report_skip(r, all.odd[i], "not a snapshot file name (<model>-<20-digit update count>.slda)");
+    size_t n = all.n;
     /* the model: as asked, else the one with the most files (first by name on a tie) */
     const char *model = want_model;
     if (!model) {
@@ -619,33 +570,32 @@ static int report_list(report_t *r, const char *want_model)
         for (size_t i = 0; i < n; i++) {
             size_t c = 0;
             for (size_t j = 0; j < n; j++)
-                c += !strcmp(all[i].model, all[j].model);
-            if (c > best || (c == best && model && strcmp(all[i].model, model) < 0)) {
+                c += !strcmp(all.ents[i].model, all.ents[j].model);
+            if (c > best || (c == best && model && strcmp(all.ents[i].model, model) < 0)) {
                 best = c;
-                model = all[i].model;
+                model = all.ents[i].model;
             }
         }
     }
     r->model_name = model ? slda_xstrdup(model) : NULL;
     for (size_t i = 0; i < n; i++) {
-        if (model && !strcmp(all[i].model, model)) {
+        if (model && !strcmp(all.ents[i].model, model)) {
             r->ents = slda_xrealloc(r->ents, (r->nents + 1) * sizeof *r->ents);
-            r->ents[r->nents++] = all[i];
+            r->ents[r->nents++] = all.ents[i];
+            memset(&all.ents[i], 0, sizeof all.ents[i]); /* now r's */
             continue;
         }
-        report_skip(r, all[i].file, "a snapshot of model \"%s\", not \"%s\"%s", all[i].model,
-                    model ? model : "", want_model ? "" : " (choose with --model)");
-        free(all[i].model);
-        free(all[i].path);
-        free(all[i].file);
+        report_skip(r, all.ents[i].file, "a snapshot of model \"%s\", not \"%s\"%s",
+                    all.ents[i].model, model ? model : "",
+                    want_model ? "" : " (choose with --model)");
     }
-    free(all);
+    slda_snapdir_list_clear(&all);
     if (!r->nents) {
         fprintf(stderr, "streamlda report: no snapshot%s%s%s in \"%s\"\n",
                 model ? " of model \"" : "", model ? model : "", model ? "\"" : "", r->dir);
         return -1;
     }
-    qsort(r->ents, r->nents, sizeof *r->ents, cmp_ent);
+    slda_snapdir_sort(r->ents, r->nents);
     return 0;
 }
 
@@ -662,7 +612,7 @@ static int64_t snap_time(const report_t *r, const slda_model_t *model, int *even
 static slda_model_t *report_load(report_t *r, size_t i)
 {
     char why[1200];
-    const snapent_t *e = &r->ents[i];
+    const slda_snapdir_ent_t *e = &r->ents[i];
     slda_snapshot_meta_t meta = {0};
     slda_model_t *model = track_load(e->path, &meta, why, sizeof why);
     if (!model) {
@@ -675,9 +625,9 @@ static slda_model_t *report_load(report_t *r, size_t i)
     if (strcmp(name, r->model_name)) {
         snprintf(detail, sizeof detail, "its header names model \"%s\"", name);
         what = detail;
-    } else if (slda_model_updates(model) != e->t) {
+    } else if (slda_model_updates(model) != e->updates) {
         snprintf(detail, sizeof detail, "its header says %" PRIu64 " updates, its name %" PRIu64,
-                 slda_model_updates(model), e->t);
+                 slda_model_updates(model), e->updates);
         what = detail;
     } else if (r->have_ref && slda_model_topics(model) != r->K) {
         snprintf(detail, sizeof detail, "K=%u, the newest snapshot has K=%u",
@@ -1018,7 +968,7 @@ static void report_sidecar_events(report_t *r, const slda_json_t *js)
 static int report_sidecar(report_t *r, size_t i, const slda_model_t *model, int64_t *newest_ms)
 {
     char path[4200], err[512];
-    snprintf(path, sizeof path, "%s.track.json", r->ents[i].path);
+    slda_snapdir_track_path(path, sizeof path, r->ents[i].path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
@@ -1208,11 +1158,8 @@ static int report_collect(report_t *r)
 
 static void report_free(report_t *r)
 {
-    for (size_t i = 0; i < r->nents; i++) {
-        free(r->ents[i].model);
-        free(r->ents[i].path);
-        free(r->ents[i].file);
-    }
+    for (size_t i = 0; i < r->nents; i++)
+        slda_snapdir_ent_clear(&r->ents[i]);
     for (size_t i = 0; i < r->nskipped; i++)
         free(r->skipped[i]);
     free(r->skipped);
@@ -1826,22 +1773,16 @@ struct slda_cli_timeline_s {
 slda_cli_timeline_t *slda_cli_timeline_new(const slda_conf_t *conf, const slda_model_t *model,
                                            const char *dir, uint64_t every, int timed)
 {
-    char err[1024], probe[4200];
-    struct stat st;
-    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
-        fprintf(stderr, "streamlda train: --snapshot-dir \"%s\": %s\n", dir, strerror(errno));
-        return NULL;
-    }
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "streamlda train: --snapshot-dir \"%s\": not a directory\n", dir);
-        return NULL;
-    }
+    size_t err_size = strlen(dir) + 1024; /* the directory in full, as given */
+    char *err = slda_xmalloc(err_size);
     const char *name = slda_model_name(model) ? slda_model_name(model) : conf->model_name;
-    snprintf(probe, sizeof probe, "%s/%s-%020d.slda", dir, name, 0);
-    if (slda_outfile_check("snapshot", probe, err, sizeof err) != SLDA_OK) {
+    if (slda_snapdir_make("--snapshot-dir", dir, err, err_size) != SLDA_OK ||
+        slda_snapdir_check(dir, name, err, 1024) != SLDA_OK) {
         fprintf(stderr, "streamlda train: %s\n", err);
+        free(err);
         return NULL;
     }
+    free(err);
     slda_cli_timeline_t *tl = slda_xcalloc(1, sizeof *tl);
     tl->dir = slda_xstrdup(dir);
     tl->name = slda_xstrdup(name);
@@ -1891,7 +1832,7 @@ static int timeline_write(slda_cli_timeline_t *tl, slda_model_t *model)
     uint64_t t = slda_model_updates(model);
     if (t == tl->written_t)
         return 0;
-    snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", tl->dir, tl->name, t);
+    slda_snapdir_path(path, sizeof path, tl->dir, tl->name, t);
     slda_snapshot_meta_t meta = {0};
     if (tl->track)
         meta.event_ms = slda_track_newest(tl->track);
@@ -1903,9 +1844,9 @@ static int timeline_write(slda_cli_timeline_t *tl, slda_model_t *model)
     if (tl->track) {
         slda_track_model_words(model, tl->words, tl->mass);
         slda_track_compare(tl->track, tl->words, tl->mass, slda_model_docs(model), t);
-        size_t len = strlen(path);
-        snprintf(path + len, sizeof path - len, ".track.json");
-        if (slda_track_save(tl->track, path, tl->name, t, err, sizeof err) != SLDA_OK) {
+        char side[4200];
+        slda_snapdir_track_path(side, sizeof side, path);
+        if (slda_track_save(tl->track, side, tl->name, t, err, sizeof err) != SLDA_OK) {
             fprintf(stderr, "streamlda train: %s\n", err);
             return -1;
         }
