@@ -1,4 +1,4 @@
-/* snapdir.h - a directory of snapshots: file names, listing in update order, pruning (snapdir.c). */
+/* snapdir.h - a directory of snapshots: file names, listing in update order, pruning. */
 #ifndef SLDA_SNAPDIR_H
 #define SLDA_SNAPDIR_H
 
