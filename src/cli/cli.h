@@ -50,11 +50,11 @@ void slda_cli_input_summary(void);
 
 /* Subcommands: argv[0] is the subcommand name. Return the exit code. */
 int slda_cli_train(int argc, char **argv);
-int slda_cli_topics(int argc, char **argv);  /* cli_track.c */
-int slda_cli_diff(int argc, char **argv);    /* cli_track.c */
-int slda_cli_report(int argc, char **argv);  /* cli_track.c */
+int slda_cli_topics(int argc, char **argv);  /* cli_topics.c */
+int slda_cli_diff(int argc, char **argv);    /* cli_diff.c */
+int slda_cli_report(int argc, char **argv);  /* cli_report.c, report_*.c */
 
-/* train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME] (cli_track.c): a snapshot
+/* train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME] (cli_timeline.c): a snapshot
  * <DIR>/<model>-<updates, 20 digits>.slda every N documents and at the end; with a time field,
  * the tracker (src/track) gets each document's mixture at its event time and writes its state
  * beside each snapshot (<snapshot>.track.json). NULL (after printing why) if DIR cannot be
@@ -70,7 +70,7 @@ float *slda_cli_timeline_thetas(slda_cli_timeline_t *tl, size_t n);
 int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const slda_doc_t *docs,
                            size_t n, const float *thetas, int final);
 /* JSON lines whose event time is in field `field` (ISO 8601 or epoch; src/track/evtime.c),
- * read as `run` decodes message values; errors carry "path:line: ". */
+ * read as `run` decodes message values; errors carry "path:line: " (cli_timed.c). */
 typedef struct slda_cli_timed_s slda_cli_timed_t;
 slda_cli_timed_t *slda_cli_timed_open(const slda_conf_t *conf, slda_model_t *model,
                                       const char *path, const char *field, char *errstr,

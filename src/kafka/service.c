@@ -27,6 +27,7 @@
 #include "engine/heldout.h"
 #include "engine/update.h"
 #include "io/docmsg.h"
+#include "io/snapdir.h"
 #include "core/slda_int.h"
 #include "track/track.h"
 
@@ -49,7 +50,6 @@
 #define PAGE_S 1.0            /* shortest interval between two live-page publications */
 #define PAGE_WORDS_COST 20.0  /* the topics' top words (K passes over the model) are looked up
                                  again after at least 20x the time the last look-up took: <= 5% */
-#define TRACK_SUFFIX ".track.json" /* tracking state beside each snapshot (docs/tracking.md) */
 
 typedef struct doc_meta_s {
     char topic[128];
@@ -144,72 +144,7 @@ struct slda_service_s {
     int64_t pruned;            /* the log was pruned below this offset */
 };
 
-/* ---- snapshot files: <dir>/<model>-<updates, 20 digits>.slda ---- */
-
-typedef struct snapfile_s {
-    char *path;
-    uint64_t updates;
-} snapfile_t;
-
-static int snapfile_cmp(const void *a, const void *b)
-{
-    uint64_t x = ((const snapfile_t *)a)->updates, y = ((const snapfile_t *)b)->updates;
-    return x < y ? 1 : x > y ? -1 : 0; /* newest first */
-}
-
-/* 1 when name is "<model>-<20 digits>.slda" followed by suffix (exactly, when
- * suffix is "") or by suffix and anything (a temp file "...slda.tmp.<pid>"). */
-static int is_model_file(const char *name, const char *model, const char *suffix)
-{
-    size_t plen = strlen(model), len = strlen(name);
-    if (len < plen + 26 || strncmp(name, model, plen) || name[plen] != '-')
-        return 0;
-    for (size_t i = plen + 1; i < plen + 21; i++)
-        if (name[i] < '0' || name[i] > '9')
-            return 0;
-    if (strncmp(name + plen + 21, ".slda", 5))
-        return 0;
-    const char *rest = name + plen + 26;
-    return *suffix ? !strncmp(rest, suffix, strlen(suffix)) : !*rest;
-}
-
-/* Snapshot files of model in dir, newest first. */
-static snapfile_t *snapfiles_list(const char *dir, const char *model, size_t *n)
-{
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    size_t cap = 0, plen = strlen(model);
-    snapfile_t *files = NULL;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        const char *name = de->d_name;
-        size_t len = strlen(name);
-        if (!is_model_file(name, model, ""))
-            continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            files = slda_xrealloc(files, cap * sizeof *files);
-        }
-        size_t plen2 = strlen(dir) + len + 2;
-        files[*n].path = slda_xmalloc(plen2);
-        snprintf(files[*n].path, plen2, "%s/%s", dir, name);
-        files[*n].updates = strtoull(name + plen + 1, NULL, 10);
-        (*n)++;
-    }
-    closedir(d);
-    if (*n > 1)
-        qsort(files, *n, sizeof *files, snapfile_cmp);
-    return files;
-}
-
-static void snapfiles_free(snapfile_t *files, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(files[i].path);
-    free(files);
-}
+/* ---- snapshot files: <dir>/<model>-<updates, 20 digits>.slda (io/snapdir.h) ---- */
 
 /* Remove temp files left by a writer of this model killed mid-write
  * ("<model>-<20 digits>.slda.tmp.<pid>"; never another model's). Called with
@@ -221,8 +156,7 @@ static void remove_stale_temps(slda_service_t *svc, const char *dir)
         return;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (!is_model_file(de->d_name, svc->conf->model_name, ".tmp.") &&
-            !is_model_file(de->d_name, svc->conf->model_name, TRACK_SUFFIX ".tmp."))
+        if (!slda_snapdir_is_temp(de->d_name, svc->conf->model_name))
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
@@ -374,11 +308,13 @@ static slda_err_t load_newest(slda_service_t *svc, uint64_t min_updates, slda_mo
     const char *dir = svc->conf->snapshot_dir;
     slda_err_t e;
     *out = NULL;
-    size_t n, bad = 0;
-    snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
+    size_t bad = 0;
+    slda_snapdir_list_t list; /* oldest first: read from the newest */
+    slda_snapdir_list(&list, dir, svc->conf->model_name, NULL, 0);
+    const slda_snapdir_ent_t *files = list.ents;
     slda_model_t *model = NULL;
     char first_err[700] = "";
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = list.n; i-- > 0;) {
         char err[512];
         slda_err_t code = SLDA_OK;
         slda_snapshot_meta_t meta;
@@ -405,7 +341,7 @@ static slda_err_t load_newest(slda_service_t *svc, uint64_t min_updates, slda_mo
                  "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
                  slda_model_updates(model), slda_model_docs(model));
     }
-    snapfiles_free(files, n);
+    slda_snapdir_list_clear(&list);
     if (!model && bad && !min_updates) {
         if (!svc->conf->snapshot_fresh)
             return slda_set_err(
@@ -436,27 +372,29 @@ static slda_err_t load_newest(slda_service_t *svc, uint64_t min_updates, slda_mo
     return SLDA_OK;
 }
 
+static int prune_known(void *opaque, uint64_t updates)
+{
+    return good_has(opaque, updates);
+}
+
+static void prune_removed(void *opaque, uint64_t updates, const char *error)
+{
+    slda_service_t *svc = opaque;
+    if (error)
+        slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-prune", "%s", error);
+    else
+        good_remove(svc, updates);
+}
+
 /* Keep the newest `keep` snapshots of the model that are known to load
- * (restored, verified at start, or written by this process); files that do
- * not load, and other models' files, are never touched. */
+ * (restored, verified at start, or written by this process), each with its
+ * tracking state; files that do not load, and other models' files, are never
+ * touched. */
 static void prune_snapshots(slda_service_t *svc)
 {
-    size_t n, kept = 0, keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
-    snapfile_t *files = snapfiles_list(svc->conf->snapshot_dir, svc->conf->model_name, &n);
-    for (size_t i = 0; i < n; i++) { /* newest first */
-        if (!good_has(svc, files[i].updates) || ++kept <= keep)
-            continue;
-        if (unlink(files[i].path) && errno != ENOENT)
-            slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-prune", "cannot remove %s: %s",
-                     files[i].path, strerror(errno));
-        else {
-            good_remove(svc, files[i].updates);
-            char side[4200];
-            snprintf(side, sizeof side, "%s" TRACK_SUFFIX, files[i].path);
-            unlink(side); /* its tracking state, if any */
-        }
-    }
-    snapfiles_free(files, n);
+    size_t keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
+    slda_snapdir_prune_cb_t cb = {prune_known, prune_removed, svc};
+    slda_snapdir_prune(svc->conf->snapshot_dir, svc->conf->model_name, keep, &cb, NULL, 0);
 }
 
 /* ---- output records ---- */
@@ -1039,7 +977,7 @@ static void track_snapshot(slda_service_t *svc, const char *path)
     }
     if (path) {
         char side[4200], err[600];
-        snprintf(side, sizeof side, "%s" TRACK_SUFFIX, path);
+        slda_snapdir_track_path(side, sizeof side, path);
         if (slda_track_save(svc->track, side, svc->conf->model_name,
                             slda_model_updates(svc->model), err, sizeof err))
             slda_log(svc->metrics, SLDA_LOG_WARN, "track-save", "%s", err);
@@ -1072,7 +1010,7 @@ static void track_start(slda_service_t *svc)
     if (!svc->restored[0] || !svc->conf->track)
         return;
     char side[4200], err[700];
-    snprintf(side, sizeof side, "%s" TRACK_SUFFIX, svc->restored);
+    slda_snapdir_track_path(side, sizeof side, svc->restored);
     if (access(side, F_OK)) {
         slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
                  "no tracking state beside %s (%s missing): prevalence and drift start afresh "
@@ -1131,8 +1069,8 @@ static void defer(slda_service_t *svc)
 static int write_snapshot_file(slda_service_t *svc, double *bytes)
 {
     char path[4096], err[512];
-    snprintf(path, sizeof path, "%s/%s-%020" PRIu64 ".slda", svc->conf->snapshot_dir,
-             svc->conf->model_name, slda_model_updates(svc->model));
+    slda_snapdir_path(path, sizeof path, svc->conf->snapshot_dir, svc->conf->model_name,
+                      slda_model_updates(svc->model));
     track_snapshot(svc, path);
     slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
     if (slda_snapshot_write_meta(svc->model, &meta, path, err, sizeof err)) {
@@ -1543,11 +1481,12 @@ static slda_err_t replica_snapshot(slda_service_t *svc, char *errstr, size_t err
                      "replica: snapshot writer (lock %s/%s.lock taken over)", dir,
                      svc->conf->model_name);
             remove_stale_temps(svc, dir);
-            size_t n; /* the previous writer's files: written whole (rename), prunable */
-            snapfile_t *files = snapfiles_list(dir, svc->conf->model_name, &n);
-            for (size_t i = 0; i < n; i++)
-                good_add(svc, files[i].updates);
-            snapfiles_free(files, n);
+            slda_snapdir_list_t list; /* the previous writer's files: written whole (rename),
+                                       * prunable */
+            slda_snapdir_list(&list, dir, svc->conf->model_name, NULL, 0);
+            for (size_t i = list.n; i-- > 0;)
+                good_add(svc, list.ents[i].updates);
+            slda_snapdir_list_clear(&list);
         } else if (!busy)
             slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-lock", "%s", err);
     }

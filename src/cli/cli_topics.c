@@ -1,0 +1,109 @@
+/* cli_topics.c - `streamlda topics`: a snapshot's topics, their top words and weights.
+ *
+ * One topic a line, or one JSON object with --json. A topic's weight is its share of the topic
+ * totals NZ (the share of the model's tokens it holds; slda_align_weights, src/track/align.c),
+ * the same number `diff` and `report` show. The topic ids are the model's slots, the ids the
+ * service's output records and tracking use. Reads one snapshot; exit 1 with the path and the
+ * reason when it cannot be read.
+ */
+#include "cli/cli.h"
+#include "cli/cli_snap.h"
+#include "core/json.h"
+#include "core/slda_int.h"
+#include "engine/model.h"
+#include "track/align.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char topics_usage[] =
+    "Usage: streamlda topics [-n N] [--weights] [--json] SNAPSHOT\n"
+    "Print the N most probable words of each topic (default 10), one topic a line:\n"
+    "  topic K: word word ...\n"
+    "  -n, --words N   words per topic\n"
+    "  -w, --weights   print each topic's weight, its share of the topic totals NZ\n"
+    "                  (the share of the model's tokens it holds):\n"
+    "                    topic K 0.0421: word word ...\n"
+    "      --json      one JSON object: {\"model\",\"K\",\"updates\",\"docs\",\"topics\":\n"
+    "                  [{\"topic\",\"weight\",\"words\",\"probs\"}]}\n"
+    "  -h, --help      this help\n"
+    "Exit status 1 with the path and the reason for a snapshot that cannot be read.\n";
+
+int slda_cli_topics(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"words", required_argument, 0, 'n'},
+                                             {"weights", no_argument, 0, 'w'},
+                                             {"json", no_argument, 0, 'j'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    long n = 10;
+    int c, weights = 0, json = 0;
+    char why[1200];
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:wh", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(topics_usage, stdout);
+            return SLDA_EXIT_OK;
+        } else if (c == 'w') {
+            weights = 1;
+        } else if (c == 'j') {
+            json = 1;
+        } else if (c != 'n' || (n = slda_cli_opt_long(optarg, 1, 1000)) < 0) {
+            fputs(topics_usage, stderr);
+            return SLDA_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(topics_usage, stderr);
+        return SLDA_EXIT_USAGE;
+    }
+    slda_model_t *model = slda_cli_snap_load(argv[optind], NULL, why, sizeof why);
+    if (!model) {
+        fprintf(stderr, "streamlda: %s\n", why);
+        return SLDA_EXIT_FAIL;
+    }
+    uint32_t K = slda_model_topics(model);
+    double *wt = slda_xmalloc(K * sizeof *wt);
+    uint32_t *ids = slda_xmalloc((size_t)n * sizeof *ids);
+    float *probs = slda_xmalloc((size_t)n * sizeof *probs);
+    slda_align_weights(model, wt);
+    if (json) {
+        printf("{\"model\":");
+        slda_json_write_string(stdout, slda_model_name(model) ? slda_model_name(model) : "");
+        printf(",\"K\":%u,\"updates\":%" PRIu64 ",\"docs\":%" PRIu64
+               ",\"weight\":\"share of NZ\",\"topics\":[",
+               K, slda_model_updates(model), slda_model_docs(model));
+    }
+    for (uint32_t k = 0; k < K; k++) {
+        size_t m = slda_model_top_words(model, k, (size_t)n, ids, probs);
+        if (json) {
+            printf("%s{\"topic\":%u,\"weight\":", k ? "," : "", k);
+            slda_cli_json_num(stdout, wt[k]);
+            printf(",\"words\":");
+            slda_cli_json_words(stdout, model, ids, m);
+            printf(",\"probs\":[");
+            for (size_t i = 0; i < m; i++) {
+                printf("%s", i ? "," : "");
+                slda_cli_json_num(stdout, probs[i]);
+            }
+            printf("]}");
+            continue;
+        }
+        if (weights)
+            printf("topic %u %.4f:", k, wt[k]);
+        else
+            printf("topic %u:", k);
+        for (size_t i = 0; i < m; i++)
+            printf(" %s", slda_model_word(model, ids[i]));
+        putchar('\n');
+    }
+    if (json)
+        printf("]}\n");
+    free(wt);
+    free(ids);
+    free(probs);
+    slda_model_destroy(model);
+    return SLDA_EXIT_OK;
+}

@@ -1,0 +1,87 @@
+/* report.h - `streamlda report`: what is gathered from a snapshot directory, then written out.
+ *
+ * cli_report.c (the command) fills the options of an slda_report_t, slda_report_collect
+ * gathers everything the report shows (report_collect.c: the snapshots, their weights, drift
+ * and events; report_sidecar.c: the tracker's states beside them), and the writers render it
+ * without reading anything else: report_json.c, report_html.c. A writer needs only this struct
+ * (and the model in ref for words), so a new rendering or a new section of data touches one
+ * side of this header.
+ */
+#ifndef SLDA_CLI_REPORT_H
+#define SLDA_CLI_REPORT_H
+
+#include "engine/model.h"
+#include "track/track.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* One snapshot used: a point of every chart. */
+typedef struct slda_report_point_s {
+    char *file;      /* owned: its base name */
+    uint64_t t, docs; /* update count, documents */
+    int64_t time_ms; /* on the report's axis: event time, or the last update's wall clock */
+    int event_time;  /* time_ms is an event time (else the last update's wall clock) */
+    int64_t updated_ms;
+    int gap_before;  /* a snapshot is missing (skipped, or a step much longer than usual) */
+} slda_report_point_t;
+
+/* An event found between two consecutive points (change, taken, drift, moved, rise, fall). */
+typedef struct slda_report_event_s {
+    size_t point;          /* the later point of the step */
+    uint32_t topic, other; /* other: UINT32_MAX unless moved */
+    char kind[8];
+    double js, w0, w1;     /* distance; the topic's weight before and after */
+    char words[400];
+} slda_report_event_t;
+
+typedef struct slda_report_s {
+    /* asked: set by the caller before slda_report_collect */
+    const char *dir;
+    uint32_t nwords, top; /* words shown per topic; words per topic in the distances (0: all) */
+    double change;        /* drift that makes a change event */
+    uint64_t warmup;      /* no events while the earlier snapshot of a step has fewer documents */
+    /* gathered */
+    char *model_name;
+    uint32_t K;
+    slda_report_point_t *pts; /* by update count */
+    size_t npts;
+    double *weights; /* npts x K */
+    double *drift;   /* npts x K, NAN at the first point */
+    slda_report_event_t *ev;
+    size_t nev, evcap;
+    char **skipped;  /* "file: reason" */
+    size_t nskipped, skipcap;
+    slda_model_t *ref; /* the newest usable snapshot, once every point is in */
+    /* the tracker's prevalence windows (sidecars <snapshot>.track.json), merged over every
+     * snapshot's sidecar, a newer sidecar's value of a window winning */
+    int64_t win_ms;
+    int64_t *win_start;
+    double *win_docs;
+    double *win_share; /* nwin x K */
+    size_t nwin, wincap;
+    size_t nsidecars;
+    /* the events the tracker recorded while training (in the sidecars; merged, oldest first) */
+    slda_track_event_t *tev;
+    size_t ntev, tevcap;
+} slda_report_t;
+
+/* report_collect.c: the snapshots of model (NULL: the one with most snapshots) in r->dir,
+ * loaded in turn (at most two models in memory), into r. Prints on stderr what it skips and
+ * why; -1 after printing why there is nothing to report. */
+int slda_report_collect(slda_report_t *r, const char *model);
+/* Free what r holds; accepts a zeroed r. */
+void slda_report_clear(slda_report_t *r);
+
+/* report_sidecar.c: the tracker's state beside the snapshot at snapshot_path (its model is
+ * model, r->K set): its newest event time into *newest_ms, its prevalence windows and events
+ * merged into r. 0 when there is none, 1 when used, -1 when it is there but unusable (printed,
+ * and then ignored). */
+int slda_report_sidecar_read(slda_report_t *r, const char *snapshot_path,
+                             const slda_model_t *model, int64_t *newest_ms);
+
+/* report_json.c, report_html.c: the gathered report (at least one point). */
+void slda_report_write_json(const slda_report_t *r, FILE *f);
+void slda_report_write_html(const slda_report_t *r, FILE *f);
+
+#endif /* SLDA_CLI_REPORT_H */

@@ -1,0 +1,389 @@
+/* report_html.c - `streamlda report --html`: the gathered report as one self-contained page.
+ *
+ * One file with inline CSS and SVG and no external resource (no script, link, font or image:
+ * it opens from a mail attachment or an air-gapped disk, and tests/0072 checks it): the topics
+ * of the newest snapshot by weight, the events, the tracker's events and documents per
+ * event-time window when the sidecars have them, and one card per topic with its weight over
+ * time (dashed across gaps), drift bars and, with sidecars, its share per window. Every chart
+ * of a report shares one time axis, so cards line up; text from files (model, words, paths) is
+ * escaped. Times print in UTC. Reads only the slda_report_t (report.h) and the newest model in
+ * it for words.
+ */
+#include "cli/cli_snap.h"
+#include "cli/report.h"
+#include "core/slda_int.h"
+#include "engine/model.h"
+#include "track/track.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* UTC date, with the time when the report spans less than three days (seconds under an
+ * hour). */
+static void fmt_time(int64_t ms, int64_t span_ms, char *buf, size_t size)
+{
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(buf, size, span_ms < 3600LL * 1000 ? "%Y-%m-%d %H:%M:%S"
+                        : span_ms < 3LL * 86400 * 1000 ? "%Y-%m-%d %H:%M" : "%Y-%m-%d", &tm);
+}
+
+/* Month (or, under 60 days, week) ticks across a plot: faint lines with a label at the top. */
+static void html_ticks(FILE *f, int64_t t0, int64_t t1, double L, double pw, double T, double ph)
+{
+    if (t1 - t0 < 14LL * 86400 * 1000)
+        return; /* two weeks or less: the end labels say enough */
+    int monthly = t1 - t0 >= 60LL * 86400 * 1000;
+    time_t s = (time_t)(t0 / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    if (monthly) {
+        tm.tm_mday = 1;
+        tm.tm_mon++;
+    } else {
+        tm.tm_mday += (8 - tm.tm_wday) % 7 ? (8 - tm.tm_wday) % 7 : 7; /* the next Monday */
+    }
+    int n = 0;
+    for (;;) {
+        time_t at = timegm(&tm);
+        int64_t ms = (int64_t)at * 1000;
+        if (ms >= t1 || n++ > 60)
+            break;
+        double x = L + pw * (double)(ms - t0) / (double)(t1 - t0);
+        char label[16];
+        strftime(label, sizeof label, monthly ? "%b" : "%d %b", &tm);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e3e6ea\"/>"
+                   "<text x=\"%.1f\" y=\"%.0f\" font-size=\"7\" fill=\"#8a93a0\">%s</text>\n",
+                x, T, x, T + ph, x + 1.5, T + 7, label);
+        if (monthly)
+            tm.tm_mon++;
+        else
+            tm.tm_mday += 7;
+        tm.tm_isdst = 0;
+        timegm(&tm); /* normalise */
+    }
+}
+
+static const char html_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    "<title>streamlda report</title>\n<style>\n"
+    "body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;"
+    "padding:16px 20px;color:#1d2430;background:#f6f7f9}\n"
+    "h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 8px}\n"
+    ".meta{color:#5b6472;margin:0 0 10px}\n"
+    "table{border-collapse:collapse;background:#fff;width:100%}\n"
+    "td,th{border-bottom:1px solid #e3e6ea;padding:3px 8px;text-align:left;vertical-align:top}\n"
+    "th{background:#eef0f3;font-weight:600}td.n{text-align:right;font-variant-numeric:"
+    "tabular-nums;white-space:nowrap}\n"
+    ".bar{display:inline-block;height:9px;background:#3b6fb6;vertical-align:middle}\n"
+    ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:10px}\n"
+    ".card{background:#fff;border:1px solid #e3e6ea;border-radius:6px;padding:8px 10px}\n"
+    ".card h3{font-size:13px;margin:0 0 2px}.card .w{color:#5b6472;font-size:12px;"
+    "margin:0 0 4px;min-height:32px}\n"
+    "svg{display:block;width:100%;height:auto}\n"
+    ".ev-change,.ev-taken,.ev-drift{color:#b3261e}.ev-moved{color:#7a4cb0}.ev-rise{color:#1e7a3c}"
+    ".ev-fall{color:#9a6a00}\n"
+    ".skip{color:#b3261e}.legend{color:#5b6472;font-size:12px}\n"
+    "</style></head><body>\n";
+
+/* One topic's chart: weight over time (blue; gaps dashed), drift bars (orange, 0..1 on the
+ * lower band), events as red dots. Fixed viewBox so every chart has the same axes size. */
+static void html_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t t0, int64_t t1)
+{
+    const double Wd = 320, Hd = 120, L = 40, R = 8, T = 8, B = 20, band = 22;
+    double pw = Wd - L - R, ph = Hd - T - B - band - 4;
+    uint32_t K = r->K;
+    double ymax = 0;
+    for (size_t p = 0; p < r->npts; p++)
+        if (r->weights[p * K + k] > ymax)
+            ymax = r->weights[p * K + k];
+    ymax = ymax > 0 ? ymax * 1.1 : 1.0 / K;
+    double span = (double)(t1 - t0);
+#define XOF(p) (span > 0 ? L + pw * (double)(r->pts[p].time_ms - t0) / span : L + pw / 2)
+#define YOF(v) (T + ph - ph * (v) / ymax)
+    fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"topic %u weight over "
+               "time\" class=\"chart\" data-topic=\"%u\">\n", Wd, Hd, k, k);
+    fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfcfd\" "
+               "stroke=\"#d5d9df\"/>\n", L, T, pw, ph);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+               "fill=\"#5b6472\">%.1f%%</text>\n", L - 3, T + 8, 100 * ymax);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+               "fill=\"#5b6472\">0</text>\n", L - 3, T + ph);
+    html_ticks(f, t0, t1, L, pw, T, ph);
+    /* drift band */
+    double by = T + ph + 4;
+    fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fdf8f2\" "
+               "stroke=\"#eadccb\"/>\n", L, by, pw, band);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"8\" text-anchor=\"end\" "
+               "fill=\"#a0652a\">drift</text>\n", L - 3, by + band / 2 + 3);
+    for (size_t p = 1; p < r->npts; p++) {
+        double dv = r->drift[p * K + k];
+        if (!isfinite(dv))
+            continue;
+        double h = band * (dv > 1 ? 1 : dv);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"2\" height=\"%.1f\" fill=\"%s\">"
+                   "<title>drift %.3f</title></rect>\n",
+                XOF(p) - 1, by + band - h, h, dv >= r->change ? "#b3261e" : "#e08a2c", dv);
+    }
+    /* the weight line, dashed across gaps */
+    for (size_t p = 1; p < r->npts; p++)
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#3b6fb6\" "
+                   "stroke-width=\"1.6\"%s/>\n",
+                XOF(p - 1), YOF(r->weights[(p - 1) * K + k]), XOF(p), YOF(r->weights[p * K + k]),
+                r->pts[p].gap_before ? " stroke-dasharray=\"3 3\"" : "");
+    for (size_t p = 0; p < r->npts; p++) {
+        int event = 0;
+        for (size_t e = 0; e < r->nev && !event; e++)
+            event = r->ev[e].point == p && r->ev[e].topic == k;
+        if (!event && r->npts > 60)
+            continue;
+        fprintf(f, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%s: "
+                   "%.2f%%</title></circle>\n",
+                XOF(p), YOF(r->weights[p * K + k]), event ? "2.8" : "1.8",
+                event ? "#b3261e" : "#3b6fb6", r->pts[p].file, 100 * r->weights[p * K + k]);
+    }
+    char a[40], b[40];
+    fmt_time(t0, t1 - t0, a, sizeof a);
+    fmt_time(t1, t1 - t0, b, sizeof b);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" fill=\"#5b6472\">%s</text>\n", L,
+            Hd - 4, a);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+               "fill=\"#5b6472\">%s</text>\n</svg>\n", Wd - R, Hd - 4, b);
+#undef XOF
+#undef YOF
+}
+
+/* Topic k's share of the documents in each event-time window (k == UINT32_MAX: the number of
+ * documents per window, as bars). Windows without documents are absent from the sidecars, so
+ * the line breaks there instead of interpolating across them. */
+static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t t0, int64_t t1)
+{
+    const double Wd = 320, Hd = 84, L = 40, R = 8, T = 6, B = 18;
+    double pw = Wd - L - R, ph = Hd - T - B;
+    uint32_t K = r->K;
+    double span = t1 > t0 ? (double)(t1 - t0) : 1, ymax = 0;
+    for (size_t w = 0; w < r->nwin; w++) {
+        double v = k == UINT32_MAX ? r->win_docs[w] : r->win_share[w * K + k];
+        ymax = v > ymax ? v : ymax;
+    }
+    ymax = ymax > 0 ? ymax * 1.1 : 1;
+#define WX(w) (L + pw * ((double)(r->win_start[w] - t0) + 0.5 * r->win_ms) / span)
+#define WY(v) (T + ph - ph * (v) / ymax)
+    fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" class=\"prev\" aria-label=\"%s by "
+               "event-time window\">\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+               "height=\"%.0f\" fill=\"#f7fbf8\" stroke=\"#cfe0d4\"/>\n",
+            Wd, Hd, k == UINT32_MAX ? "documents" : "share of documents", L, T, pw, ph);
+    if (k == UINT32_MAX)
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+                   "fill=\"#5b6472\">%.0f</text>\n", L - 3, T + 8, ymax);
+    else
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+                   "fill=\"#5b6472\">%.1f%%</text>\n", L - 3, T + 8, 100 * ymax);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+               "fill=\"#5b6472\">0</text>\n", L - 3, T + ph);
+    html_ticks(f, t0, t1, L, pw, T, ph);
+    double bw = pw * (double)r->win_ms / span;
+    for (size_t w = 0; w < r->nwin; w++) {
+        if (k == UINT32_MAX) {
+            double h = ph * r->win_docs[w] / ymax;
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                       "fill=\"#2e8b57\"/>\n", WX(w) - bw / 2, T + ph - h, bw > 1 ? bw : 1, h);
+        } else if (w > 0 && r->win_start[w] - r->win_start[w - 1] == r->win_ms) {
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                       "stroke=\"#2e8b57\" stroke-width=\"1.3\"/>\n",
+                    WX(w - 1), WY(r->win_share[(w - 1) * K + k]), WX(w),
+                    WY(r->win_share[w * K + k]));
+        }
+    }
+    if (k != UINT32_MAX) /* a lone window (no neighbour) still shows */
+        for (size_t w = 0; w < r->nwin; w++) {
+            int left = w > 0 && r->win_start[w] - r->win_start[w - 1] == r->win_ms;
+            int right = w + 1 < r->nwin && r->win_start[w + 1] - r->win_start[w] == r->win_ms;
+            if (!left && !right)
+                fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"1.4\" fill=\"#2e8b57\"/>\n",
+                        WX(w), WY(r->win_share[w * K + k]));
+        }
+    char a[40], b[40];
+    fmt_time(t0, t1 - t0, a, sizeof a);
+    fmt_time(t1, t1 - t0, b, sizeof b);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" fill=\"#5b6472\">%s</text>\n"
+               "<text x=\"%.0f\" y=\"%.0f\" font-size=\"9\" text-anchor=\"end\" "
+               "fill=\"#5b6472\">%s</text>\n</svg>\n",
+            L, Hd - 3, a, Wd - R, Hd - 3, b);
+#undef WX
+#undef WY
+}
+
+static const char *window_name(int64_t ms)
+{
+    return ms == 60000 ? "minute" : ms == 3600000 ? "hour" : ms == 86400000 ? "day"
+         : ms == 7 * 86400000LL ? "week" : "window";
+}
+
+void slda_report_write_html(const slda_report_t *r, FILE *f)
+{
+    uint32_t K = r->K;
+    size_t last = r->npts - 1;
+    int64_t t0 = r->pts[0].time_ms, t1 = r->pts[last].time_ms;
+    for (size_t p = 0; p < r->npts; p++) {
+        t0 = r->pts[p].time_ms < t0 ? r->pts[p].time_ms : t0;
+        t1 = r->pts[p].time_ms > t1 ? r->pts[p].time_ms : t1;
+    }
+    if (r->nwin && r->pts[last].event_time) { /* one event-time axis for both kinds of chart */
+        t0 = r->win_start[0] < t0 ? r->win_start[0] : t0;
+        t1 = r->win_start[r->nwin - 1] + r->win_ms > t1 ? r->win_start[r->nwin - 1] + r->win_ms
+                                                        : t1;
+    }
+    char a[40], b[40];
+    fmt_time(t0, t1 - t0, a, sizeof a);
+    fmt_time(t1, t1 - t0, b, sizeof b);
+    fputs(html_head, f);
+    fprintf(f, "<h1>Topics of model &ldquo;");
+    html_text(f, r->model_name);
+    fprintf(f, "&rdquo;</h1>\n<p class=\"meta\">%zu snapshot%s in <code>", r->npts,
+            r->npts == 1 ? "" : "s");
+    html_text(f, r->dir);
+    fprintf(f, "</code>, %s to %s (%s), K = %u, %" PRIu64 " documents, %" PRIu64
+               " updates; newest <code>",
+            a, b, r->pts[last].event_time ? "event time" : "time of each snapshot's last update",
+            K, r->pts[last].docs, r->pts[last].t);
+    html_text(f, r->pts[last].file);
+    fprintf(f, "</code>.</p>\n");
+    if (r->nskipped) {
+        fprintf(f, "<h2 class=\"skip\">Skipped files (%zu)</h2>\n<ul class=\"skip\">\n",
+                r->nskipped);
+        for (size_t i = 0; i < r->nskipped; i++) {
+            fputs("<li>", f);
+            html_text(f, r->skipped[i]);
+            fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
+    }
+    /* topics of the newest snapshot, heaviest first */
+    uint32_t *order = slda_xmalloc(K * sizeof *order);
+    const double *wl = r->weights + last * K;
+    for (uint32_t k = 0; k < K; k++) {
+        uint32_t i = k;
+        while (i > 0 && wl[order[i - 1]] < wl[k]) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = k;
+    }
+    double wmax = K ? wl[order[0]] : 1;
+    char words[800];
+    fprintf(f, "<h2>Topics (newest snapshot, by weight)</h2>\n<table><tr><th>topic</th>"
+               "<th>weight</th><th></th><th>drift</th><th>top words</th></tr>\n");
+    for (uint32_t x = 0; x < K; x++) {
+        uint32_t k = order[x];
+        slda_cli_words_text(r->ref, k, r->nwords, words, sizeof words);
+        double dv = r->drift[last * K + k];
+        fprintf(f, "<tr><td class=\"n\">%u</td><td class=\"n\">%.2f%%</td><td><span class=\"bar\" "
+                   "style=\"width:%.0fpx\"></span></td><td class=\"n\">",
+                k, 100 * wl[k], wmax > 0 ? 120 * wl[k] / wmax : 0);
+        if (isfinite(dv))
+            fprintf(f, "%.3f", dv);
+        fputs("</td><td>", f);
+        html_text(f, words);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    /* events */
+    fprintf(f, "<h2>Events (%zu)</h2>\n", r->nev);
+    if (r->nev) {
+        fputs("<table><tr><th>time</th><th>snapshot</th><th>event</th><th>topic</th>"
+              "<th>js</th><th>weight</th><th>words</th></tr>\n", f);
+        for (size_t e = 0; e < r->nev; e++) {
+            const slda_report_event_t *ev = &r->ev[e];
+            fmt_time(r->pts[ev->point].time_ms, t1 - t0, a, sizeof a);
+            fprintf(f, "<tr><td class=\"n\">%s</td><td>", a);
+            html_text(f, r->pts[ev->point].file);
+            fprintf(f, "</td><td class=\"ev-%s\">%s", ev->kind, ev->kind);
+            if (ev->other != UINT32_MAX)
+                fprintf(f, " to %u", ev->other);
+            fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">%.3f</td><td class=\"n\">"
+                       "%.2f%% &rarr; %.2f%%</td><td>",
+                    ev->topic, ev->js, 100 * ev->w0, 100 * ev->w1);
+            html_text(f, ev->words);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    } else {
+        fputs("<p class=\"meta\">None.</p>\n", f);
+    }
+    if (r->ntev) {
+        fprintf(f, "<h2>Events recorded while training (%zu)</h2>\n<p class=\"legend\">From the "
+                   "tracker's state beside the snapshots (docs/tracking.md: birth, change, merge, "
+                   "death), at the newest event time when each was seen.</p>\n<table><tr>"
+                   "<th>time</th><th>update</th><th>event</th><th>topic</th><th>js</th>"
+                   "<th>words</th></tr>\n", r->ntev);
+        for (size_t e = 0; e < r->ntev; e++) {
+            const slda_track_event_t *ev = &r->tev[e];
+            fmt_time(ev->event_ms, t1 - t0, a, sizeof a);
+            fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%" PRIu64 "</td><td>", a,
+                    ev->update);
+            html_text(f, ev->kind);
+            if (ev->other != UINT32_MAX)
+                fprintf(f, " with %u", ev->other);
+            fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">", ev->topic);
+            if (ev->js >= 0)
+                fprintf(f, "%.3f", ev->js);
+            fputs("</td><td>", f);
+            html_text(f, ev->words);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    if (r->nwin) {
+        fprintf(f, "<h2>Documents per %s of event time</h2>\n<p class=\"legend\">From the "
+                   "tracker's state beside %zu snapshot%s (%zu %ss with documents). Green lines "
+                   "in each topic below: the topic's mean share of the documents of each %s "
+                   "(broken where a %s has no documents).</p>\n<div class=\"card\" "
+                   "style=\"max-width:480px\">\n",
+                window_name(r->win_ms), r->nsidecars, r->nsidecars == 1 ? "" : "s", r->nwin,
+                window_name(r->win_ms), window_name(r->win_ms), window_name(r->win_ms));
+        html_prev_chart(f, r, UINT32_MAX, t0, t1);
+        fputs("</div>\n", f);
+    }
+    /* one chart per topic */
+    fprintf(f, "<h2>Weight over %s</h2>\n<p class=\"legend\">Blue: the topic's share of the "
+               "model's tokens at each snapshot (dashed across a gap). Orange bars: drift of the "
+               "slot since the previous snapshot (Jensen-Shannon distance, 0 to 1; red at or "
+               "above %.2f). Red dots: events.</p>\n<div class=\"grid\">\n",
+            r->pts[last].event_time ? "event time" : "time", r->change);
+    for (uint32_t x = 0; x < K; x++) {
+        uint32_t k = order[x];
+        slda_cli_words_text(r->ref, k, r->nwords, words, sizeof words);
+        fprintf(f, "<div class=\"card\"><h3>Topic %u &middot; %.2f%%</h3><p class=\"w\">", k,
+                100 * wl[k]);
+        html_text(f, words);
+        fputs("</p>\n", f);
+        html_chart(f, r, k, t0, t1);
+        if (r->nwin)
+            html_prev_chart(f, r, k, t0, t1);
+        fputs("</div>\n", f);
+    }
+    fputs("</div>\n<p class=\"legend\">Written by streamlda " SLDA_VERSION_STR
+          " (streamlda report).</p>\n</body></html>\n", f);
+    free(order);
+}
