@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 0025-cli_kafka_module.sh - run, produce and broker live in the module streamlda-kafka.so
-# (CMakeLists.txt, cli.c): the other commands start without librdkafka and libmicrohttpd (and
+# (CMakeLists.txt, main.c): the other commands start without librdkafka and libmicrohttpd (and
 # their TLS libraries); the Kafka commands find the module beside the program, through a
 # link to the program, and in ../lib/streamlda/ of an installed tree (cmake --install), and
 # without it they fail with a message that names it.

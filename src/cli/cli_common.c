@@ -1,5 +1,5 @@
-/* cli_common.c - what the subcommands share: -c/-X options, the configuration's precedence, signals,
- * rejected-record messages, the vocabulary file beside an input, loading a snapshot.
+/* cli_common.c - what the subcommands share: -c/-X options, the configuration's precedence,
+ * signals, rejected-record messages, the vocabulary file beside an input, loading a snapshot.
  *
  * The only code that prints and exits is src/cli/ (docs/architecture.md); these helpers print
  * diagnostics to stderr, never data to stdout.

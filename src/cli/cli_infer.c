@@ -24,7 +24,7 @@
 
 /* ---- topics, infer, export ---- */
 
-/* topics: src/cli/cli_track.c (with --weights, --json) */
+/* topics: src/cli/cli_topics.c (with --weights, --json) */
 
 static const char infer_usage[] =
     "Usage: streamlda infer [OPTIONS] SNAPSHOT [FILE...]\n"

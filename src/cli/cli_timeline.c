@@ -1,11 +1,12 @@
 /* cli_timeline.c - train --snapshot-dir: snapshots along the way, the tracker's state beside each.
  *
- * `train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME]` (cli.c calls
+ * `train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME]` (cli_train.c calls
  * slda_cli_timeline_*) writes a snapshot <DIR>/<model>-<updates, 20 digits>.slda (io/snapdir.h)
  * each time the model's documents reach the next multiple of N (without N, none) and one at the
- * end; an update count already written is not written again. With a time field, every trained document's mixture is
- * added to the tracker of src/track at its event time (far-future times clamped, late ones
- * counted, as the service does), each snapshot gets the newest event time in its header
+ * end; an update count already written is not written again. With a time field, every trained
+ * document's mixture is added to the tracker of src/track at its event time (far-future times
+ * clamped, late ones counted, as the service does), each snapshot gets the newest event time in
+ * its header
  * (event_ms) and the tracker compares the topics and saves its state beside it
  * (<snapshot>.track.json): the prevalence by event time that `report` charts. One thread: the
  * trainer's. The directory is made and probed before training starts, so a bad one costs

@@ -109,8 +109,8 @@ typedef struct train_run_s {
     docvec_t obs, held;      /* explicit split, paired by id */
     slda_heldout_t *hout, *hobs, *hheld; /* heldout, obs, held by word key: scored */
     char first_error[1024];  /* why the first record was rejected ("" if none) */
-    const char *time_field;  /* --time-field: JSON lines with an event time (cli_track.c) */
-    slda_cli_timeline_t *tl; /* --snapshot-dir: snapshots along the way (cli_track.c) */
+    const char *time_field;  /* --time-field: JSON lines with an event time (cli_timed.c) */
+    slda_cli_timeline_t *tl; /* --snapshot-dir: snapshots along the way (cli_timeline.c) */
 } train_run_t;
 
 /* Keep doc in *set by word key (ids go stale once the vocabulary evicts). */

@@ -1,4 +1,4 @@
-/* config.h - the configuration: parameters, the conf struct and the property table behind slda_conf_*. */
+/* config.h - the configuration: parameters, the conf struct, the property table of slda_conf_*. */
 #ifndef SLDA_CONFIG_H
 #define SLDA_CONFIG_H
 

@@ -1,4 +1,4 @@
-/* pool.c - worker threads that run the items of one job at a time (local steps, tokenising, parsing).
+/* pool.c - worker threads running the items of one job at a time (local steps, tokenising).
  *
  * threads - 1 workers wait for a job; slda_pool_run hands them one over
  * [0, n), the calling thread works too, and items are claimed through one

@@ -22,8 +22,8 @@ uint32_t slda_pool_threads(const slda_pool_t *pool);
  * with more threads than CPUs the process may run on. */
 int slda_pool_spins(const slda_pool_t *pool);
 /* job(i, worker, opaque) for i in [0, n), the caller working too (worker 0). */
-void slda_pool_run(slda_pool_t *pool, size_t n, void (*job)(size_t i, uint32_t worker, void *opaque),
-                   void *opaque);
+void slda_pool_run(slda_pool_t *pool, size_t n,
+                   void (*job)(size_t i, uint32_t worker, void *opaque), void *opaque);
 /* The same, the calling thread running pre(opaque) first (with one thread:
  * pre, then the items); pre must not touch what the items read or write. */
 void slda_pool_run_pre(slda_pool_t *pool, size_t n, void (*job)(size_t, uint32_t, void *),

@@ -1,9 +1,8 @@
 /* align.h - topic alignment between two models: Jensen-Shannon distances of their topics' word
  * distributions (words matched by string) and the optimal one-to-one assignment (Hungarian).
  *
- * Used by `streamlda diff` and `streamlda report` (src/cli/cli_track.c). Not installed: the
- * functions take the library's internal model; nothing here prints, allocates model-sized
- * arrays or keeps state between calls.
+ * Used by `streamlda diff` and `streamlda report` (src/cli/cli_diff.c, report_collect.c).
+ * Nothing here prints, allocates model-sized arrays or keeps state between calls.
  */
 #ifndef SLDA_ALIGN_H
 #define SLDA_ALIGN_H
