@@ -53,7 +53,7 @@
  *    and a birth); 4 costs 0.9-2.3% there and finds the new topics of
  *    bench/shift as well (new topics 0.035-0.12 L1 from the truth against
  *    0.054-0.17, old ones 0.02-0.25 against 0.03-0.22); 8 lets the shared-
- *    word streams' topics drift (0.12-0.16) - docs/engine.md, "Births".
+ *    word streams' topics drift (0.12-0.16) - docs/benchmarks.md, "The window ratio after a birth".
  * Dead topics are retired eagerly (column zeroed, alpha_k at its floor so no
  * document uses the slot until a birth). Events and counters are read with
  * slda_model_events / slda_model_topic_counts.

@@ -4,7 +4,7 @@
  *   N_theta += n_wj (gamma_new − gamma_old)
  *
  * Only one token's share is excluded. CVB0 is approximate mean field with arithmetic
- * means (Asuncion et al., eq. 16: AMF for LDA is CVB0). The rule is written once
+ * means (Asuncion 2010, eq. 16: AMF for LDA is CVB0). The rule is written once
  * (CVB0_WEIGHT) and used by the stream sweep in float (8-float vectors) and by batch
  * mode in double, where the word factor also excludes the pair's share from the live
  * topic-word counts: f = (Nphi[w][k] − g + eta) / (NZ[k] − g + W eta).
@@ -52,7 +52,7 @@ __attribute__((target_clones("avx2", "default"))) static void cvb0_sweep(slda_lo
     }
 }
 
-/* Batch mode (Asuncion eq. 16 with the live counts). fmax guards rounding below zero. */
+/* Batch mode (Asuncion 2010 eq. 16 with the live counts). fmax guards rounding below zero. */
 static void cvb0_batch(const slda_vb_batch_t *v, double *out)
 {
     double sum = 0.0;
