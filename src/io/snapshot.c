@@ -37,6 +37,7 @@
 #include "core/config.h"
 #include "engine/model.h"
 #include "text/tokenize.h"
+#include "core/msgpack.h"
 
 #include <msgpack.h>
 
@@ -53,7 +54,6 @@
 #define SNAP_HEAD_LEN (SLDA_SNAP_MAGIC_LEN + 4)
 #define SNAP_MIN_LEN (SNAP_HEAD_LEN + SLDA_SNAP_TRAILER_LEN)
 #define SNAP_FLUSH_BYTES ((size_t)1 << 20) /* file mode: write out every 1 MiB */
-#define SNAP_MAX_DEPTH 32                  /* nesting allowed inside skipped values */
 #define SNAP_MEM_NAME "<memory>"
 
 /* ------------------------------------------------------------------------ */
@@ -747,359 +747,6 @@ slda_err_t slda_snapshot_encode_meta(const slda_model_t *model, const slda_snaps
 }
 
 /* ------------------------------------------------------------------------ */
-/* Reader: a bounds-checked MessagePack cursor                               */
-
-typedef struct snap_rd_s {
-    const unsigned char *base; /* start of the file, for byte offsets */
-    const unsigned char *p, *end;
-    const char *name;
-    char *errstr;
-    size_t errstr_size;
-    slda_err_t err; /* first failure */
-} snap_rd_t;
-
-__attribute__((format(printf, 2, 3))) static int rd_fail(snap_rd_t *rd, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    if (rd->err)
-        return -1;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    rd->err = slda_set_err(rd->errstr, rd->errstr_size, SLDA_ERR_CORRUPT,
-                           "snapshot \"%s\": %s (at byte %zu)", rd->name, msg,
-                           (size_t)(rd->p - rd->base));
-    return -1;
-}
-
-static size_t rd_left(const snap_rd_t *rd)
-{
-    return (size_t)(rd->end - rd->p);
-}
-
-static int rd_peek(const snap_rd_t *rd)
-{
-    return rd->p < rd->end ? *rd->p : -1;
-}
-
-static const char *tag_name(int tag)
-{
-    if (tag < 0)
-        return "the end of the data";
-    if (tag <= 0x7f || tag >= 0xe0 || (tag >= 0xcc && tag <= 0xd3))
-        return "an integer";
-    if (tag <= 0x8f || tag == 0xde || tag == 0xdf)
-        return "a map";
-    if (tag <= 0x9f || tag == 0xdc || tag == 0xdd)
-        return "an array";
-    if (tag <= 0xbf || (tag >= 0xd9 && tag <= 0xdb))
-        return "a string";
-    switch (tag) {
-    case 0xc0: return "nil";
-    case 0xc2: case 0xc3: return "a boolean";
-    case 0xc4: case 0xc5: case 0xc6: return "binary data";
-    case 0xca: case 0xcb: return "a float";
-    case 0xc1: return "the reserved byte 0xc1";
-    default: return "an extension value";
-    }
-}
-
-static int rd_type_fail(snap_rd_t *rd, const char *what, const char *want)
-{
-    return rd_fail(rd, "%s: expected %s, found %s", what, want, tag_name(rd_peek(rd)));
-}
-
-/* Consume the tag byte and an nbytes big-endian length/value after it. */
-static int rd_tagged(snap_rd_t *rd, const char *what, unsigned nbytes, uint64_t *v)
-{
-    *v = 0;
-    if (rd_left(rd) < 1 + (size_t)nbytes)
-        return rd_fail(rd, "%s: data ends inside a value", what);
-    *v = get_be(rd->p + 1, nbytes);
-    rd->p += 1 + nbytes;
-    return 0;
-}
-
-/* Any MessagePack integer as a 64-bit two's-complement pattern; *neg says
- * whether it is negative. */
-static int rd_integer(snap_rd_t *rd, const char *what, uint64_t *v, int *neg)
-{
-    int tag = rd_peek(rd);
-    *neg = 0;
-    *v = 0;
-    if (tag >= 0 && tag <= 0x7f) {
-        rd->p++;
-        *v = (uint64_t)tag;
-        return 0;
-    }
-    if (tag >= 0xe0) {
-        rd->p++;
-        *v = (uint64_t)(int64_t)(int8_t)tag;
-        *neg = 1;
-        return 0;
-    }
-    if (tag >= 0xcc && tag <= 0xcf)
-        return rd_tagged(rd, what, 1u << (tag - 0xcc), v);
-    if (tag >= 0xd0 && tag <= 0xd3) {
-        unsigned nbytes = 1u << (tag - 0xd0);
-        uint64_t x;
-        int64_t s;
-        if (rd_tagged(rd, what, nbytes, &x))
-            return -1;
-        s = nbytes == 1 ? (int8_t)x : nbytes == 2 ? (int16_t)x
-          : nbytes == 4 ? (int32_t)x : (int64_t)x;
-        *v = (uint64_t)s;
-        *neg = s < 0;
-        return 0;
-    }
-    return rd_type_fail(rd, what, "an integer");
-}
-
-static int rd_uint(snap_rd_t *rd, const char *what, uint64_t *v)
-{
-    int neg;
-    const unsigned char *at = rd->p;
-    if (rd_integer(rd, what, v, &neg))
-        return -1;
-    if (neg) {
-        rd->p = at;
-        return rd_fail(rd, "%s: %" PRId64 " is negative", what, (int64_t)*v);
-    }
-    return 0;
-}
-
-static int rd_u32(snap_rd_t *rd, const char *what, uint32_t *v)
-{
-    uint64_t x;
-    const unsigned char *at = rd->p;
-    if (rd_uint(rd, what, &x))
-        return -1;
-    if (x > UINT32_MAX) {
-        rd->p = at;
-        return rd_fail(rd, "%s: %" PRIu64 " is over 2^32-1", what, x);
-    }
-    *v = (uint32_t)x;
-    return 0;
-}
-
-static int rd_int(snap_rd_t *rd, const char *what, int64_t *v)
-{
-    int neg;
-    uint64_t x;
-    const unsigned char *at = rd->p;
-    if (rd_integer(rd, what, &x, &neg))
-        return -1;
-    if (!neg && x > INT64_MAX) {
-        rd->p = at;
-        return rd_fail(rd, "%s: %" PRIu64 " is over 2^63-1", what, x);
-    }
-    *v = (int64_t)x;
-    return 0;
-}
-
-/* float64, float32 or an integer. */
-static int rd_double(snap_rd_t *rd, const char *what, double *v)
-{
-    int tag = rd_peek(rd);
-    uint64_t x;
-    if (tag == 0xcb) {
-        if (rd_tagged(rd, what, 8, &x))
-            return -1;
-        memcpy(v, &x, sizeof *v);
-        return 0;
-    }
-    if (tag == 0xca) {
-        uint32_t u;
-        float f;
-        if (rd_tagged(rd, what, 4, &x))
-            return -1;
-        u = (uint32_t)x;
-        memcpy(&f, &u, sizeof f);
-        *v = f;
-        return 0;
-    }
-    if (tag >= 0 && (tag <= 0x7f || tag >= 0xe0 || (tag >= 0xcc && tag <= 0xd3))) {
-        int neg;
-        if (rd_integer(rd, what, &x, &neg))
-            return -1;
-        *v = neg ? (double)(int64_t)x : (double)x;
-        return 0;
-    }
-    return rd_type_fail(rd, what, "a number");
-}
-
-static int rd_bool(snap_rd_t *rd, const char *what, int *v)
-{
-    int tag = rd_peek(rd);
-    if (tag != 0xc2 && tag != 0xc3)
-        return rd_type_fail(rd, what, "a boolean");
-    rd->p++;
-    *v = tag == 0xc3;
-    return 0;
-}
-
-static int rd_nil(snap_rd_t *rd)
-{
-    if (rd_peek(rd) != 0xc0)
-        return 0;
-    rd->p++;
-    return 1;
-}
-
-/* A length-prefixed value whose bytes follow: the payload is borrowed. */
-static int rd_bytes(snap_rd_t *rd, const char *what, unsigned nbytes, const unsigned char **s,
-                    size_t *len)
-{
-    const unsigned char *at = rd->p;
-    uint64_t n;
-    if (rd_tagged(rd, what, nbytes, &n))
-        return -1;
-    if (n > rd_left(rd)) {
-        rd->p = at;
-        return rd_fail(rd, "%s: length %" PRIu64 " runs past the end of the data", what, n);
-    }
-    *s = rd->p;
-    *len = (size_t)n;
-    rd->p += n;
-    return 0;
-}
-
-static int rd_str(snap_rd_t *rd, const char *what, const unsigned char **s, size_t *len)
-{
-    int tag = rd_peek(rd);
-    if (tag >= 0xa0 && tag <= 0xbf) {
-        rd->p++;
-        *len = (size_t)(tag & 0x1f);
-        if (*len > rd_left(rd)) {
-            rd->p--;
-            return rd_fail(rd, "%s: string runs past the end of the data", what);
-        }
-        *s = rd->p;
-        rd->p += *len;
-        return 0;
-    }
-    if (tag >= 0xd9 && tag <= 0xdb)
-        return rd_bytes(rd, what, 1u << (tag - 0xd9), s, len);
-    return rd_type_fail(rd, what, "a string");
-}
-
-static int rd_bin(snap_rd_t *rd, const char *what, const unsigned char **s, size_t *len)
-{
-    int tag = rd_peek(rd);
-    if (tag >= 0xc4 && tag <= 0xc6)
-        return rd_bytes(rd, what, 1u << (tag - 0xc4), s, len);
-    return rd_type_fail(rd, what, "binary data");
-}
-
-/* Array / map headers. Every element takes at least one byte, so a count
- * larger than what is left cannot be genuine. */
-static int rd_container(snap_rd_t *rd, const char *what, int map, uint32_t *n)
-{
-    int tag = rd_peek(rd);
-    int fix = map ? 0x80 : 0x90, big = map ? 0xde : 0xdc;
-    const unsigned char *at = rd->p;
-    uint64_t x;
-    if (tag >= fix && tag <= fix + 0x0f) {
-        rd->p++;
-        x = (uint64_t)(tag & 0x0f);
-    } else if (tag == big || tag == big + 1) {
-        if (rd_tagged(rd, what, tag == big ? 2 : 4, &x))
-            return -1;
-    } else {
-        return rd_type_fail(rd, what, map ? "a map" : "an array");
-    }
-    if (x * (map ? 2 : 1) > rd_left(rd)) {
-        rd->p = at;
-        return rd_fail(rd, "%s: %" PRIu64 " entries cannot fit in the %zu bytes left", what,
-                       x, rd_left(rd));
-    }
-    *n = (uint32_t)x;
-    return 0;
-}
-
-static int rd_array(snap_rd_t *rd, const char *what, uint32_t *n)
-{
-    return rd_container(rd, what, 0, n);
-}
-
-static int rd_map(snap_rd_t *rd, const char *what, uint32_t *n)
-{
-    return rd_container(rd, what, 1, n);
-}
-
-static int rd_advance(snap_rd_t *rd, const char *what, size_t n)
-{
-    if (n > rd_left(rd))
-        return rd_fail(rd, "%s: value runs past the end of the data", what);
-    rd->p += n;
-    return 0;
-}
-
-/* Skip one value of any type (unknown keys), nesting at most SNAP_MAX_DEPTH. */
-static int rd_skip(snap_rd_t *rd, const char *what, int depth)
-{
-    int tag = rd_peek(rd);
-    const unsigned char *s;
-    size_t len;
-    uint64_t x;
-    uint32_t n = 0; /* set by rd_container before any use; gcc cannot tell */
-    if (depth > SNAP_MAX_DEPTH)
-        return rd_fail(rd, "%s: values nested deeper than %d", what, SNAP_MAX_DEPTH);
-    if (tag < 0)
-        return rd_fail(rd, "%s: data ends before a value", what);
-    if (tag <= 0x7f || tag >= 0xe0 || tag == 0xc0 || tag == 0xc2 || tag == 0xc3)
-        return rd_advance(rd, what, 1);
-    if ((tag >= 0xa0 && tag <= 0xbf) || (tag >= 0xd9 && tag <= 0xdb))
-        return rd_str(rd, what, &s, &len);
-    if (tag >= 0xc4 && tag <= 0xc6)
-        return rd_bin(rd, what, &s, &len);
-    if (tag >= 0xcc && tag <= 0xd3)
-        return rd_advance(rd, what, 1 + ((size_t)1 << ((tag - 0xcc) & 3)));
-    if (tag == 0xca || tag == 0xcb)
-        return rd_advance(rd, what, tag == 0xca ? 5 : 9);
-    if (tag >= 0xd4 && tag <= 0xd8) /* fixext: tag, type, 1..16 bytes */
-        return rd_advance(rd, what, 2 + ((size_t)1 << (tag - 0xd4)));
-    if (tag >= 0xc7 && tag <= 0xc9) { /* ext 8/16/32: tag, length, type, data */
-        if (rd_tagged(rd, what, 1u << (tag - 0xc7), &x))
-            return -1;
-        return rd_advance(rd, what, 1 + (x > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)x));
-    }
-    if (tag == 0xc1)
-        return rd_fail(rd, "%s: the reserved byte 0xc1", what);
-    if (rd_container(rd, what, (tag >= 0x80 && tag <= 0x8f) || tag == 0xde || tag == 0xdf,
-                     &n))
-        return -1;
-    x = (tag >= 0x80 && tag <= 0x8f) || tag == 0xde || tag == 0xdf ? 2 * (uint64_t)n : n;
-    for (uint64_t i = 0; i < x; i++)
-        if (rd_skip(rd, what, depth + 1))
-            return -1;
-    return 0;
-}
-
-static int key_is(const unsigned char *key, size_t len, const char *want)
-{
-    return strlen(want) == len && memcmp(key, want, len) == 0;
-}
-
-/* An owned copy of a string (nil allowed when nullable). */
-static int rd_strdup(snap_rd_t *rd, const char *what, int nullable, char **out)
-{
-    const unsigned char *s;
-    size_t len;
-    if (nullable && rd_nil(rd)) {
-        *out = NULL;
-        return 0;
-    }
-    if (rd_str(rd, what, &s, &len))
-        return -1;
-    if (memchr(s, '\0', len))
-        return rd_fail(rd, "%s: string holds a NUL byte", what);
-    *out = slda_xstrndup((const char *)s, len);
-    return 0;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Header                                                                    */
 
 /* The optional "births" header key as parsed: st's arrays are owned here.
@@ -1156,56 +803,38 @@ static void snap_hdr_clear(snap_hdr_t *h)
     memset(h, 0, sizeof *h);
 }
 
-static int rd_doubles(snap_rd_t *rd, const char *what, double **out, uint32_t *n)
+static int snap_read_doubles(slda_msgpack_t *mp, const char *what, double **out, uint32_t *n)
 {
-    if (rd_array(rd, what, n))
+    if (slda_msgpack_array(mp, what, n))
         return -1;
     if (*n > SLDA_MAX_TOPICS)
-        return rd_fail(rd, "%s: %u values, more than %d topics", what, *n, SLDA_MAX_TOPICS);
+        return slda_msgpack_fail(mp, "%s: %u values, more than %d topics", what, *n, SLDA_MAX_TOPICS);
     *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
     for (uint32_t i = 0; i < *n; i++)
-        if (rd_double(rd, what, &(*out)[i]))
+        if (slda_msgpack_double(mp, what, &(*out)[i]))
             return -1;
     return 0;
 }
 
-static int snap_read_local(snap_rd_t *rd, const char *what, slda_params_t *p)
+static int snap_read_local(slda_msgpack_t *mp, const char *what, slda_params_t *p)
 {
     const unsigned char *s;
     size_t len;
     char name[32];
-    if (rd_str(rd, what, &s, &len))
+    if (slda_msgpack_str(mp, what, &s, &len))
         return -1;
     if (len >= sizeof name)
-        return rd_fail(rd, "%s: unknown variant (%zu bytes)", what, len);
+        return slda_msgpack_fail(mp, "%s: unknown variant (%zu bytes)", what, len);
     memcpy(name, s, len);
     name[len] = '\0';
     if (!slda_local_parse(name, &p->vb, &p->hybrid))
-        return rd_fail(rd, "%s: unknown variant \"%s\"", what, name);
+        return slda_msgpack_fail(mp, "%s: unknown variant \"%s\"", what, name);
     return 0;
-}
-
-/* A string that must be one of names[0..n); its index into *idx. */
-static int rd_enum(snap_rd_t *rd, const char *what, const char *const *names, int n, int *idx)
-{
-    const unsigned char *s;
-    size_t len;
-    *idx = 0;
-    if (rd_str(rd, what, &s, &len))
-        return -1;
-    for (int i = 0; i < n; i++) {
-        if (key_is(s, len, names[i])) {
-            *idx = i;
-            return 0;
-        }
-    }
-    return rd_fail(rd, "%s: unknown value \"%.*s\"", what, (int)(len > 40 ? 40 : len),
-                   (const char *)s);
 }
 
 /* A number must lie in the range the configuration table allows for its key,
  * so a snapshot cannot smuggle in what slda_conf_set would refuse. */
-static int check_param_range(snap_rd_t *rd, const char *what, const char *key, double v)
+static int check_param_range(slda_msgpack_t *mp, const char *what, const char *key, double v)
 {
     const slda_prop_t *prop = slda_conf_prop_find(key);
     int open_min;
@@ -1213,19 +842,19 @@ static int check_param_range(snap_rd_t *rd, const char *what, const char *key, d
         return 0;
     open_min = (prop->flags & SLDA_PF_MIN_OPEN) != 0;
     if (!isfinite(v) || (open_min ? v <= prop->min : v < prop->min) || v > prop->max)
-        return rd_fail(rd, "%s: %g is outside %s%g..%g", what, v, open_min ? "(" : "",
+        return slda_msgpack_fail(mp, "%s: %g is outside %s%g..%g", what, v, open_min ? "(" : "",
                        prop->min, prop->max);
     return 0;
 }
 
 /* One of the values the configuration table's row for key allows. */
-static int rd_choice(snap_rd_t *rd, const char *what, const char *key, int *idx)
+static int snap_read_choice(slda_msgpack_t *mp, const char *what, const char *key, int *idx)
 {
     const slda_prop_t *prop = slda_conf_prop_find(key);
     int n = 0;
     while (prop->values[n])
         n++;
-    return rd_enum(rd, what, prop->values, n, idx);
+    return slda_msgpack_enum(mp, what, prop->values, n, idx);
 }
 
 /* A key the snapshot lacks: 0 after setting the value its absence means, -1
@@ -1245,7 +874,7 @@ static int snap_param_absent(const struct snap_param *sp, slda_params_t *p)
     return -1;
 }
 
-static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_params_t *p)
+static int snap_read_param(slda_msgpack_t *mp, const struct snap_param *sp, slda_params_t *p)
 {
     char what[64];
     char *field = (char *)p + sp->off;
@@ -1253,296 +882,296 @@ static int snap_read_param(snap_rd_t *rd, const struct snap_param *sp, slda_para
     snprintf(what, sizeof what, "params \"%s\"", sp->key);
     switch (sp->type) {
     case PT_U32:
-        if (rd_u32(rd, what, (uint32_t *)field))
+        if (slda_msgpack_u32(mp, what, (uint32_t *)field))
             return -1;
-        return check_param_range(rd, what, sp->key, *(uint32_t *)field);
-    case PT_U64: return rd_uint(rd, what, (uint64_t *)field);
+        return check_param_range(mp, what, sp->key, *(uint32_t *)field);
+    case PT_U64: return slda_msgpack_uint(mp, what, (uint64_t *)field);
     case PT_DBL:
-        if (rd_double(rd, what, (double *)field))
+        if (slda_msgpack_double(mp, what, (double *)field))
             return -1;
-        return check_param_range(rd, what, sp->key, *(double *)field);
-    case PT_STR: return rd_strdup(rd, what, 1, (char **)field);
-    case PT_LOCAL: return snap_read_local(rd, what, p);
+        return check_param_range(mp, what, sp->key, *(double *)field);
+    case PT_STR: return slda_msgpack_strdup(mp, what, 1, (char **)field);
+    case PT_LOCAL: return snap_read_local(mp, what, p);
     case PT_ALPHA_LEARN:
-        if (rd_enum(rd, what, alpha_learn_names, 3, &idx))
+        if (slda_msgpack_enum(mp, what, alpha_learn_names, 3, &idx))
             return -1;
         p->alpha_learn = (slda_alpha_learn_t)idx;
         return 0;
     case PT_STATS:
-        if (rd_enum(rd, what, stats_names, 2, &idx))
+        if (slda_msgpack_enum(mp, what, stats_names, 2, &idx))
             return -1;
         p->stats = (slda_stats_kind_t)idx;
         return 0;
-    case PT_CHOICE: return rd_choice(rd, what, sp->key, (int *)field);
-    case PT_BOOL: return rd_bool(rd, what, (int *)field);
+    case PT_CHOICE: return snap_read_choice(mp, what, sp->key, (int *)field);
+    case PT_BOOL: return slda_msgpack_bool(mp, what, (int *)field);
     }
     return -1;
 }
 
-static int snap_read_params(snap_rd_t *rd, slda_params_t *p)
+static int snap_read_params(slda_msgpack_t *mp, slda_params_t *p)
 {
     uint32_t n;
     uint64_t seen = 0;
-    if (rd_map(rd, "header \"params\"", &n))
+    if (slda_msgpack_map(mp, "header \"params\"", &n))
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *key;
         size_t len, j;
-        if (rd_str(rd, "params key", &key, &len))
+        if (slda_msgpack_str(mp, "params key", &key, &len))
             return -1;
-        for (j = 0; j < SNAP_NPARAMS && !key_is(key, len, snap_params[j].key); j++)
+        for (j = 0; j < SNAP_NPARAMS && !slda_msgpack_eq(key, len, snap_params[j].key); j++)
             ;
         if (j == SNAP_NPARAMS) { /* a later producer's extra parameter */
-            if (rd_skip(rd, "params value", 0))
+            if (slda_msgpack_skip(mp, "params value"))
                 return -1;
             continue;
         }
         if (seen & ((uint64_t)1 << j))
-            return rd_fail(rd, "params: duplicate key \"%s\"", snap_params[j].key);
+            return slda_msgpack_fail(mp, "params: duplicate key \"%s\"", snap_params[j].key);
         seen |= (uint64_t)1 << j;
-        if (snap_read_param(rd, &snap_params[j], p))
+        if (snap_read_param(mp, &snap_params[j], p))
             return -1;
     }
     for (size_t j = 0; j < SNAP_NPARAMS; j++) {
         if (seen & ((uint64_t)1 << j))
             continue;
         if (snap_param_absent(&snap_params[j], p))
-            return rd_fail(rd, "params: missing key \"%s\"", snap_params[j].key);
+            return slda_msgpack_fail(mp, "params: missing key \"%s\"", snap_params[j].key);
     }
     return 0;
 }
 
-static int snap_read_offset(snap_rd_t *rd, slda_offset_t *o)
+static int snap_read_offset(slda_msgpack_t *mp, slda_offset_t *o)
 {
     const unsigned char *s;
     size_t len;
     uint32_t n;
     int64_t partition;
-    if (rd_array(rd, "offsets entry", &n))
+    if (slda_msgpack_array(mp, "offsets entry", &n))
         return -1;
     if (n != 3)
-        return rd_fail(rd, "offsets entry: %u values, expected [topic, partition, offset]", n);
-    if (rd_str(rd, "offsets topic", &s, &len))
+        return slda_msgpack_fail(mp, "offsets entry: %u values, expected [topic, partition, offset]", n);
+    if (slda_msgpack_str(mp, "offsets topic", &s, &len))
         return -1;
     if (len == 0 || len >= sizeof o->topic || memchr(s, '\0', len))
-        return rd_fail(rd, "offsets topic: %zu bytes (1..%zu without NUL allowed)", len,
+        return slda_msgpack_fail(mp, "offsets topic: %zu bytes (1..%zu without NUL allowed)", len,
                        sizeof o->topic - 1);
     memset(o->topic, 0, sizeof o->topic);
     memcpy(o->topic, s, len);
-    if (rd_int(rd, "offsets partition", &partition) || rd_int(rd, "offsets offset", &o->offset))
+    if (slda_msgpack_int(mp, "offsets partition", &partition) || slda_msgpack_int(mp, "offsets offset", &o->offset))
         return -1;
     if (partition < 0 || partition > INT32_MAX)
-        return rd_fail(rd, "offsets partition: %" PRId64 " is out of range", partition);
+        return slda_msgpack_fail(mp, "offsets partition: %" PRId64 " is out of range", partition);
     o->partition = (int32_t)partition;
     return 0;
 }
 
-static int snap_read_offsets(snap_rd_t *rd, snap_hdr_t *h)
+static int snap_read_offsets(slda_msgpack_t *mp, snap_hdr_t *h)
 {
     uint32_t n;
     size_t cap = 0;
-    if (rd_array(rd, "header \"offsets\"", &n))
+    if (slda_msgpack_array(mp, "header \"offsets\"", &n))
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         if (h->noffs == cap) { /* grow with what was parsed, not with the claim */
             cap = cap ? 2 * cap : 8;
             h->offs = slda_xrealloc(h->offs, cap * sizeof *h->offs);
         }
-        if (snap_read_offset(rd, &h->offs[h->noffs]))
+        if (snap_read_offset(mp, &h->offs[h->noffs]))
             return -1;
         h->noffs++;
     }
     return 0;
 }
 
-static int snap_read_header_field(snap_rd_t *rd, snap_hdr_t *h, int f)
+static int snap_read_header_field(slda_msgpack_t *mp, snap_hdr_t *h, int f)
 {
     char what[64];
     snprintf(what, sizeof what, "header \"%s\"", hdr_keys[f]);
     switch (f) {
-    case HDR_FORMAT: return rd_uint(rd, what, &h->format);
+    case HDR_FORMAT: return slda_msgpack_uint(mp, what, &h->format);
     case HDR_PRODUCER: {
         const unsigned char *s;
         size_t len;
-        return rd_str(rd, what, &s, &len);
+        return slda_msgpack_str(mp, what, &s, &len);
     }
-    case HDR_NAME: return rd_strdup(rd, what, 1, &h->name);
-    case HDR_K: return rd_u32(rd, what, &h->K);
-    case HDR_W: return rd_u32(rd, what, &h->W);
-    case HDR_VOCAB_SIZE: return rd_u32(rd, what, &h->nrows);
-    case HDR_VOCAB_FIXED: return rd_bool(rd, what, &h->fixed);
-    case HDR_VOCAB_CAPACITY: return rd_u32(rd, what, &h->capacity);
-    case HDR_HASH_SEED: return rd_uint(rd, what, &h->hash_seed);
-    case HDR_ALPHA: return rd_doubles(rd, what, &h->alpha, &h->nalpha);
-    case HDR_ALPHA_SUM: return rd_double(rd, what, &h->alpha_sum);
-    case HDR_ETA: return rd_double(rd, what, &h->eta);
-    case HDR_SIGMA: return rd_double(rd, what, &h->sigma);
-    case HDR_NZ: return rd_doubles(rd, what, &h->NZ, &h->nNZ);
-    case HDR_T: return rd_uint(rd, what, &h->t);
-    case HDR_DOCS: return rd_uint(rd, what, &h->docs);
-    case HDR_TOKENS: return rd_uint(rd, what, &h->tokens);
-    case HDR_CORPUS_TOKENS: return rd_double(rd, what, &h->corpus_tokens);
-    case HDR_CREATED_MS: return rd_int(rd, what, &h->created_ms);
-    case HDR_UPDATED_MS: return rd_int(rd, what, &h->updated_ms);
-    case HDR_PARAMS: return snap_read_params(rd, &h->p);
-    case HDR_OFFSETS: return snap_read_offsets(rd, h);
+    case HDR_NAME: return slda_msgpack_strdup(mp, what, 1, &h->name);
+    case HDR_K: return slda_msgpack_u32(mp, what, &h->K);
+    case HDR_W: return slda_msgpack_u32(mp, what, &h->W);
+    case HDR_VOCAB_SIZE: return slda_msgpack_u32(mp, what, &h->nrows);
+    case HDR_VOCAB_FIXED: return slda_msgpack_bool(mp, what, &h->fixed);
+    case HDR_VOCAB_CAPACITY: return slda_msgpack_u32(mp, what, &h->capacity);
+    case HDR_HASH_SEED: return slda_msgpack_uint(mp, what, &h->hash_seed);
+    case HDR_ALPHA: return snap_read_doubles(mp, what, &h->alpha, &h->nalpha);
+    case HDR_ALPHA_SUM: return slda_msgpack_double(mp, what, &h->alpha_sum);
+    case HDR_ETA: return slda_msgpack_double(mp, what, &h->eta);
+    case HDR_SIGMA: return slda_msgpack_double(mp, what, &h->sigma);
+    case HDR_NZ: return snap_read_doubles(mp, what, &h->NZ, &h->nNZ);
+    case HDR_T: return slda_msgpack_uint(mp, what, &h->t);
+    case HDR_DOCS: return slda_msgpack_uint(mp, what, &h->docs);
+    case HDR_TOKENS: return slda_msgpack_uint(mp, what, &h->tokens);
+    case HDR_CORPUS_TOKENS: return slda_msgpack_double(mp, what, &h->corpus_tokens);
+    case HDR_CREATED_MS: return slda_msgpack_int(mp, what, &h->created_ms);
+    case HDR_UPDATED_MS: return slda_msgpack_int(mp, what, &h->updated_ms);
+    case HDR_PARAMS: return snap_read_params(mp, &h->p);
+    case HDR_OFFSETS: return snap_read_offsets(mp, h);
     }
     return -1;
 }
 
-static int check_doubles(snap_rd_t *rd, const char *what, const double *v, uint32_t n,
+static int check_doubles(slda_msgpack_t *mp, const char *what, const double *v, uint32_t n,
                          uint32_t K, int positive)
 {
     if (n != K)
-        return rd_fail(rd, "header \"%s\": %u values for K=%u", what, n, K);
+        return slda_msgpack_fail(mp, "header \"%s\": %u values for K=%u", what, n, K);
     for (uint32_t k = 0; k < n; k++)
         if (!isfinite(v[k]) || (positive ? v[k] <= 0 : v[k] < 0))
-            return rd_fail(rd, "header \"%s\": value %u is %g", what, k, v[k]);
+            return slda_msgpack_fail(mp, "header \"%s\": value %u is %g", what, k, v[k]);
     return 0;
 }
 
 /* ---- the births state (optional header key "births") ---- */
 
 /* An array of uints of at most max entries into *out (malloc'ed). */
-static int rd_u64s(snap_rd_t *rd, const char *what, uint32_t max, uint64_t **out, uint32_t *n)
+static int snap_read_u64s(slda_msgpack_t *mp, const char *what, uint32_t max, uint64_t **out, uint32_t *n)
 {
-    if (rd_array(rd, what, n))
+    if (slda_msgpack_array(mp, what, n))
         return -1;
     if (*n > max)
-        return rd_fail(rd, "%s: %u values, at most %u", what, *n, max);
+        return slda_msgpack_fail(mp, "%s: %u values, at most %u", what, *n, max);
     *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
     for (uint32_t i = 0; i < *n; i++)
-        if (rd_uint(rd, what, &(*out)[i]))
+        if (slda_msgpack_uint(mp, what, &(*out)[i]))
             return -1;
     return 0;
 }
 
-static int rd_u32s(snap_rd_t *rd, const char *what, uint32_t **out, uint32_t *n)
+static int snap_read_u32s(slda_msgpack_t *mp, const char *what, uint32_t **out, uint32_t *n)
 {
-    if (rd_array(rd, what, n))
+    if (slda_msgpack_array(mp, what, n))
         return -1;
     *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
     for (uint32_t i = 0; i < *n; i++)
-        if (rd_u32(rd, what, &(*out)[i]))
+        if (slda_msgpack_u32(mp, what, &(*out)[i]))
             return -1;
     return 0;
 }
 
-static int snap_read_births_counts(snap_rd_t *rd, slda_topic_counts_t *c)
+static int snap_read_births_counts(slda_msgpack_t *mp, slda_topic_counts_t *c)
 {
     uint32_t n;
     unsigned seen = 0;
-    if (rd_map(rd, "births \"counts\"", &n))
+    if (slda_msgpack_map(mp, "births \"counts\"", &n))
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *key;
         size_t len, j;
-        if (rd_str(rd, "births \"counts\" key", &key, &len))
+        if (slda_msgpack_str(mp, "births \"counts\" key", &key, &len))
             return -1;
-        for (j = 0; j < BIRTHS_NCOUNTS && !key_is(key, len, births_counts[j].key); j++)
+        for (j = 0; j < BIRTHS_NCOUNTS && !slda_msgpack_eq(key, len, births_counts[j].key); j++)
             ;
         if (j == BIRTHS_NCOUNTS) {
-            if (rd_skip(rd, "births \"counts\" value", 0))
+            if (slda_msgpack_skip(mp, "births \"counts\" value"))
                 return -1;
             continue;
         }
         if (seen & (1u << j))
-            return rd_fail(rd, "births \"counts\": duplicate key \"%s\"", births_counts[j].key);
+            return slda_msgpack_fail(mp, "births \"counts\": duplicate key \"%s\"", births_counts[j].key);
         seen |= 1u << j;
-        if (rd_uint(rd, "births \"counts\" value", (uint64_t *)((char *)c + births_counts[j].off)))
+        if (slda_msgpack_uint(mp, "births \"counts\" value", (uint64_t *)((char *)c + births_counts[j].off)))
             return -1;
     }
     for (size_t j = 0; j < BIRTHS_NCOUNTS; j++)
         if (!(seen & (1u << j)))
-            return rd_fail(rd, "births \"counts\": missing key \"%s\"", births_counts[j].key);
+            return slda_msgpack_fail(mp, "births \"counts\": missing key \"%s\"", births_counts[j].key);
     return 0;
 }
 
 static const char *const event_kind_names[] = {"birth", "death", "merge"};
 
 /* [seq, update, doc, kind, topic, other, docs, value] */
-static int snap_read_births_event(snap_rd_t *rd, slda_event_t *e)
+static int snap_read_births_event(slda_msgpack_t *mp, slda_event_t *e)
 {
     uint32_t n;
     int kind;
-    if (rd_array(rd, "births event", &n))
+    if (slda_msgpack_array(mp, "births event", &n))
         return -1;
     if (n != 8)
-        return rd_fail(rd, "births event: %u values, expected [seq, update, doc, kind, topic, "
+        return slda_msgpack_fail(mp, "births event: %u values, expected [seq, update, doc, kind, topic, "
                            "other, docs, value]", n);
-    if (rd_uint(rd, "births event seq", &e->seq) ||
-        rd_uint(rd, "births event update", &e->update) ||
-        rd_uint(rd, "births event doc", &e->doc) ||
-        rd_enum(rd, "births event kind", event_kind_names, 3, &kind) ||
-        rd_u32(rd, "births event topic", &e->topic) ||
-        rd_u32(rd, "births event other", &e->other) ||
-        rd_u32(rd, "births event docs", &e->docs) ||
-        rd_double(rd, "births event value", &e->value))
+    if (slda_msgpack_uint(mp, "births event seq", &e->seq) ||
+        slda_msgpack_uint(mp, "births event update", &e->update) ||
+        slda_msgpack_uint(mp, "births event doc", &e->doc) ||
+        slda_msgpack_enum(mp, "births event kind", event_kind_names, 3, &kind) ||
+        slda_msgpack_u32(mp, "births event topic", &e->topic) ||
+        slda_msgpack_u32(mp, "births event other", &e->other) ||
+        slda_msgpack_u32(mp, "births event docs", &e->docs) ||
+        slda_msgpack_double(mp, "births event value", &e->value))
         return -1;
     e->kind = (slda_event_kind_t)(kind + 1);
     return 0;
 }
 
-static int snap_read_births_events(snap_rd_t *rd, slda_births_state_t *st)
+static int snap_read_births_events(slda_msgpack_t *mp, slda_births_state_t *st)
 {
     uint32_t n;
-    if (rd_array(rd, "births \"kept\"", &n))
+    if (slda_msgpack_array(mp, "births \"kept\"", &n))
         return -1;
     if (n > slda_births_events_kept())
-        return rd_fail(rd, "births \"kept\": %u events, a model keeps at most %u", n,
+        return slda_msgpack_fail(mp, "births \"kept\": %u events, a model keeps at most %u", n,
                        slda_births_events_kept());
     st->ev = slda_xcalloc((size_t)n + 1, sizeof *st->ev);
     for (; st->nkept < n; st->nkept++)
-        if (snap_read_births_event(rd, &st->ev[st->nkept]))
+        if (snap_read_births_event(mp, &st->ev[st->nkept]))
             return -1;
     return 0;
 }
 
 /* {"t", "mark", "words", "counts", "pw"} into d (arrays owned by d). */
-static int snap_read_births_doc(snap_rd_t *rd, slda_births_doc_t *d)
+static int snap_read_births_doc(slda_msgpack_t *mp, slda_births_doc_t *d)
 {
     uint32_t n, nwords = 0, ncounts = 0;
     unsigned seen = 0;
     const unsigned char *pw = NULL;
     size_t pwlen = 0;
-    if (rd_map(rd, "births buffered document", &n))
+    if (slda_msgpack_map(mp, "births buffered document", &n))
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *key;
         size_t len;
         unsigned bit;
         int rc;
-        if (rd_str(rd, "births buffered document key", &key, &len))
+        if (slda_msgpack_str(mp, "births buffered document key", &key, &len))
             return -1;
-        bit = key_is(key, len, "t") ? 1 : key_is(key, len, "mark") ? 2
-            : key_is(key, len, "words") ? 4 : key_is(key, len, "counts") ? 8
-            : key_is(key, len, "pw") ? 16 : 0;
+        bit = slda_msgpack_eq(key, len, "t") ? 1 : slda_msgpack_eq(key, len, "mark") ? 2
+            : slda_msgpack_eq(key, len, "words") ? 4 : slda_msgpack_eq(key, len, "counts") ? 8
+            : slda_msgpack_eq(key, len, "pw") ? 16 : 0;
         if (!bit) {
-            if (rd_skip(rd, "births buffered document value", 0))
+            if (slda_msgpack_skip(mp, "births buffered document value"))
                 return -1;
             continue;
         }
         if (seen & bit)
-            return rd_fail(rd, "births buffered document: duplicate key \"%.*s\"", (int)len,
+            return slda_msgpack_fail(mp, "births buffered document: duplicate key \"%.*s\"", (int)len,
                            (const char *)key);
         seen |= bit;
         switch (bit) {
-        case 1: rc = rd_uint(rd, "births buffered document \"t\"", &d->t); break;
-        case 2: rc = rd_uint(rd, "births buffered document \"mark\"", &d->mark); break;
-        case 4: rc = rd_u32s(rd, "births buffered document \"words\"", &d->word, &nwords); break;
+        case 1: rc = slda_msgpack_uint(mp, "births buffered document \"t\"", &d->t); break;
+        case 2: rc = slda_msgpack_uint(mp, "births buffered document \"mark\"", &d->mark); break;
+        case 4: rc = snap_read_u32s(mp, "births buffered document \"words\"", &d->word, &nwords); break;
         case 8:
-            rc = rd_u32s(rd, "births buffered document \"counts\"", &d->count, &ncounts);
+            rc = snap_read_u32s(mp, "births buffered document \"counts\"", &d->count, &ncounts);
             break;
-        default: rc = rd_bin(rd, "births buffered document \"pw\"", &pw, &pwlen); break;
+        default: rc = slda_msgpack_bin(mp, "births buffered document \"pw\"", &pw, &pwlen); break;
         }
         if (rc)
             return -1;
     }
     if (seen != 31)
-        return rd_fail(rd, "births buffered document: keys t, mark, words, counts and pw are "
+        return slda_msgpack_fail(mp, "births buffered document: keys t, mark, words, counts and pw are "
                            "required");
     if (ncounts != nwords || pwlen != (size_t)nwords * 4)
-        return rd_fail(rd, "births buffered document: %u words, %u counts, %zu bytes of pw",
+        return slda_msgpack_fail(mp, "births buffered document: %u words, %u counts, %zu bytes of pw",
                        nwords, ncounts, pwlen);
     d->n = nwords;
     d->pw = slda_xmalloc((size_t)nwords * sizeof *d->pw + 1);
@@ -1555,15 +1184,15 @@ static int snap_read_births_doc(snap_rd_t *rd, slda_births_doc_t *d)
     return 0;
 }
 
-static int snap_read_births_buffer(snap_rd_t *rd, slda_births_state_t *st)
+static int snap_read_births_buffer(slda_msgpack_t *mp, slda_births_state_t *st)
 {
     uint32_t n;
-    if (rd_array(rd, "births \"buffer\"", &n))
+    if (slda_msgpack_array(mp, "births \"buffer\"", &n))
         return -1;
     st->buf = slda_xcalloc((size_t)n + 1, sizeof *st->buf);
     for (; st->nbuf < n;) {
         /* counted before it is read: a document that fails half way is freed too */
-        if (snap_read_births_doc(rd, &st->buf[st->nbuf++]))
+        if (snap_read_births_doc(mp, &st->buf[st->nbuf++]))
             return -1;
     }
     return 0;
@@ -1580,152 +1209,152 @@ static const char *const births_keys[BS__COUNT] = {
     [BS_WINDOWED] = "windowed", [BS_COUNTED] = "counted",
 };
 
-static int snap_read_births_field(snap_rd_t *rd, slda_births_state_t *st, int f, uint32_t *nshare,
+static int snap_read_births_field(slda_msgpack_t *mp, slda_births_state_t *st, int f, uint32_t *nshare,
                                   uint32_t *nsince, size_t *nfree)
 {
     const unsigned char *bytes;
     switch (f) {
-    case BS_MU: return rd_double(rd, "births \"mu\"", &st->mu);
-    case BS_VAR: return rd_double(rd, "births \"var\"", &st->var);
-    case BS_NBASE: return rd_uint(rd, "births \"nbase\"", &st->nbase);
-    case BS_TOKENS: return rd_uint(rd, "births \"tokens\"", &st->tokens);
-    case BS_SHARE: return rd_doubles(rd, "births \"share\"", &st->share, nshare);
-    case BS_SINCE: return rd_u64s(rd, "births \"since\"", SLDA_MAX_TOPICS, &st->since, nsince);
+    case BS_MU: return slda_msgpack_double(mp, "births \"mu\"", &st->mu);
+    case BS_VAR: return slda_msgpack_double(mp, "births \"var\"", &st->var);
+    case BS_NBASE: return slda_msgpack_uint(mp, "births \"nbase\"", &st->nbase);
+    case BS_TOKENS: return slda_msgpack_uint(mp, "births \"tokens\"", &st->tokens);
+    case BS_SHARE: return snap_read_doubles(mp, "births \"share\"", &st->share, nshare);
+    case BS_SINCE: return snap_read_u64s(mp, "births \"since\"", SLDA_MAX_TOPICS, &st->since, nsince);
     case BS_FREE:
-        if (rd_bin(rd, "births \"free\"", &bytes, nfree))
+        if (slda_msgpack_bin(mp, "births \"free\"", &bytes, nfree))
             return -1;
         st->is_free = slda_xmalloc(*nfree + 1);
         memcpy(st->is_free, bytes, *nfree);
         return 0;
-    case BS_CAPACITY: return rd_u32(rd, "births \"capacity\"", &st->cap);
-    case BS_COUNTS: return snap_read_births_counts(rd, &st->counts);
-    case BS_EVENTS: return rd_uint(rd, "births \"events\"", &st->nev);
-    case BS_KEPT: return snap_read_births_events(rd, st);
-    case BS_BUFFER: return snap_read_births_buffer(rd, st);
-    case BS_WINDOWED: return rd_bool(rd, "births \"windowed\"", &st->windowed);
-    case BS_COUNTED: return rd_uint(rd, "births \"counted\"", &st->counted);
+    case BS_CAPACITY: return slda_msgpack_u32(mp, "births \"capacity\"", &st->cap);
+    case BS_COUNTS: return snap_read_births_counts(mp, &st->counts);
+    case BS_EVENTS: return slda_msgpack_uint(mp, "births \"events\"", &st->nev);
+    case BS_KEPT: return snap_read_births_events(mp, st);
+    case BS_BUFFER: return snap_read_births_buffer(mp, st);
+    case BS_WINDOWED: return slda_msgpack_bool(mp, "births \"windowed\"", &st->windowed);
+    case BS_COUNTED: return slda_msgpack_uint(mp, "births \"counted\"", &st->counted);
     }
     return -1;
 }
 
-static int snap_read_births(snap_rd_t *rd, snap_births_t *sb)
+static int snap_read_births(slda_msgpack_t *mp, snap_births_t *sb)
 {
     uint32_t n, nshare = 0, nsince = 0;
     size_t nfree = 0;
     unsigned seen = 0;
     if (sb->present)
-        return rd_fail(rd, "header: duplicate key \"" HDR_OPT_BIRTHS "\"");
+        return slda_msgpack_fail(mp, "header: duplicate key \"" HDR_OPT_BIRTHS "\"");
     sb->present = 1;
-    sb->at = (size_t)(rd->p - rd->base);
-    if (rd_map(rd, "header \"" HDR_OPT_BIRTHS "\"", &n))
+    sb->at = (size_t)(mp->p - mp->base);
+    if (slda_msgpack_map(mp, "header \"" HDR_OPT_BIRTHS "\"", &n))
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *key;
         size_t len;
         int f;
-        if (rd_str(rd, "births key", &key, &len))
+        if (slda_msgpack_str(mp, "births key", &key, &len))
             return -1;
-        for (f = 0; f < BS__COUNT && !key_is(key, len, births_keys[f]); f++)
+        for (f = 0; f < BS__COUNT && !slda_msgpack_eq(key, len, births_keys[f]); f++)
             ;
         if (f == BS__COUNT) {
-            if (rd_skip(rd, "births value", 0))
+            if (slda_msgpack_skip(mp, "births value"))
                 return -1;
             continue;
         }
         if (seen & (1u << f))
-            return rd_fail(rd, "births: duplicate key \"%s\"", births_keys[f]);
+            return slda_msgpack_fail(mp, "births: duplicate key \"%s\"", births_keys[f]);
         seen |= 1u << f;
-        if (snap_read_births_field(rd, &sb->st, f, &nshare, &nsince, &nfree))
+        if (snap_read_births_field(mp, &sb->st, f, &nshare, &nsince, &nfree))
             return -1;
     }
     for (int f = 0; f < BS__REQUIRED; f++)
         if (!(seen & (1u << f)))
-            return rd_fail(rd, "births: missing key \"%s\"", births_keys[f]);
+            return slda_msgpack_fail(mp, "births: missing key \"%s\"", births_keys[f]);
     if (nsince != nshare || nfree != nshare)
-        return rd_fail(rd, "births: %u shares, %u since, %zu free flags", nshare, nsince, nfree);
+        return slda_msgpack_fail(mp, "births: %u shares, %u since, %zu free flags", nshare, nsince, nfree);
     sb->st.K = nshare;
     return 0;
 }
 
 /* The header's values agree with each other and with the format. */
-static int snap_check_header(snap_rd_t *rd, const snap_hdr_t *h)
+static int snap_check_header(slda_msgpack_t *mp, const snap_hdr_t *h)
 {
     if (h->format != SLDA_SNAP_VERSION)
-        return rd_fail(rd, "header \"format\": %" PRIu64 ", but the file says version %d",
+        return slda_msgpack_fail(mp, "header \"format\": %" PRIu64 ", but the file says version %d",
                        h->format, SLDA_SNAP_VERSION);
     if (h->K == 0 || h->K > SLDA_MAX_TOPICS)
-        return rd_fail(rd, "header \"K\": %u is outside 1..%d", h->K, SLDA_MAX_TOPICS);
+        return slda_msgpack_fail(mp, "header \"K\": %u is outside 1..%d", h->K, SLDA_MAX_TOPICS);
     if (h->p.topics != h->K)
-        return rd_fail(rd, "K mismatch: header \"K\" is %u, params \"topics\" is %u", h->K,
+        return slda_msgpack_fail(mp, "K mismatch: header \"K\" is %u, params \"topics\" is %u", h->K,
                        h->p.topics);
     if (h->W == 0 || h->nrows > h->W)
-        return rd_fail(rd, "header: vocab_size %u with W=%u", h->nrows, h->W);
+        return slda_msgpack_fail(mp, "header: vocab_size %u with W=%u", h->nrows, h->W);
     /* slda_model_new: an open vocabulary has vocab.capacity rows; a fixed
      * one has exactly its words. This also bounds W before any allocation. */
     if (!h->fixed && h->W != h->p.vocab_capacity)
-        return rd_fail(rd, "header: open vocabulary with W=%u but params \"vocab.capacity\" %u",
+        return slda_msgpack_fail(mp, "header: open vocabulary with W=%u but params \"vocab.capacity\" %u",
                        h->W, h->p.vocab_capacity);
     if (h->fixed && h->nrows != h->W)
-        return rd_fail(rd, "header: fixed vocabulary with W=%u but vocab_size %u", h->W,
+        return slda_msgpack_fail(mp, "header: fixed vocabulary with W=%u but vocab_size %u", h->W,
                        h->nrows);
     if (!isfinite(h->sigma) || h->sigma <= 0)
-        return rd_fail(rd, "header \"sigma\": %g is not a positive number", h->sigma);
+        return slda_msgpack_fail(mp, "header \"sigma\": %g is not a positive number", h->sigma);
     if (!isfinite(h->eta) || h->eta <= 0 || h->eta != h->p.eta)
-        return rd_fail(rd, "header \"eta\": %g (params \"eta\" %g)", h->eta, h->p.eta);
+        return slda_msgpack_fail(mp, "header \"eta\": %g (params \"eta\" %g)", h->eta, h->p.eta);
     if (!isfinite(h->alpha_sum) || !isfinite(h->corpus_tokens))
-        return rd_fail(rd, "header: alpha_sum %g, corpus_tokens %g", h->alpha_sum,
+        return slda_msgpack_fail(mp, "header: alpha_sum %g, corpus_tokens %g", h->alpha_sum,
                        h->corpus_tokens);
-    if (check_doubles(rd, "alpha", h->alpha, h->nalpha, h->K, 1) ||
-        check_doubles(rd, "NZ", h->NZ, h->nNZ, h->K, 0))
+    if (check_doubles(mp, "alpha", h->alpha, h->nalpha, h->K, 1) ||
+        check_doubles(mp, "NZ", h->NZ, h->nNZ, h->K, 0))
         return -1;
     return 0;
 }
 
-static int snap_read_header(snap_rd_t *rd, snap_hdr_t *h)
+static int snap_read_header(slda_msgpack_t *mp, snap_hdr_t *h)
 {
     uint32_t n;
     uint64_t seen = 0;
-    if (rd_map(rd, "header", &n))
+    if (slda_msgpack_map(mp, "header", &n))
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *key;
         size_t len;
         int f;
-        if (rd_str(rd, "header key", &key, &len))
+        if (slda_msgpack_str(mp, "header key", &key, &len))
             return -1;
-        for (f = 0; f < HDR__COUNT && !key_is(key, len, hdr_keys[f]); f++)
+        for (f = 0; f < HDR__COUNT && !slda_msgpack_eq(key, len, hdr_keys[f]); f++)
             ;
-        if (f == HDR__COUNT && key_is(key, len, HDR_OPT_EVENT_MS)) {
-            if (rd_int(rd, "header \"" HDR_OPT_EVENT_MS "\"", &h->event_ms))
+        if (f == HDR__COUNT && slda_msgpack_eq(key, len, HDR_OPT_EVENT_MS)) {
+            if (slda_msgpack_int(mp, "header \"" HDR_OPT_EVENT_MS "\"", &h->event_ms))
                 return -1;
             continue;
         }
-        if (f == HDR__COUNT && key_is(key, len, HDR_OPT_BIRTHS)) {
-            if (snap_read_births(rd, &h->births))
+        if (f == HDR__COUNT && slda_msgpack_eq(key, len, HDR_OPT_BIRTHS)) {
+            if (snap_read_births(mp, &h->births))
                 return -1;
             continue;
         }
         if (f == HDR__COUNT) {
-            if (rd_skip(rd, "header value", 0))
+            if (slda_msgpack_skip(mp, "header value"))
                 return -1;
             continue;
         }
         if (seen & ((uint64_t)1 << f))
-            return rd_fail(rd, "header: duplicate key \"%s\"", hdr_keys[f]);
+            return slda_msgpack_fail(mp, "header: duplicate key \"%s\"", hdr_keys[f]);
         seen |= (uint64_t)1 << f;
-        if (snap_read_header_field(rd, h, f))
+        if (snap_read_header_field(mp, h, f))
             return -1;
     }
     for (int f = 0; f < HDR__COUNT; f++)
         if (!(seen & ((uint64_t)1 << f)) && f != HDR_PRODUCER) /* producer: informational */
-            return rd_fail(rd, "header: missing key \"%s\"", hdr_keys[f]);
-    return snap_check_header(rd, h);
+            return slda_msgpack_fail(mp, "header: missing key \"%s\"", hdr_keys[f]);
+    return snap_check_header(mp, h);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Model and body                                                            */
 
-static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
+static slda_model_t *snap_build_model(slda_msgpack_t *mp, snap_hdr_t *h)
 {
     char msg[256];
     slda_params_t p = h->p; /* shallow: strings stay h's */
@@ -1742,15 +1371,15 @@ static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
     model = slda_model_alloc(&h->p, h->W, h->fixed, h->hash_seed, &p, msg, sizeof msg);
     free(safe_stop);
     if (!model) {
-        rd->err = slda_set_err(rd->errstr, rd->errstr_size,
+        mp->err = slda_set_err(mp->errstr, mp->errstr_size,
                                strstr(msg, "cannot allocate") ? SLDA_ERR_NOMEM : SLDA_ERR_INVALID,
-                               "snapshot \"%s\": %s", rd->name, msg);
+                               "%s%s", mp->prefix, msg);
         return NULL;
     }
     uint32_t K = slda_model_topics(model), W = slda_model_rows(model);
     uint64_t seed = slda_vocab_seed(slda_model_vocab(model));
     if (K != h->K || W != h->W || seed != h->hash_seed) {
-        rd_fail(rd, "model built with K=%u W=%u hash seed %" PRIu64 ", header says K=%u W=%u "
+        slda_msgpack_fail(mp, "model built with K=%u W=%u hash seed %" PRIu64 ", header says K=%u W=%u "
                 "hash seed %" PRIu64, K, W, seed, h->K, h->W, h->hash_seed);
         slda_model_destroy(model);
         return NULL;
@@ -1762,7 +1391,7 @@ static slda_model_t *snap_build_model(snap_rd_t *rd, snap_hdr_t *h)
         .updated_ms = h->updated_ms};
     slda_model_set_state(model, &st);
     if (h->noffs && slda_model_set_offsets(model, h->offs, h->noffs) != SLDA_OK) {
-        rd_fail(rd, "header \"offsets\": %zu entries refused by the model", h->noffs);
+        slda_msgpack_fail(mp, "header \"offsets\": %zu entries refused by the model", h->noffs);
         slda_model_destroy(model);
         return NULL;
     }
@@ -1786,97 +1415,97 @@ typedef struct snap_block_s {
 enum { BK_IDS = 1, BK_WORDS = 2, BK_FREQS = 4, BK_READY = 8, BK_ROWS = 16, BK_END = 32,
        BK_END_ROWS = 64 };
 
-static int block_array(snap_rd_t *rd, const char *what, uint32_t *n)
+static int block_array(slda_msgpack_t *mp, const char *what, uint32_t *n)
 {
-    if (rd_array(rd, what, n))
+    if (slda_msgpack_array(mp, what, n))
         return -1;
     if (*n > SLDA_SNAP_BLOCK_ROWS)
-        return rd_fail(rd, "%s: %u entries, a block holds at most %d", what, *n,
+        return slda_msgpack_fail(mp, "%s: %u entries, a block holds at most %d", what, *n,
                        SLDA_SNAP_BLOCK_ROWS);
     return 0;
 }
 
-static int snap_read_block_field(snap_rd_t *rd, snap_block_t *b, const unsigned char *key,
+static int snap_read_block_field(slda_msgpack_t *mp, snap_block_t *b, const unsigned char *key,
                                  size_t len, unsigned *seen)
 {
-    unsigned bit = key_is(key, len, "ids") ? BK_IDS : key_is(key, len, "words") ? BK_WORDS
-                 : key_is(key, len, "freqs") ? BK_FREQS : key_is(key, len, "end") ? BK_END
-                 : key_is(key, len, "ready") ? BK_READY
-                 : key_is(key, len, "rows") ? (rd_peek(rd) >= 0xc4 && rd_peek(rd) <= 0xc6
+    unsigned bit = slda_msgpack_eq(key, len, "ids") ? BK_IDS : slda_msgpack_eq(key, len, "words") ? BK_WORDS
+                 : slda_msgpack_eq(key, len, "freqs") ? BK_FREQS : slda_msgpack_eq(key, len, "end") ? BK_END
+                 : slda_msgpack_eq(key, len, "ready") ? BK_READY
+                 : slda_msgpack_eq(key, len, "rows") ? (slda_msgpack_peek(mp) >= 0xc4 && slda_msgpack_peek(mp) <= 0xc6
                                                ? BK_ROWS : BK_END_ROWS) : 0;
     if (!bit)
-        return rd_skip(rd, "body value", 0);
+        return slda_msgpack_skip(mp, "body value");
     if (*seen & bit)
-        return rd_fail(rd, "body: duplicate key \"%.*s\"", (int)len, (const char *)key);
+        return slda_msgpack_fail(mp, "body: duplicate key \"%.*s\"", (int)len, (const char *)key);
     *seen |= bit;
     switch (bit) {
     case BK_IDS:
-        if (block_array(rd, "body \"ids\"", &b->nids))
+        if (block_array(mp, "body \"ids\"", &b->nids))
             return -1;
         for (uint32_t i = 0; i < b->nids; i++)
-            if (rd_u32(rd, "body \"ids\"", &b->ids[i]))
+            if (slda_msgpack_u32(mp, "body \"ids\"", &b->ids[i]))
                 return -1;
         return 0;
     case BK_WORDS:
-        if (block_array(rd, "body \"words\"", &b->nwords))
+        if (block_array(mp, "body \"words\"", &b->nwords))
             return -1;
         for (uint32_t i = 0; i < b->nwords; i++)
-            if (rd_str(rd, "body \"words\"", &b->words[i], &b->wlens[i]))
+            if (slda_msgpack_str(mp, "body \"words\"", &b->words[i], &b->wlens[i]))
                 return -1;
         return 0;
     case BK_FREQS:
-        if (block_array(rd, "body \"freqs\"", &b->nfreqs))
+        if (block_array(mp, "body \"freqs\"", &b->nfreqs))
             return -1;
         for (uint32_t i = 0; i < b->nfreqs; i++)
-            if (rd_double(rd, "body \"freqs\"", &b->freqs[i]))
+            if (slda_msgpack_double(mp, "body \"freqs\"", &b->freqs[i]))
                 return -1;
         return 0;
-    case BK_READY: return rd_bin(rd, "body \"ready\"", &b->ready, &b->ready_len);
-    case BK_ROWS: return rd_bin(rd, "body \"rows\"", &b->rows, &b->rows_len);
+    case BK_READY: return slda_msgpack_bin(mp, "body \"ready\"", &b->ready, &b->ready_len);
+    case BK_ROWS: return slda_msgpack_bin(mp, "body \"rows\"", &b->rows, &b->rows_len);
     case BK_END:
-        if (rd_bool(rd, "end marker \"end\"", &b->is_end))
+        if (slda_msgpack_bool(mp, "end marker \"end\"", &b->is_end))
             return -1;
-        return b->is_end ? 0 : rd_fail(rd, "end marker: \"end\" is false");
-    default: return rd_uint(rd, "end marker \"rows\"", &b->end_rows);
+        return b->is_end ? 0 : slda_msgpack_fail(mp, "end marker: \"end\" is false");
+    default: return slda_msgpack_uint(mp, "end marker \"rows\"", &b->end_rows);
     }
 }
 
-static int snap_read_block(snap_rd_t *rd, snap_block_t *b, uint32_t K)
+static int snap_read_block(slda_msgpack_t *mp, snap_block_t *b, uint32_t K)
 {
     uint32_t n;
     unsigned seen = 0;
     const unsigned need = BK_IDS | BK_WORDS | BK_FREQS | BK_READY | BK_ROWS;
     b->nids = b->nwords = b->nfreqs = 0;
     b->is_end = 0;
-    if (rd_map(rd, "body block", &n))
+    if (slda_msgpack_map(mp, "body block", &n))
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *key;
         size_t len;
-        if (rd_str(rd, "body key", &key, &len) ||
-            snap_read_block_field(rd, b, key, len, &seen))
+        if (slda_msgpack_str(mp, "body key", &key, &len) ||
+            snap_read_block_field(mp, b, key, len, &seen))
             return -1;
     }
     if (seen & BK_END) {
         if (seen != (BK_END | BK_END_ROWS))
-            return rd_fail(rd, "end marker: expected exactly \"end\" and a \"rows\" count");
+            return slda_msgpack_fail(mp, "end marker: expected exactly \"end\" and a \"rows\" count");
         return 0;
     }
     if ((seen & need) != need || (seen & BK_END_ROWS))
-        return rd_fail(rd, "body block: keys ids, words, freqs, ready and rows (binary) "
+        return slda_msgpack_fail(mp, "body block: keys ids, words, freqs, ready and rows (binary) "
                            "are required");
     if (b->nwords != b->nids || b->nfreqs != b->nids)
-        return rd_fail(rd, "body block: %u ids, %u words, %u freqs", b->nids, b->nwords,
+        return slda_msgpack_fail(mp, "body block: %u ids, %u words, %u freqs", b->nids, b->nwords,
                        b->nfreqs);
     if (b->ready_len != b->nids)
-        return rd_fail(rd, "body \"ready\": %zu bytes for %u ids", b->ready_len, b->nids);
+        return slda_msgpack_fail(mp, "body \"ready\": %zu bytes for %u ids", b->ready_len, b->nids);
     if (b->rows_len != (size_t)b->nids * K * 4)
-        return rd_fail(rd, "body \"rows\": %zu bytes, expected %zu (%u rows x K=%u x 4)",
+        return slda_msgpack_fail(mp, "body \"rows\": %zu bytes, expected %zu (%u rows x K=%u x 4)",
                        b->rows_len, (size_t)b->nids * K * 4, b->nids, K);
     return 0;
 }
 
-static int snap_put_row(snap_rd_t *rd, slda_model_t *model, const snap_block_t *b,
+static int snap_put_row(slda_msgpack_t *mp, slda_model_t *model, const snap_block_t *b,
                         uint32_t i)
 {
     char msg[256];
@@ -1885,47 +1514,47 @@ static int snap_put_row(snap_rd_t *rd, slda_model_t *model, const snap_block_t *
     float row[SLDA_MAX_TOPICS];
     int wl = (int)(b->wlens[i] > 40 ? 40 : b->wlens[i]);
     if (b->wlens[i] == 0 || memchr(b->words[i], '\0', b->wlens[i]))
-        return rd_fail(rd, "body: id %u: the word is empty or holds a NUL byte", id);
+        return slda_msgpack_fail(mp, "body: id %u: the word is empty or holds a NUL byte", id);
     if (!isfinite(b->freqs[i]) || b->freqs[i] < 0)
-        return rd_fail(rd, "body: id %u: freq %g", id, b->freqs[i]);
+        return slda_msgpack_fail(mp, "body: id %u: freq %g", id, b->freqs[i]);
     if (b->ready[i] > 1)
-        return rd_fail(rd, "body: id %u: ready flag %u is not 0 or 1", id, b->ready[i]);
+        return slda_msgpack_fail(mp, "body: id %u: ready flag %u is not 0 or 1", id, b->ready[i]);
     for (uint32_t k = 0; k < K; k++) {
         uint32_t u = (uint32_t)src[4 * k] | (uint32_t)src[4 * k + 1] << 8 |
                      (uint32_t)src[4 * k + 2] << 16 | (uint32_t)src[4 * k + 3] << 24;
         memcpy(&row[k], &u, sizeof u);
         if (!isfinite(row[k]))
-            return rd_fail(rd, "body: id %u: row value %u is not finite", id, k);
+            return slda_msgpack_fail(mp, "body: id %u: row value %u is not finite", id, k);
     }
     if (slda_vocab_put(slda_model_vocab(model), id, (const char *)b->words[i], b->wlens[i],
                        b->freqs[i], msg, sizeof msg) != SLDA_OK)
-        return rd_fail(rd, "body: id %u (\"%.*s\"): %s", id, wl, (const char *)b->words[i],
+        return slda_msgpack_fail(mp, "body: id %u (\"%.*s\"): %s", id, wl, (const char *)b->words[i],
                        msg);
     slda_model_load_row(model, id, row, b->ready[i]);
     return 0;
 }
 
 /* Ids must increase strictly across the whole body, so duplicates show. */
-static int snap_apply_block(snap_rd_t *rd, slda_model_t *model, const snap_block_t *b,
+static int snap_apply_block(slda_msgpack_t *mp, slda_model_t *model, const snap_block_t *b,
                             int64_t *prev)
 {
     for (uint32_t i = 0; i < b->nids; i++) {
         uint32_t id = b->ids[i];
         if (id >= slda_model_rows(model))
-            return rd_fail(rd, "body: id %u >= W=%u", id, slda_model_rows(model));
+            return slda_msgpack_fail(mp, "body: id %u >= W=%u", id, slda_model_rows(model));
         if ((int64_t)id == *prev)
-            return rd_fail(rd, "body: duplicate id %u", id);
+            return slda_msgpack_fail(mp, "body: duplicate id %u", id);
         if ((int64_t)id < *prev)
-            return rd_fail(rd, "body: id %u after id %" PRId64 " (ids must increase)", id,
+            return slda_msgpack_fail(mp, "body: id %u after id %" PRId64 " (ids must increase)", id,
                            *prev);
-        if (snap_put_row(rd, model, b, i))
+        if (snap_put_row(mp, model, b, i))
             return -1;
         *prev = id;
     }
     return 0;
 }
 
-static int snap_read_body(snap_rd_t *rd, slda_model_t *model, uint32_t nrows)
+static int snap_read_body(slda_msgpack_t *mp, slda_model_t *model, uint32_t nrows)
 {
     snap_block_t b = {0};
     int64_t prev = -1;
@@ -1936,29 +1565,29 @@ static int snap_read_body(snap_rd_t *rd, slda_model_t *model, uint32_t nrows)
     b.wlens = slda_xmalloc(SLDA_SNAP_BLOCK_ROWS * sizeof *b.wlens);
     b.freqs = slda_xmalloc(SLDA_SNAP_BLOCK_ROWS * sizeof *b.freqs);
     for (;;) {
-        if (rd->p == rd->end) {
-            rd_fail(rd, "body: data ends before the end marker");
+        if (mp->p == mp->end) {
+            slda_msgpack_fail(mp, "body: data ends before the end marker");
             goto out;
         }
-        if (snap_read_block(rd, &b, slda_model_topics(model)))
+        if (snap_read_block(mp, &b, slda_model_topics(model)))
             goto out;
         if (b.is_end)
             break;
         if (total + b.nids > nrows) {
-            rd_fail(rd, "body: more rows than header \"vocab_size\" %u", nrows);
+            slda_msgpack_fail(mp, "body: more rows than header \"vocab_size\" %u", nrows);
             goto out;
         }
-        if (snap_apply_block(rd, model, &b, &prev))
+        if (snap_apply_block(mp, model, &b, &prev))
             goto out;
         total += b.nids;
     }
     if (b.end_rows != total || total != nrows)
-        rd_fail(rd, "end marker: rows %" PRIu64 ", body held %" PRIu64 ", header vocab_size %u",
+        slda_msgpack_fail(mp, "end marker: rows %" PRIu64 ", body held %" PRIu64 ", header vocab_size %u",
                 b.end_rows, total, nrows);
-    else if (rd->p != rd->end)
-        rd_fail(rd, "%zu bytes after the end marker", rd_left(rd));
+    else if (mp->p != mp->end)
+        slda_msgpack_fail(mp, "%zu bytes after the end marker", slda_msgpack_left(mp));
     else if (slda_vocab_size(slda_model_vocab(model)) != nrows)
-        rd_fail(rd, "vocabulary holds %u words after loading %u rows",
+        slda_msgpack_fail(mp, "vocabulary holds %u words after loading %u rows",
                 slda_vocab_size(slda_model_vocab(model)), nrows);
     else
         rc = 0;
@@ -1973,26 +1602,25 @@ out:
 /* The births state of the header, checked against the model now that it is
  * built; a snapshot without one leaves the model without one, and the first
  * update with births=true starts a fresh baseline (births.c). */
-static int snap_attach_births(snap_rd_t *rd, slda_model_t *model, snap_hdr_t *h)
+static int snap_attach_births(slda_msgpack_t *mp, slda_model_t *model, snap_hdr_t *h)
 {
     char msg[300];
     if (!h->births.present)
         return 0;
     if (slda_model_attach_births(model, &h->births.st, msg, sizeof msg) != SLDA_OK) {
-        rd->p = rd->base + h->births.at;
-        return rd_fail(rd, "header \"" HDR_OPT_BIRTHS "\": %s", msg);
+        mp->p = mp->base + h->births.at;
+        return slda_msgpack_fail(mp, "header \"" HDR_OPT_BIRTHS "\": %s", msg);
     }
     return 0;
 }
 
 /* The worker threads slda_model_new would have started (threads=). */
-static int snap_start(snap_rd_t *rd, slda_model_t *model)
+static int snap_start(slda_msgpack_t *mp, slda_model_t *model)
 {
     char msg[256];
     slda_err_t err = slda_model_start_threads(model, msg, sizeof msg);
     if (err != SLDA_OK) {
-        rd->err = slda_set_err(rd->errstr, rd->errstr_size, err, "snapshot \"%s\": %s",
-                               rd->name, msg);
+        mp->err = slda_set_err(mp->errstr, mp->errstr_size, err, "%s%s", mp->prefix, msg);
         return -1;
     }
     return 0;
@@ -2037,7 +1665,7 @@ static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
                                  slda_snapshot_meta_t *meta, slda_err_t *err_out, char *errstr,
                                  size_t errstr_size)
 {
-    snap_rd_t rd = {0};
+    slda_msgpack_t mp;
     snap_hdr_t h = {0};
     slda_model_t *model = NULL;
     slda_err_t err;
@@ -2047,22 +1675,23 @@ static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
     else
         err = snap_check_envelope(buf, len, name, errstr, errstr_size);
     if (!err) {
-        rd.base = buf;
-        rd.p = rd.base + SNAP_HEAD_LEN;
-        rd.end = rd.base + len - SLDA_SNAP_TRAILER_LEN;
-        rd.name = name;
-        rd.errstr = errstr;
-        rd.errstr_size = errstr_size;
-        if (snap_read_header(&rd, &h) == 0 && (model = snap_build_model(&rd, &h)) != NULL &&
-            (snap_read_body(&rd, model, h.nrows) != 0 || snap_attach_births(&rd, model, &h) != 0 ||
-             snap_start(&rd, model) != 0)) {
+        size_t plen = strlen(name) + sizeof "snapshot \"\": ";
+        char *prefix = slda_xmalloc(plen);
+        snprintf(prefix, plen, "snapshot \"%s\": ", name);
+        slda_msgpack_init(&mp, buf, SNAP_HEAD_LEN, len - SLDA_SNAP_TRAILER_LEN, prefix, errstr,
+                          errstr_size);
+        mp.paren = 1; /* "(at byte N)", as snapshot messages have always said */
+        if (snap_read_header(&mp, &h) == 0 && (model = snap_build_model(&mp, &h)) != NULL &&
+            (snap_read_body(&mp, model, h.nrows) != 0 || snap_attach_births(&mp, model, &h) != 0 ||
+             snap_start(&mp, model) != 0)) {
             slda_model_destroy(model);
             model = NULL;
         }
         if (model && meta)
             meta->event_ms = h.event_ms;
         snap_hdr_clear(&h);
-        err = model ? SLDA_OK : rd.err;
+        free(prefix);
+        err = model ? SLDA_OK : mp.err;
     }
     if (err_out)
         *err_out = err;
