@@ -60,6 +60,7 @@
 #include "engine/global_step.h"
 #include "engine/train.h"
 #include "core/pool.h"
+#include "core/msgpack.h"
 
 #include <msgpack.h>
 
@@ -1134,278 +1135,168 @@ slda_err_t slda_update_encode(const slda_update_t *upd, slda_update_values_t val
 }
 
 /* ------------------------------------------------------------------------ */
-/* Codec: reader (a bounds-checked MessagePack cursor, no msgpack_unpack)    */
+/* Codec: reader (core/msgpack.c's bounds-checked cursor, no msgpack_unpack) */
 
-typedef struct cur_s {
-    const unsigned char *p, *end, *start;
-    char *errstr;
-    size_t errstr_size;
-    int failed;
-} cur_t;
-
-static slda_err_t cur_fail(cur_t *c, const char *what)
-{
-    if (!c->failed)
-        slda_set_err(c->errstr, c->errstr_size, SLDA_ERR_CORRUPT,
-                     "update record: %s at byte %zu", what, (size_t)(c->p - c->start));
-    c->failed = 1;
-    return SLDA_ERR_CORRUPT;
-}
-
-static int cur_need(cur_t *c, size_t n)
-{
-    return (size_t)(c->end - c->p) >= n;
-}
-
-static uint64_t cur_be(cur_t *c, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v = v << 8 | c->p[i];
-    c->p += n;
-    return v;
-}
-
-/* An unsigned integer (or a non-negative signed one). */
-static int cur_uint(cur_t *c, uint64_t *v, const char *what)
-{
-    if (!cur_need(c, 1))
-        return cur_fail(c, what), -1;
-    unsigned char b = *c->p;
-    if (b <= 0x7f) {
-        c->p++;
-        *v = b;
-        return 0;
-    }
-    static const unsigned char tags[] = {0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xd2, 0xd3};
-    static const unsigned sizes[] = {1, 2, 4, 8, 1, 2, 4, 8};
-    for (int i = 0; i < 8; i++)
-        if (b == tags[i]) {
-            if (!cur_need(c, 1 + sizes[i]))
-                return cur_fail(c, what), -1;
-            c->p++;
-            uint64_t x = cur_be(c, sizes[i]);
-            if (i >= 4 && sizes[i] < 8 && (x >> (8 * sizes[i] - 1)))
-                return cur_fail(c, what), -1; /* negative */
-            if (i >= 4 && sizes[i] == 8 && (x >> 63))
-                return cur_fail(c, what), -1;
-            *v = x;
-            return 0;
-        }
-    return cur_fail(c, what), -1;
-}
-
-/* A signed integer. */
-static int cur_int(cur_t *c, int64_t *v, const char *what)
-{
-    if (!cur_need(c, 1))
-        return cur_fail(c, what), -1;
-    unsigned char b = *c->p;
-    if (b >= 0xe0) {
-        c->p++;
-        *v = (int8_t)b;
-        return 0;
-    }
-    static const unsigned char tags[] = {0xd0, 0xd1, 0xd2, 0xd3};
-    static const unsigned sizes[] = {1, 2, 4, 8};
-    for (int i = 0; i < 4; i++)
-        if (b == tags[i]) {
-            if (!cur_need(c, 1 + sizes[i]))
-                return cur_fail(c, what), -1;
-            c->p++;
-            uint64_t x = cur_be(c, sizes[i]);
-            unsigned bits = 8 * sizes[i];
-            if (bits < 64 && (x >> (bits - 1)))
-                x |= ~(uint64_t)0 << bits; /* sign-extend */
-            *v = (int64_t)x;
-            return 0;
-        }
-    uint64_t u;
-    if (cur_uint(c, &u, what) || u > INT64_MAX)
-        return cur_fail(c, what), -1;
-    *v = (int64_t)u;
-    return 0;
-}
-
-/* A container header: kind 0 array, 1 map. */
-static int cur_len(cur_t *c, int kind, uint64_t *n, const char *what)
-{
-    if (!cur_need(c, 1))
-        return cur_fail(c, what), -1;
-    unsigned char b = *c->p;
-    unsigned char fix = kind ? 0x80 : 0x90, t16 = kind ? 0xde : 0xdc, t32 = kind ? 0xdf : 0xdd;
-    if ((b & 0xf0) == fix) {
-        c->p++;
-        *n = b & 0x0f;
-    } else if ((b == t16 && cur_need(c, 3)) || (b == t32 && cur_need(c, 5))) {
-        c->p++;
-        *n = cur_be(c, b == t16 ? 2 : 4);
-    } else {
-        return cur_fail(c, what), -1;
-    }
-    /* every element takes at least one byte (two for a map entry) */
-    if (*n > (uint64_t)(c->end - c->p) / (kind ? 2 : 1))
-        return cur_fail(c, what), -1;
-    return 0;
-}
-
-/* str (bin = 0) or bin (bin = 1): a pointer into the input and its length. */
-static int cur_bytes(cur_t *c, int bin, const unsigned char **s, size_t *n, const char *what)
-{
-    if (!cur_need(c, 1))
-        return cur_fail(c, what), -1;
-    unsigned char b = *c->p;
-    unsigned hdr;
-    if (!bin && (b & 0xe0) == 0xa0) {
-        c->p++;
-        *n = b & 0x1f;
-    } else if ((bin ? b >= 0xc4 && b <= 0xc6 : b >= 0xd9 && b <= 0xdb) &&
-               cur_need(c, 1 + (hdr = 1u << (b - (bin ? 0xc4 : 0xd9))))) {
-        c->p++;
-        *n = (size_t)cur_be(c, hdr);
-    } else {
-        return cur_fail(c, what), -1;
-    }
-    if (!cur_need(c, *n))
-        return cur_fail(c, what), -1;
-    *s = c->p;
-    c->p += *n;
-    return 0;
-}
-
-static int cur_key(cur_t *c, const char *key)
+/* The key the format puts next: the keys come in a fixed order. */
+static int expect_key(slda_msgpack_t *mp, const char *key)
 {
     const unsigned char *s;
     size_t n;
-    if (cur_bytes(c, 0, &s, &n, "key"))
+    if (slda_msgpack_str(mp, "key", &s, &n))
         return -1;
-    if (n != strlen(key) || memcmp(s, key, n)) {
-        c->p -= n; /* point at the key */
-        char what[96];
-        snprintf(what, sizeof what, "expected key \"%s\"", key);
-        return cur_fail(c, what), -1;
+    if (!slda_msgpack_eq(s, n, key)) {
+        mp->p = s; /* point at the key */
+        return slda_msgpack_fail(mp, "expected key \"%s\"", key);
     }
     return 0;
 }
 
-/* A bin of exactly n 4-byte values. */
-static int cur_u32s(cur_t *c, const char *key, uint64_t n, uint32_t **out)
+/* A key, then a bin of exactly n 4-byte values. */
+static int read_u32s(slda_msgpack_t *mp, const char *key, uint64_t n, uint32_t **out)
 {
     const unsigned char *s;
     size_t len;
-    if (cur_key(c, key) || cur_bytes(c, 1, &s, &len, key))
+    if (expect_key(mp, key) || slda_msgpack_bin(mp, key, &s, &len))
         return -1;
     if (len != 4 * n)
-        return cur_fail(c, key), -1;
+        return slda_msgpack_fail(mp, "%s", key);
     *out = slda_xmalloc(4 * n + 4);
     for (uint64_t i = 0; i < n; i++)
         (*out)[i] = get_le32(s + 4 * i);
     return 0;
 }
 
-static int cur_f32s(cur_t *c, const char *key, uint64_t n, float **out)
+static int read_f32s(slda_msgpack_t *mp, const char *key, uint64_t n, float **out)
 {
     const unsigned char *s;
     size_t len;
-    if (cur_key(c, key) || cur_bytes(c, 1, &s, &len, key))
+    if (expect_key(mp, key) || slda_msgpack_bin(mp, key, &s, &len))
         return -1;
     if (len != 4 * n)
-        return cur_fail(c, key), -1;
+        return slda_msgpack_fail(mp, "%s", key);
     *out = slda_xmalloc(4 * n + 4);
     for (uint64_t i = 0; i < n; i++) {
         (*out)[i] = get_f32(s + 4 * i);
         if (!isfinite((*out)[i]))
-            return cur_fail(c, key), -1;
+            return slda_msgpack_fail(mp, "%s", key);
     }
     return 0;
 }
 
-static int decode_header(cur_t *c, slda_update_t *upd, slda_update_values_t *values)
+/* One [topic, partition, from, to] of "inputs". */
+static int decode_input(slda_msgpack_t *mp, slda_update_t *upd)
 {
-    uint64_t n, v;
-    if (cur_len(c, 1, &n, "header") || n != 9)
-        return cur_fail(c, "header"), -1;
-    if (cur_key(c, "base") || cur_uint(c, &upd->base, "base"))
-        return -1;
-    if (cur_key(c, "K") || cur_uint(c, &v, "K"))
-        return -1;
-    if (v < 1 || v > SLDA_MAX_TOPICS)
-        return cur_fail(c, "K out of range"), -1;
-    upd->K = (uint32_t)v;
-    if (cur_key(c, "tokens") || cur_uint(c, &upd->ntokens, "tokens"))
-        return -1;
-    if (cur_key(c, "docs") || cur_uint(c, &v, "docs") || v > UINT32_MAX)
-        return cur_fail(c, "docs"), -1;
-    upd->ndocs = (uint32_t)v;
-    if (cur_key(c, "trained") || cur_uint(c, &v, "trained") || v > upd->ndocs)
-        return cur_fail(c, "trained"), -1;
-    upd->ntrained = (uint32_t)v;
-    if (cur_key(c, "revisit") || !cur_need(c, 1) || (*c->p != 0xc2 && *c->p != 0xc3))
-        return cur_fail(c, "revisit"), -1;
-    upd->revisit = *c->p++ == 0xc3;
-    if (cur_key(c, "marks") || !cur_need(c, 1) || (*c->p != 0xc2 && *c->p != 0xc3))
-        return cur_fail(c, "marks"), -1;
-    upd->marks = *c->p++ == 0xc3;
     const unsigned char *s;
     size_t len;
-    if (cur_key(c, "values") || cur_bytes(c, 0, &s, &len, "values"))
+    uint32_t four;
+    int64_t part, from, to;
+    if (slda_msgpack_array(mp, "input", &four))
+        return -1;
+    if (four != 4)
+        return slda_msgpack_fail(mp, "input");
+    if (slda_msgpack_str(mp, "input topic", &s, &len))
+        return -1;
+    if (len > UPD_TOPIC_MAX || memchr(s, 0, len))
+        return slda_msgpack_fail(mp, "input");
+    if (slda_msgpack_int(mp, "input partition", &part))
+        return -1;
+    if (part < INT32_MIN || part > INT32_MAX)
+        return slda_msgpack_fail(mp, "input");
+    if (slda_msgpack_int(mp, "input from", &from) || slda_msgpack_int(mp, "input to", &to))
+        return -1;
+    if (from > to)
+        return slda_msgpack_fail(mp, "input");
+    upd_input_t *in = &upd->inputs[upd->ninputs++];
+    in->topic = slda_xstrndup((const char *)s, len);
+    in->partition = (int32_t)part;
+    in->from = from;
+    in->to = to;
+    return 0;
+}
+
+static int decode_header(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t *values)
+{
+    uint32_t n;
+    uint64_t v;
+    if (slda_msgpack_map(mp, "header", &n))
+        return -1;
+    if (n != 9)
+        return slda_msgpack_fail(mp, "header");
+    if (expect_key(mp, "base") || slda_msgpack_uint(mp, "base", &upd->base))
+        return -1;
+    if (expect_key(mp, "K") || slda_msgpack_uint(mp, "K", &v))
+        return -1;
+    if (v < 1 || v > SLDA_MAX_TOPICS)
+        return slda_msgpack_fail(mp, "K out of range");
+    upd->K = (uint32_t)v;
+    if (expect_key(mp, "tokens") || slda_msgpack_uint(mp, "tokens", &upd->ntokens))
+        return -1;
+    if (expect_key(mp, "docs") || slda_msgpack_uint(mp, "docs", &v))
+        return -1;
+    if (v > UINT32_MAX)
+        return slda_msgpack_fail(mp, "docs");
+    upd->ndocs = (uint32_t)v;
+    if (expect_key(mp, "trained") || slda_msgpack_uint(mp, "trained", &v))
+        return -1;
+    if (v > upd->ndocs)
+        return slda_msgpack_fail(mp, "trained");
+    upd->ntrained = (uint32_t)v;
+    if (expect_key(mp, "revisit") || slda_msgpack_bool(mp, "revisit", &upd->revisit) ||
+        expect_key(mp, "marks") || slda_msgpack_bool(mp, "marks", &upd->marks))
+        return -1;
+    const unsigned char *s;
+    size_t len;
+    if (expect_key(mp, "values") || slda_msgpack_str(mp, "values", &s, &len))
         return -1;
     int found = 0;
     for (int i = 0; i < 3; i++)
-        if (len == strlen(values_names[i]) && !memcmp(s, values_names[i], len)) {
+        if (slda_msgpack_eq(s, len, values_names[i])) {
             *values = (slda_update_values_t)i;
             found = 1;
         }
     if (!found)
-        return cur_fail(c, "unknown values encoding"), -1;
-    if (cur_key(c, "inputs") || cur_len(c, 0, &n, "inputs"))
+        return slda_msgpack_fail(mp, "unknown values encoding");
+    if (expect_key(mp, "inputs") || slda_msgpack_array(mp, "inputs", &n))
         return -1;
-    upd->inputs = slda_xcalloc(n + 1, sizeof *upd->inputs);
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t four;
-        int64_t part, from, to;
-        if (cur_len(c, 0, &four, "input") || four != 4 ||
-            cur_bytes(c, 0, &s, &len, "input topic") || len > UPD_TOPIC_MAX ||
-            memchr(s, 0, len) || cur_int(c, &part, "input partition") ||
-            part < INT32_MIN || part > INT32_MAX || cur_int(c, &from, "input from") ||
-            cur_int(c, &to, "input to") || from > to)
-            return cur_fail(c, "input"), -1;
-        upd_input_t *in = &upd->inputs[upd->ninputs++];
-        in->topic = slda_xstrndup((const char *)s, len);
-        in->partition = (int32_t)part;
-        in->from = from;
-        in->to = to;
-    }
+    upd->inputs = slda_xcalloc((size_t)n + 1, sizeof *upd->inputs);
+    for (uint32_t i = 0; i < n; i++)
+        if (decode_input(mp, upd))
+            return -1;
     return 0;
 }
 
-static int decode_body(cur_t *c, slda_update_t *upd, slda_update_values_t values)
+/* "words": non-empty strings without NUL bytes. */
+static int decode_words(slda_msgpack_t *mp, slda_update_t *upd)
 {
-    uint64_t n, nkeys;
-    uint32_t K = upd->K;
-    if (cur_len(c, 1, &nkeys, "body") || (nkeys != 4 && nkeys != 6 && nkeys != 11))
-        return cur_fail(c, "body"), -1;
-    if (cur_key(c, "words") || cur_len(c, 0, &n, "words") || n > UINT32_MAX - 1)
-        return cur_fail(c, "words"), -1;
-    upd->word = slda_xcalloc(n + 1, sizeof *upd->word);
-    upd->wlen = slda_xcalloc(n + 1, sizeof *upd->wlen);
-    for (uint64_t w = 0; w < n; w++) {
+    uint32_t n;
+    if (expect_key(mp, "words") || slda_msgpack_array(mp, "words", &n))
+        return -1;
+    upd->word = slda_xcalloc((size_t)n + 1, sizeof *upd->word);
+    upd->wlen = slda_xcalloc((size_t)n + 1, sizeof *upd->wlen);
+    for (uint32_t w = 0; w < n; w++) {
         const unsigned char *s;
         size_t len;
-        if (cur_bytes(c, 0, &s, &len, "word") || len == 0 || len > UINT32_MAX ||
-            memchr(s, 0, len))
-            return cur_fail(c, "word"), -1;
+        if (slda_msgpack_str(mp, "word", &s, &len))
+            return -1;
+        if (len == 0 || len > UINT32_MAX || memchr(s, 0, len))
+            return slda_msgpack_fail(mp, "word");
         upd->word[w] = slda_xstrndup((const char *)s, len);
         upd->wlen[w] = (uint32_t)len;
         upd->nwords++;
     }
-    if (cur_u32s(c, "counts", upd->nwords, &upd->wcount))
-        return -1;
+    return 0;
+}
+
+/* "slots" (distinct word indexes) and "stats" (one row per slot). */
+static int decode_stats(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t values)
+{
+    uint32_t K = upd->K;
     const unsigned char *s;
     size_t len;
-    if (cur_key(c, "slots") || cur_bytes(c, 1, &s, &len, "slots") || len % 4 ||
-        len / 4 > upd->nwords)
-        return cur_fail(c, "slots"), -1;
+    if (expect_key(mp, "slots") || slda_msgpack_bin(mp, "slots", &s, &len))
+        return -1;
+    if (len % 4 || len / 4 > upd->nwords)
+        return slda_msgpack_fail(mp, "slots");
     upd->nslots = (uint32_t)(len / 4);
     upd->slot = slda_xmalloc(len + 4);
     uint8_t *seen = slda_xcalloc(upd->nwords + 1, 1);
@@ -1413,86 +1304,113 @@ static int decode_body(cur_t *c, slda_update_t *upd, slda_update_values_t values
         upd->slot[i] = get_le32(s + 4 * i);
         if (upd->slot[i] >= upd->nwords || seen[upd->slot[i]]++) {
             free(seen);
-            return cur_fail(c, "slots: word index out of range or repeated"), -1;
+            return slda_msgpack_fail(mp, "slots: word index out of range or repeated");
         }
     }
     free(seen);
     size_t rb = row_bytes(values, K);
-    if (cur_key(c, "stats") || cur_bytes(c, 1, &s, &len, "stats") ||
-        len != rb * upd->nslots)
-        return cur_fail(c, "stats"), -1;
+    if (expect_key(mp, "stats") || slda_msgpack_bin(mp, "stats", &s, &len))
+        return -1;
+    if (len != rb * upd->nslots)
+        return slda_msgpack_fail(mp, "stats");
     upd->stats = slda_xmalloc(((size_t)upd->nslots * K + 1) * sizeof(float));
     uint64_t wtotal = 0;
     for (uint32_t w = 0; w < upd->nwords; w++)
         wtotal += upd->wcount[w];
     if (wtotal != upd->ntokens)
-        return cur_fail(c, "counts: do not add up to the tokens"), -1;
+        return slda_msgpack_fail(mp, "counts: do not add up to the tokens");
     for (uint32_t i = 0; i < upd->nslots; i++) {
         const float *x = upd->stats + (size_t)i * K;
         if (decode_row(upd->stats + (size_t)i * K, s + rb * i, K, values))
-            return cur_fail(c, "stats: value not finite and >= 0"), -1;
+            return slda_msgpack_fail(mp, "stats: value not finite and >= 0");
         /* a word's statistics sum to its tokens in the trained documents (q8
          * rounding moves the sum by up to K/510 of the row's largest value) */
         double sum = 0;
         for (uint32_t k = 0; k < K; k++)
             sum += x[k];
         if (sum > 2.0 * upd->wcount[upd->slot[i]] + 1.0)
-            return cur_fail(c, "stats: a row over its word's count"), -1;
+            return slda_msgpack_fail(mp, "stats: a row over its word's count");
     }
-    if (nkeys >= 6) {
-        if (cur_u32s(c, "lengths", upd->ndocs, &upd->lengths) ||
-            cur_f32s(c, "ntheta", (uint64_t)upd->ndocs * K, &upd->ntheta))
-            return -1;
-        /* the lengths add up to the tokens; a document's counts to about its length */
-        uint64_t total = 0;
-        for (uint32_t i = 0; i < upd->ndocs; i++) {
-            double sum = 0;
-            for (uint32_t k = 0; k < K; k++) {
-                float v = upd->ntheta[(size_t)i * K + k];
-                if (!(v >= 0))
-                    return cur_fail(c, "ntheta: negative count"), -1;
-                sum += v;
-            }
-            if (sum > upd->lengths[i] * 1.001 + 0.01)
-                return cur_fail(c, "ntheta: counts over the document's length"), -1;
-            total += upd->lengths[i];
+    return 0;
+}
+
+/* "lengths" and "ntheta" (alpha learning or births). */
+static int decode_alpha(slda_msgpack_t *mp, slda_update_t *upd)
+{
+    uint32_t K = upd->K;
+    if (read_u32s(mp, "lengths", upd->ndocs, &upd->lengths) ||
+        read_f32s(mp, "ntheta", (uint64_t)upd->ndocs * K, &upd->ntheta))
+        return -1;
+    /* the lengths add up to the tokens; a document's counts to about its length */
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < upd->ndocs; i++) {
+        double sum = 0;
+        for (uint32_t k = 0; k < K; k++) {
+            float v = upd->ntheta[(size_t)i * K + k];
+            if (!(v >= 0))
+                return slda_msgpack_fail(mp, "ntheta: negative count");
+            sum += v;
         }
-        if (total != upd->ntokens)
-            return cur_fail(c, "lengths: do not add up to the tokens"), -1;
+        if (sum > upd->lengths[i] * 1.001 + 0.01)
+            return slda_msgpack_fail(mp, "ntheta: counts over the document's length");
+        total += upd->lengths[i];
     }
-    if (nkeys == 11) {
-        if (cur_f32s(c, "scores", upd->ndocs, &upd->scores) ||
-            cur_u32s(c, "npairs", upd->ndocs, &upd->npairs))
-            return -1;
-        uint64_t total = 0;
-        for (uint32_t i = 0; i < upd->ndocs; i++)
-            total += upd->npairs[i];
-        if (total > (uint64_t)(c->end - c->p) / 4)
-            return cur_fail(c, "npairs"), -1;
-        upd->npairs_total = total;
-        if (cur_u32s(c, "pword", total, &upd->pword) ||
-            cur_u32s(c, "pcount", total, &upd->pcount) || cur_f32s(c, "pw", total, &upd->pw))
-            return -1;
-        for (uint64_t i = 0; i < total; i++)
-            if (upd->pword[i] >= upd->nwords || upd->pcount[i] == 0 || !(upd->pw[i] > 0) ||
-                upd->pw[i] > 1.001f)
-                return cur_fail(c, "pword/pcount/pw: out of range"), -1;
-        for (uint32_t i = 0; i < upd->ndocs; i++)
-            if (upd->scores[i] > 0)
-                return cur_fail(c, "scores: a log-likelihood above 0"), -1;
-        /* each document's pairs name distinct words and sum to its length */
-        uint64_t off = 0;
-        for (uint32_t i = 0; i < upd->ndocs; i++) {
-            uint64_t sum = 0;
-            for (uint32_t u = 0; u < upd->npairs[i]; u++)
-                sum += upd->pcount[off + u];
-            if (sum != upd->lengths[i])
-                return cur_fail(c, "pcount: counts do not sum to the document's length"), -1;
-            off += upd->npairs[i];
-        }
+    if (total != upd->ntokens)
+        return slda_msgpack_fail(mp, "lengths: do not add up to the tokens");
+    return 0;
+}
+
+/* "scores", "npairs", "pword", "pcount", "pw" (births). */
+static int decode_births(slda_msgpack_t *mp, slda_update_t *upd)
+{
+    if (read_f32s(mp, "scores", upd->ndocs, &upd->scores) ||
+        read_u32s(mp, "npairs", upd->ndocs, &upd->npairs))
+        return -1;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < upd->ndocs; i++)
+        total += upd->npairs[i];
+    if (total > (uint64_t)slda_msgpack_left(mp) / 4)
+        return slda_msgpack_fail(mp, "npairs");
+    upd->npairs_total = total;
+    if (read_u32s(mp, "pword", total, &upd->pword) ||
+        read_u32s(mp, "pcount", total, &upd->pcount) || read_f32s(mp, "pw", total, &upd->pw))
+        return -1;
+    for (uint64_t i = 0; i < total; i++)
+        if (upd->pword[i] >= upd->nwords || upd->pcount[i] == 0 || !(upd->pw[i] > 0) ||
+            upd->pw[i] > 1.001f)
+            return slda_msgpack_fail(mp, "pword/pcount/pw: out of range");
+    for (uint32_t i = 0; i < upd->ndocs; i++)
+        if (upd->scores[i] > 0)
+            return slda_msgpack_fail(mp, "scores: a log-likelihood above 0");
+    /* each document's pairs name distinct words and sum to its length */
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < upd->ndocs; i++) {
+        uint64_t sum = 0;
+        for (uint32_t u = 0; u < upd->npairs[i]; u++)
+            sum += upd->pcount[off + u];
+        if (sum != upd->lengths[i])
+            return slda_msgpack_fail(mp, "pcount: counts do not sum to the document's length");
+        off += upd->npairs[i];
     }
-    if (c->p != c->end)
-        return cur_fail(c, "bytes after the body"), -1;
+    return 0;
+}
+
+static int decode_body(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t values)
+{
+    uint32_t nkeys;
+    if (slda_msgpack_map(mp, "body", &nkeys))
+        return -1;
+    if (nkeys != 4 && nkeys != 6 && nkeys != 11)
+        return slda_msgpack_fail(mp, "body");
+    if (decode_words(mp, upd) || read_u32s(mp, "counts", upd->nwords, &upd->wcount) ||
+        decode_stats(mp, upd, values))
+        return -1;
+    if (nkeys >= 6 && decode_alpha(mp, upd))
+        return -1;
+    if (nkeys == 11 && decode_births(mp, upd))
+        return -1;
+    if (slda_msgpack_left(mp))
+        return slda_msgpack_fail(mp, "bytes after the body");
     return 0;
 }
 
@@ -1520,11 +1438,12 @@ slda_err_t slda_update_decode(const void *buf, size_t len, slda_update_t **out, 
         return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
                             "update record: checksum %016" PRIx64 ", computed %016" PRIx64,
                             want, have);
-    cur_t c = {.p = b + UPD_HEAD_LEN, .end = b + len - UPD_TRAILER_LEN, .start = b,
-               .errstr = errstr, .errstr_size = errstr_size};
+    slda_msgpack_t mp;
+    slda_msgpack_init(&mp, b, UPD_HEAD_LEN, len - UPD_TRAILER_LEN, "update record: ", errstr,
+                      errstr_size);
     slda_update_t *upd = slda_xcalloc(1, sizeof *upd);
     slda_update_values_t values = SLDA_UPDATE_F32;
-    if (decode_header(&c, upd, &values) || decode_body(&c, upd, values)) {
+    if (decode_header(&mp, upd, &values) || decode_body(&mp, upd, values)) {
         slda_update_destroy(upd);
         return SLDA_ERR_CORRUPT;
     }
