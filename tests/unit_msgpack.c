@@ -426,7 +426,7 @@ static void test_huge(void)
         {"\xdf\x00\x00\x00\x02\x01\x02\x03", 8, 1, SLDA_MSGPACK_TOO_LARGE}, /* 2 entries, 3 bytes */
         {"\xdb\xff\xff\xff\xff" "abc", 8, 2, SLDA_MSGPACK_TOO_LARGE},
         {"\xc6\xff\xff\xff\xff" "abc", 8, 3, SLDA_MSGPACK_TOO_LARGE},
-        {"\xc9\xff\xff\xff\xff\x01" "ab", 8, 4, SLDA_MSGPACK_TRUNCATED},
+        {"\xc9\xff\xff\xff\xff\x01" "ab", 8, 4, SLDA_MSGPACK_TOO_LARGE},
         {"\x91\xdd\xff\xff\xff\xff\x00", 7, 4, SLDA_MSGPACK_TOO_LARGE},
     };
     slda_msgpack_t mp;
@@ -473,12 +473,12 @@ static void test_depth(void)
     init(&mp, buf, n, "d: ");
     CHECK_INT(slda_msgpack_skip(&mp, "v"), -1);
     CHECK_EQ(mp.fault, SLDA_MSGPACK_DEPTH);
-    CHECK_STR(err, "d: v: values nested deeper than 32 at byte 33");
+    CHECK_STR(err, "d: v: values nested deeper than 32 at byte 32"); /* the array at depth 32 */
     n = nested(buf, 100);
     init(&mp, buf, n, "d: ");
     mp.max_depth = 4;
     CHECK_INT(slda_msgpack_skip(&mp, "v"), -1);
-    CHECK_EQ(mp.err_at, 5);
+    CHECK_EQ(mp.err_at, 4);
     n = nested(buf, 4);
     init(&mp, buf, n, "d: ");
     mp.max_depth = 4;
@@ -488,7 +488,7 @@ static void test_depth(void)
     init(&mp, maps, sizeof maps - 1, "d: ");
     mp.max_depth = 1;
     CHECK_INT(slda_msgpack_skip(&mp, "v"), -1);
-    CHECK_EQ(mp.err_at, 3);
+    CHECK_EQ(mp.err_at, 2);
 }
 
 /* Messages: prefix, problem, offset; parentheses; the first failure wins;
@@ -558,6 +558,59 @@ static void test_errors(void)
         CHECK_TRUE(strlen(slda_msgpack_type_name((slda_msgpack_type_t)t)) > 2, "type %d", t);
 }
 
+/* What io/docmsg.c checks of a Kafka message (one well-formed value, nothing
+ * after it, nesting 16 deep at most) with the offsets its messages give. */
+static void test_message_checks(void)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+        slda_msgpack_fault_t fault;
+        size_t at;
+    } bad[] = {
+        {"", 0, SLDA_MSGPACK_TRUNCATED, 0},
+        {"\x81\xa4text", 6, SLDA_MSGPACK_TRUNCATED, 6},              /* value missing */
+        {"\x81\xa4tex", 5, SLDA_MSGPACK_TOO_LARGE, 1},               /* key cut */
+        {"\xdf\xff\xff\xff\xff", 5, SLDA_MSGPACK_TOO_LARGE, 0},     /* container */
+        {"\x81\xa4text\xdb\xff\xff\xff\xf0" "abc", 12, SLDA_MSGPACK_TOO_LARGE, 6}, /* str32 */
+        {"\x81\xa4text\xc1", 7, SLDA_MSGPACK_TYPE, 6},
+        {"\xde\x00", 2, SLDA_MSGPACK_TRUNCATED, 0},
+        {"\x81\xa4text\xc7\x05\x01" "ab", 10, SLDA_MSGPACK_TOO_LARGE, 6}, /* ext8 cut */
+        {"\x81\xa4text\xcb\x00\x00", 9, SLDA_MSGPACK_TRUNCATED, 6},  /* float64 cut */
+    };
+    slda_msgpack_t mp;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        init(&mp, bad[i].bytes, bad[i].len, "MessagePack: ");
+        mp.code = SLDA_ERR_PARSE;
+        mp.max_depth = 16;
+        CHECK_INT(slda_msgpack_skip(&mp, "message"), -1);
+        CHECK_INT(mp.err, SLDA_ERR_PARSE);
+        CHECK_TRUE(mp.fault == bad[i].fault && mp.err_at == bad[i].at,
+                   "case %zu: fault %d at %zu, wanted %d at %zu (%s)", i, (int)mp.fault,
+                   mp.err_at, (int)bad[i].fault, bad[i].at, err);
+    }
+    static const char trailing[] = "\x81\xa4text\xa1x\x00";
+    init(&mp, trailing, sizeof trailing - 1, NULL);
+    CHECK_INT(slda_msgpack_skip(&mp, "message"), 0);
+    CHECK_EQ(slda_msgpack_left(&mp), 1);
+    unsigned char deep[64];
+    size_t n = 0;
+    for (int i = 0; i < 17; i++) { /* {"k": {"k": ... nil}}, 17 maps */
+        deep[n++] = 0x81;
+        deep[n++] = 0xa1;
+        deep[n++] = 'k';
+    }
+    deep[n++] = 0xc0;
+    init(&mp, deep, n, NULL);
+    mp.max_depth = 16;
+    CHECK_INT(slda_msgpack_skip(&mp, "message"), -1);
+    CHECK_EQ(mp.fault, SLDA_MSGPACK_DEPTH);
+    CHECK_EQ(mp.err_at, 48); /* the 17th map */
+    init(&mp, deep + 3, n - 3, NULL); /* 16 maps */
+    mp.max_depth = 16;
+    CHECK_INT(slda_msgpack_skip(&mp, "message"), 0);
+}
+
 int main(void)
 {
     test_types();
@@ -566,5 +619,6 @@ int main(void)
     test_huge();
     test_depth();
     test_errors();
+    test_message_checks();
     return slda_test_done("unit_msgpack");
 }

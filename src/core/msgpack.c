@@ -4,7 +4,8 @@
  * (its tag, a length field, a payload, a container's minimum size) with
  * slda_msgpack_left() before it touches a byte or moves the cursor, and a
  * read that fails puts the cursor back where the value starts, so err_at
- * points at it. A declared count is refused when its elements could not fit
+ * points at it (for nesting, at the container whose elements would lie too
+ * deep). A declared count is refused when its elements could not fit
  * in the bytes left at one byte each (two per map entry), which bounds
  * anything a caller allocates from it by the input's size. Skipping is
  * recursive, bounded by max_depth. Only the first failure is kept (later
@@ -417,9 +418,6 @@ static int skip(slda_msgpack_t *mp, const char *what, int depth)
     uint32_t n = 0; /* set by container() before any use; gcc cannot tell */
     if (mp->err)
         return -1;
-    if (depth > mp->max_depth)
-        return fault(mp, SLDA_MSGPACK_DEPTH, "%s: values nested deeper than %d", what,
-                     mp->max_depth);
     if (tag < 0)
         return fault(mp, SLDA_MSGPACK_TRUNCATED, "%s: data ends before a value", what);
     if (tag <= 0x7f || tag >= 0xe0 || tag == 0xc0 || tag == 0xc2 || tag == 0xc3)
@@ -435,15 +433,28 @@ static int skip(slda_msgpack_t *mp, const char *what, int depth)
     if (tag >= 0xd4 && tag <= 0xd8) /* fixext: tag, type, 1..16 bytes */
         return advance(mp, what, 2 + ((size_t)1 << (tag - 0xd4)));
     if (tag >= 0xc7 && tag <= 0xc9) { /* ext 8/16/32: tag, length, type, data */
+        const unsigned char *at = mp->p;
         if (tagged(mp, what, 1u << (tag - 0xc7), &x))
             return -1;
-        return advance(mp, what, 1 + (x > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)x));
+        if (x >= slda_msgpack_left(mp)) { /* the type byte, then x bytes */
+            mp->p = at;
+            return fault(mp, SLDA_MSGPACK_TOO_LARGE,
+                         "%s: length %" PRIu64 " runs past the end of the data", what, x);
+        }
+        mp->p += 1 + x;
+        return 0;
     }
     if (tag == 0xc1)
         return fault(mp, SLDA_MSGPACK_TYPE, "%s: the reserved byte 0xc1", what);
     int map = (tag >= 0x80 && tag <= 0x8f) || tag == 0xde || tag == 0xdf;
+    const unsigned char *at = mp->p;
     if (container(mp, what, map, &n))
         return -1;
+    if (n > 0 && depth >= mp->max_depth) { /* its elements would lie deeper */
+        mp->p = at;
+        return fault(mp, SLDA_MSGPACK_DEPTH, "%s: values nested deeper than %d", what,
+                     mp->max_depth);
+    }
     x = map ? 2 * (uint64_t)n : n;
     for (uint64_t i = 0; i < x; i++)
         if (skip(mp, what, depth + 1))

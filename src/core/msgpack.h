@@ -30,8 +30,8 @@
  * with paren set; snapshots have always put it so), the offset counted from
  * base. Only the first failure is reported: once err is set, every call fails
  * without reading. A value that is not there, not of the type asked for or
- * cut short leaves the cursor where it starts (an extension value cut short:
- * past its header), and so does an integer out of the range asked for; a
+ * cut short leaves the cursor where it starts, and so does an integer out of
+ * the range asked for and a container too deep for slda_msgpack_skip; a
  * well-formed string that is not allowed (slda_msgpack_enum's unknown name,
  * slda_msgpack_strdup's NUL byte) leaves it past the string.
  */
@@ -149,7 +149,8 @@ int slda_msgpack_bool(slda_msgpack_t *mp, const char *what, int *v);
 int slda_msgpack_nil(slda_msgpack_t *mp);
 
 /* Skip one value of any type, containers included; a value nested more than
- * max_depth levels below the skipped one is refused (SLDA_MSGPACK_DEPTH). */
+ * max_depth levels below the skipped one is refused (SLDA_MSGPACK_DEPTH, at
+ * the non-empty container max_depth levels down). */
 int slda_msgpack_skip(slda_msgpack_t *mp, const char *what);
 
 #endif /* SLDA_MSGPACK_H */
