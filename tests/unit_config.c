@@ -486,8 +486,9 @@ static void test_bool_row(void)
         double pad;
         int flag;
     } rec = {0, 0};
-    const slda_prop_t row = {"x.flag", SLDA_PT_BOOL, offsetof(struct flag_rec, flag),
-                             "false", 0, 0, NULL, 0, "A test flag."};
+    const slda_prop_t row = {.name = "x.flag", .type = SLDA_PT_BOOL,
+                             .offset = offsetof(struct flag_rec, flag), .def = "false",
+                             .desc = "A test flag."};
     char text[16];
     CHECK_STR(slda_prop_type_name(row.type), "bool");
     CHECK_INT(slda_prop_set(&row, &rec, "true", err, sizeof err), SLDA_OK);

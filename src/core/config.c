@@ -9,6 +9,23 @@
  * prefix, unique, in the order they were first set. slda_conf_load_file and
  * slda_conf_load_env are all or nothing: they apply to a copy and replace
  * conf only when every setting was accepted. A conf belongs to one thread.
+ *
+ * Adding a parameter. A field (config.h, in slda_params_t for the engine's)
+ * and a row here give a key that slda_conf_set, config files, the
+ * environment, -X, `streamlda config` and config/CONFIGURATION.md (regenerate
+ * it: streamlda config --markdown) all know. An engine parameter's flags say
+ * what snapshots and restores do with it, and the code that reads them
+ * iterates this table, so nothing else needs to list it: SLDA_PF_SNAPSHOT
+ * stores it in the snapshot's "params" map (io/snapshot_params.c); as older
+ * snapshots lack the key, add SLDA_PF_OPTIONAL and the row's absent value,
+ * the one that reproduces what they were trained with (NULL: the default),
+ * so they still load. Then one restore class (engine/reconcile.c):
+ * SLDA_PF_TUNABLE (this run's value applies, logged), SLDA_PF_DEFINING (an
+ * explicit value that differs is an error), SLDA_PF_TEXT (the snapshot's
+ * unless set explicitly), SLDA_PF_RUN (this run's, silently), or none (the
+ * snapshot's value stays). A stored, tunable step-size parameter is thus the
+ * field in config.h, a P_DBL row with TUNABLE | SLDA_PF_OPTIONAL and its
+ * absent value, and its use in the global step (engine/global_step.c).
  */
 #include "core/config.h"
 
@@ -21,6 +38,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* A slda_params_t can stand for a conf in slda_prop_set/_get/_copy on the p.* rows. */
+_Static_assert(offsetof(struct slda_conf_s, p) == 0, "params first in a conf");
 /* Enum fields are written through int pointers. */
 _Static_assert(sizeof(slda_alpha_learn_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_stats_kind_t) == sizeof(int), "enum size");
@@ -59,145 +78,176 @@ static const char *const digits_values[] = {"drop", "mixed", "keep", "split", NU
 static const char *const track_window_values[] = {"minute", "hour", "day", "week", NULL};
 
 #define OFF(field) offsetof(struct slda_conf_s, field)
+#define ROW(name_, type_, field, def_, lo, hi, values_, flags_, absent_, desc_)              \
+    {.name = name_, .type = type_, .offset = OFF(field), .def = def_, .min = lo, .max = hi,   \
+     .values = values_, .flags = flags_, .absent = absent_, .desc = desc_}
 #define NUM(name, type, field, def, lo, hi, flags, desc)                                   \
-    {name, type, OFF(field), def, lo, hi, NULL, flags, desc}
+    ROW(name, type, field, def, lo, hi, NULL, flags, NULL, desc)
 #define UINT(name, field, def, lo, hi, desc) NUM(name, SLDA_PT_UINT, field, def, lo, hi, 0, desc)
 #define DBL(name, field, def, lo, hi, flags, desc)                                         \
     NUM(name, SLDA_PT_DOUBLE, field, def, lo, hi, flags, desc)
-#define STR(name, field, def, flags, desc) {name, SLDA_PT_STRING, OFF(field), def, 0, 0, NULL, flags, desc}
-#define ENUM(name, field, def, values, desc) {name, SLDA_PT_ENUM, OFF(field), def, 0, 0, values, 0, desc}
+#define STR(name, field, def, flags, desc)                                                 \
+    ROW(name, SLDA_PT_STRING, field, def, 0, 0, NULL, flags, NULL, desc)
+#define ENUM(name, field, def, values, desc)                                               \
+    ROW(name, SLDA_PT_ENUM, field, def, 0, 0, values, 0, NULL, desc)
+#define BOOL(name, field, def, desc) ROW(name, SLDA_PT_BOOL, field, def, 0, 0, NULL, 0, NULL, desc)
+/* Engine parameters (p.*) with their snapshot and restore flags (SLDA_PF_*, config.h) and, for
+ * keys stored since after snapshots began, the value an older snapshot means (absent). */
+#define P_UINT(name, field, def, lo, hi, flags, absent, desc)                              \
+    ROW(name, SLDA_PT_UINT, p.field, def, lo, hi, NULL, flags, absent, desc)
+#define P_DBL(name, field, def, lo, hi, flags, absent, desc)                               \
+    ROW(name, SLDA_PT_DOUBLE, p.field, def, lo, hi, NULL, flags, absent, desc)
+#define P_ENUM(name, field, def, values, flags, absent, desc)                              \
+    ROW(name, SLDA_PT_ENUM, p.field, def, 0, 0, values, flags, absent, desc)
+#define P_BOOL(name, field, def, flags, absent, desc)                                      \
+    ROW(name, SLDA_PT_BOOL, p.field, def, 0, 0, NULL, flags, absent, desc)
+/* Flag sets of the kinds of stored parameters (config.h), and of the births group. */
+#define DEFINING (SLDA_PF_SNAPSHOT | SLDA_PF_DEFINING)
+#define TUNABLE (SLDA_PF_SNAPSHOT | SLDA_PF_TUNABLE)
+#define TOKENIZER (SLDA_PF_SNAPSHOT | SLDA_PF_TEXT)
+#define BIRTHS (SLDA_PF_SNAPSHOT | SLDA_PF_OPTIONAL | SLDA_PF_RUN)
 
 static const slda_prop_t props[] = {
     /* model */
-    UINT("topics", p.topics, "100", 1, SLDA_MAX_TOPICS, "Number of topics K."),
-    DBL("alpha", p.alpha, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN,
-        "Initial symmetric Dirichlet prior alpha_k on each document's topic mixture."),
-    DBL("eta", p.eta, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN,
-        "Symmetric Dirichlet prior eta on each topic's word distribution (fixed)."),
-    ENUM("alpha.learn", p.alpha_learn, "off", alpha_learn_values,
-         "Re-estimation of alpha after each minibatch: off keeps it fixed; fixedpoint (Minka) or "
-         "newton estimate it from the minibatch and blend it in with step rho_t."),
+    P_UINT("topics", topics, "100", 1, SLDA_MAX_TOPICS, DEFINING, NULL, "Number of topics K."),
+    P_DBL("alpha", alpha, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN | TUNABLE, NULL,
+          "Initial symmetric Dirichlet prior alpha_k on each document's topic mixture."),
+    P_DBL("eta", eta, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN | DEFINING, NULL,
+          "Symmetric Dirichlet prior eta on each topic's word distribution (fixed)."),
+    P_ENUM("alpha.learn", alpha_learn, "off", alpha_learn_values, TUNABLE, NULL,
+           "Re-estimation of alpha after each minibatch: off keeps it fixed; fixedpoint (Minka) or "
+           "newton estimate it from the minibatch and blend it in with step rho_t."),
     /* local step */
-    {"local", SLDA_PT_LOCAL, OFF(p.vb), "cvb0+cgs", 0, 0, local_values, 0,
-     "Per-document inference: cgs samples every token; cvb0, cvb and svb are collapsed "
-     "variational (zero order, second order, standard VB); the +cgs hybrids sample the words "
-     "that occur at most local.threshold times in the document and use the variational update "
-     "for the rest."},
-    UINT("local.threshold", p.threshold, "1", 0, 1000000,
-         "Threshold r of the +cgs hybrids: word-document pairs with count <= r are sampled; "
-         "ignored by the other variants."),
-    UINT("local.burnin", p.burnin, "5", 0, 1000,
-         "Burn-in sweeps over each document before statistics are collected."),
-    UINT("local.samples", p.samples, "5", 1, 1000,
-         "Collection sweeps averaged into each document's statistics and topic mixture."),
-    DBL("local.tolerance", p.tolerance, "0", 0, 1, 0,
-        "End burn-in early once the document's topic counts change by less than this per token "
-        "(mean absolute change); 0 = always run all burn-in sweeps."),
-    ENUM("local.stats", p.stats, "rb", stats_values,
-         "What sampled tokens contribute to the statistics: rb = their sampling distributions "
-         "(Rao-Blackwellised), sample = the one-hot samples."),
+    ROW("local", SLDA_PT_LOCAL, p.vb, "cvb0+cgs", 0, 0, local_values, TUNABLE, NULL,
+        "Per-document inference: cgs samples every token; cvb0, cvb and svb are collapsed "
+        "variational (zero order, second order, standard VB); the +cgs hybrids sample the words "
+        "that occur at most local.threshold times in the document and use the variational update "
+        "for the rest."),
+    P_UINT("local.threshold", threshold, "1", 0, 1000000, TUNABLE, NULL,
+           "Threshold r of the +cgs hybrids: word-document pairs with count <= r are sampled; "
+           "ignored by the other variants."),
+    P_UINT("local.burnin", burnin, "5", 0, 1000, TUNABLE, NULL,
+           "Burn-in sweeps over each document before statistics are collected."),
+    P_UINT("local.samples", samples, "5", 1, 1000, TUNABLE, NULL,
+           "Collection sweeps averaged into each document's statistics and topic mixture."),
+    P_DBL("local.tolerance", tolerance, "0", 0, 1, TUNABLE, NULL,
+          "End burn-in early once the document's topic counts change by less than this per token "
+          "(mean absolute change); 0 = always run all burn-in sweeps."),
+    P_ENUM("local.stats", stats, "rb", stats_values, TUNABLE, NULL,
+           "What sampled tokens contribute to the statistics: rb = their sampling distributions "
+           "(Rao-Blackwellised), sample = the one-hot samples."),
     /* schedule */
-    DBL("rho.s", p.rho_s, "1", 0, 1e6, SLDA_PF_MIN_OPEN,
-        "Scale s of the step size rho_t = max(rho.min, s (tau + t)^-kappa) of update t."),
-    DBL("rho.tau", p.rho_tau, "1", 0, 1e9, 0,
-        "Delay tau of the step size; larger values make the first updates smaller."),
-    DBL("rho.kappa", p.rho_kappa, "0.7", 0.5, 1, 0,
-        "Forgetting rate kappa of the step size: the larger, the faster the steps shrink and the "
-        "sooner the model settles."),
-    DBL("rho.min", p.rho_min, "0", 0, 1, 0,
-        "Floor of the step size; above 0 the model keeps forgetting old documents and tracks "
-        "drifting topics."),
-    ENUM("global.rows", p.rows, "counts", rows_values,
-         "Row totals of the global step: counts keeps each word's total at its running token "
-         "count (scaled to C) and moves only its split over topics by rho_t; decay moves the "
-         "whole row by rho_t and decays absent words (the plain SVI step)."),
-    UINT("global.stale", p.stale, "1", 0, 1,
-         "Updates the local steps may lag behind: 1 = a minibatch's global update is applied "
-         "while the next minibatch's local steps run (they see the model one update old, for "
-         "any thread count: results stay bit-identical across threads); 0 = each update before "
-         "the next minibatch starts."),
-    DBL("corpus.tokens", p.corpus_tokens, "0", 0, INFINITY, 0,
-        "Tokens C the model stands for (each minibatch's statistics are scaled to C); 0 = the "
-        "training set's size when known, else 1000000."),
-    /* births, retirement and merges of topics (src/engine/births.c, docs/engine.md) */
-    {"births", SLDA_PT_BOOL, OFF(p.births), "true", 0, 0, NULL, 0,
-     "Give documents the topics explain poorly a topic of their own: re-seed a free, dead or "
-     "merged slot from them when it predicts them better (births.gain); retire dead topics."},
-    UINT("births.docs", p.births_docs, "64", 8, 100000,
-         "Poorly explained documents buffered before a birth is proposed."),
-    DBL("births.z", p.births_z, "1.5", 0, 100, 0,
-        "A document is poorly explained when its per-token log-likelihood is this many "
-        "standard deviations below the running baseline."),
-    DBL("births.gain", p.births_gain, "0.08", 0, 100, 0,
-        "Held-out nats per token a proposed topic must gain on the documents it was not built "
-        "from for the birth to be kept."),
-    DBL("births.floor", p.births_floor, "0.05", 0, 1, 0,
-        "A topic whose decayed share of the tokens stays below births.floor / K is retired."),
-    DBL("births.merge", p.births_merge, "0.3", 0, 1, 0,
-        "Two topics closer than this Jensen-Shannon divergence (nats) are merged to free a slot "
-        "for a birth."),
-    ENUM("replay", p.replay, "auto", replay_values,
-         "Second visits: train each document again once the model has seen about as many "
-         "documents again as before it (at most replay.docs later; in streamlda train, after "
-         "the whole input when all its documents fit in replay.docs), its first visit with half "
-         "of local.burnin and local.samples, the second with replay.burnin + replay.samples. "
-         "auto = on in streamlda train (the documents still waiting are visited at the end of "
-         "the input, shuffled), off in the service and the library (waiting documents are not in "
-         "snapshots, so a restart could not reproduce the run); off = one visit, all sweeps."),
-    UINT("replay.docs", p.replay_docs, "20000", 0, 100000000,
-         "Documents waiting for their second visit at most (kept in memory as word keys and "
-         "counts); 0 = off. streamlda train keeps every document until the end of its input "
-         "when they all fit (all passes counted)."),
-    UINT("replay.burnin", p.replay_burnin, "2", 0, 1000,
-         "Burn-in sweeps of a document's second visit (replay)."),
-    UINT("replay.samples", p.replay_samples, "1", 1, 1000,
-         "Collection sweeps of a document's second visit (replay)."),
-    DBL("init.scale", p.init_scale, "1", 0, INFINITY, 0,
-        "Mean of the random initial topic-word counts that break the symmetry between topics; "
-        "0 starts from zero counts."),
+    P_DBL("rho.s", rho_s, "1", 0, 1e6, SLDA_PF_MIN_OPEN | TUNABLE, NULL,
+          "Scale s of the step size rho_t = max(rho.min, s (tau + t)^-kappa) of update t."),
+    P_DBL("rho.tau", rho_tau, "1", 0, 1e9, TUNABLE, NULL,
+          "Delay tau of the step size; larger values make the first updates smaller."),
+    P_DBL("rho.kappa", rho_kappa, "0.7", 0.5, 1, TUNABLE, NULL,
+          "Forgetting rate kappa of the step size: the larger, the faster the steps shrink and the "
+          "sooner the model settles."),
+    P_DBL("rho.min", rho_min, "0", 0, 1, TUNABLE, NULL,
+          "Floor of the step size; above 0 the model keeps forgetting old documents and tracks "
+          "drifting topics."),
+    /* global.rows stays the snapshot's on restore; older snapshots had the plain step */
+    P_ENUM("global.rows", rows, "counts", rows_values, SLDA_PF_SNAPSHOT | SLDA_PF_OPTIONAL,
+           "decay",
+           "Row totals of the global step: counts keeps each word's total at its running token "
+           "count (scaled to C) and moves only its split over topics by rho_t; decay moves the "
+           "whole row by rho_t and decays absent words (the plain SVI step)."),
+    P_UINT("global.stale", stale, "1", 0, 1, TUNABLE | SLDA_PF_OPTIONAL, "0",
+           "Updates the local steps may lag behind: 1 = a minibatch's global update is applied "
+           "while the next minibatch's local steps run (they see the model one update old, for "
+           "any thread count: results stay bit-identical across threads); 0 = each update before "
+           "the next minibatch starts."),
+    P_DBL("corpus.tokens", corpus_tokens, "0", 0, INFINITY, TUNABLE, NULL,
+          "Tokens C the model stands for (each minibatch's statistics are scaled to C); 0 = the "
+          "training set's size when known, else 1000000."),
+    /* births, retirement and merges of topics (src/engine/births.c, docs/engine.md): stored
+     * for readers without a configuration, a restore takes them from its own */
+    P_BOOL("births", births, "true", BIRTHS, NULL,
+           "Give documents the topics explain poorly a topic of their own: re-seed a free, dead or "
+           "merged slot from them when it predicts them better (births.gain); retire dead topics."),
+    P_UINT("births.docs", births_docs, "64", 8, 100000, BIRTHS | SLDA_PF_BIRTHS_ONLY, NULL,
+           "Poorly explained documents buffered before a birth is proposed."),
+    P_DBL("births.z", births_z, "1.5", 0, 100, BIRTHS | SLDA_PF_BIRTHS_ONLY, NULL,
+          "A document is poorly explained when its per-token log-likelihood is this many "
+          "standard deviations below the running baseline."),
+    P_DBL("births.gain", births_gain, "0.08", 0, 100, BIRTHS | SLDA_PF_BIRTHS_ONLY, NULL,
+          "Held-out nats per token a proposed topic must gain on the documents it was not built "
+          "from for the birth to be kept."),
+    P_DBL("births.floor", births_floor, "0.05", 0, 1, BIRTHS | SLDA_PF_BIRTHS_ONLY, NULL,
+          "A topic whose decayed share of the tokens stays below births.floor / K is retired."),
+    P_DBL("births.merge", births_merge, "0.3", 0, 1, BIRTHS | SLDA_PF_BIRTHS_ONLY, NULL,
+          "Two topics closer than this Jensen-Shannon divergence (nats) are merged to free a slot "
+          "for a birth."),
+    /* second visits: not stored (the documents waiting are not), always this run's */
+    P_ENUM("replay", replay, "auto", replay_values, SLDA_PF_RUN, NULL,
+           "Second visits: train each document again once the model has seen about as many "
+           "documents again as before it (at most replay.docs later; in streamlda train, after "
+           "the whole input when all its documents fit in replay.docs), its first visit with half "
+           "of local.burnin and local.samples, the second with replay.burnin + replay.samples. "
+           "auto = on in streamlda train (the documents still waiting are visited at the end of "
+           "the input, shuffled), off in the service and the library (waiting documents are not in "
+           "snapshots, so a restart could not reproduce the run); off = one visit, all sweeps."),
+    P_UINT("replay.docs", replay_docs, "20000", 0, 100000000, SLDA_PF_RUN, NULL,
+           "Documents waiting for their second visit at most (kept in memory as word keys and "
+           "counts); 0 = off. streamlda train keeps every document until the end of its input "
+           "when they all fit (all passes counted)."),
+    P_UINT("replay.burnin", replay_burnin, "2", 0, 1000, SLDA_PF_RUN, NULL,
+           "Burn-in sweeps of a document's second visit (replay)."),
+    P_UINT("replay.samples", replay_samples, "1", 1, 1000, SLDA_PF_RUN, NULL,
+           "Collection sweeps of a document's second visit (replay)."),
+    P_DBL("init.scale", init_scale, "1", 0, INFINITY, TUNABLE, NULL,
+          "Mean of the random initial topic-word counts that break the symmetry between topics; "
+          "0 starts from zero counts."),
     /* vocabulary and text */
-    UINT("vocab.capacity", p.vocab_capacity, "131072", 16, 268435456,
-         "Vocabulary rows W in open-vocabulary mode; when all are in use the rarest words are "
-         "evicted."),
-    STR("vocab.file", p.vocab_file, "", SLDA_PF_EMPTY_NULL,
+    P_UINT("vocab.capacity", vocab_capacity, "131072", 16, 268435456, DEFINING, NULL,
+           "Vocabulary rows W in open-vocabulary mode; when all are in use the rarest words are "
+           "evicted."),
+    ROW("vocab.file", SLDA_PT_STRING, p.vocab_file, "", 0, 0, NULL,
+        SLDA_PF_EMPTY_NULL | DEFINING, NULL,
         "Fixed vocabulary file, one word a line; other words are dropped. Empty = an open "
         "vocabulary grown from the input."),
-    NUM("seed", SLDA_PT_UINT64, p.seed, "42", 0, 0, 0,
+    ROW("seed", SLDA_PT_UINT64, p.seed, "42", 0, 0, NULL, DEFINING, NULL,
         "Seed of the random initialisation and sampling; the same seed and input give the same "
         "model."),
-    UINT("threads", p.threads, "1", 1, 256,
-         "Worker threads for tokenising text, parsing UCI files, the local steps and, "
-         "overlapped with them, the global step (global.stale); the model is the same for any "
-         "thread count. More threads than the CPUs the process may run on are slower than as "
-         "many (they then wait blocked instead of polling: docs/engine.md \"Threads\")."),
-    {"text.stopwords", SLDA_PT_STRING, OFF(p.stopwords), "smart", 0, 0, stopwords_values,
-     SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH,
-     "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
-     "the path of a file with one word a line, or several of these joined by + (smart+FILE); "
-     "a part with a comma is a list of words (smart+rt,via); a leading + adds to the default "
-     "list (+FILE, +amp,)."},
-    UINT("text.min.length", p.min_length, "3", 1, 64,
-         "Tokens shorter than this many characters are dropped."),
-    UINT("text.max.bytes", p.max_doc_bytes, "1048576", 0, 2147483648.0,
-         "Documents longer than this many bytes are rejected; 0 = no limit."),
-    ENUM("text.urls", p.text.urls, "drop", urls_values,
-         "URLs (http://, https://, ftp://, www.) and e-mail addresses: drop removes them "
-         "before tokenizing; keep tokenizes them like other text (https, com, ...)."),
-    ENUM("text.html", p.text.html, "decode", html_values,
-         "HTML in text: decode turns character references (&amp; &lt; &#39; &#x2019; &nbsp; "
-         "...) into their characters and removes tags (<b>, </p>, <!-- -->); keep leaves both "
-         "as text (amp, quot, ...)."),
-    ENUM("text.mentions", p.text.mentions, "drop", mentions_values,
-         "@mentions (@user): drop removes them; keep keeps the name as a word."),
-    ENUM("text.hashtags", p.text.hashtags, "keep", hashtags_values,
-         "#hashtags: keep makes #debt the word debt; drop removes them."),
-    ENUM("text.apostrophes", p.text.apostrophes, "keep", apostrophes_values,
-         "Apostrophes (' and U+2019) between letters: keep makes don't one token and removes a "
-         "final possessive 's (obama's -> obama); split cuts words there (don, t)."),
-    ENUM("text.digits", p.text.digits, "drop", digits_values,
-         "Tokens with digits are kept whole or dropped whole: drop removes every token with a "
-         "digit (2024, abc123); mixed keeps those with a letter (abc123, mp3); keep keeps all; "
-         "split cuts tokens at digits (abc123 -> abc), as snapshots made before this rule did."),
+    P_UINT("threads", threads, "1", 1, 256, TUNABLE, NULL,
+           "Worker threads for tokenising text, parsing UCI files, the local steps and, "
+           "overlapped with them, the global step (global.stale); the model is the same for any "
+           "thread count. More threads than the CPUs the process may run on are slower than as "
+           "many (they then wait blocked instead of polling: docs/engine.md \"Threads\")."),
+    ROW("text.stopwords", SLDA_PT_STRING, p.stopwords, "smart", 0, 0, stopwords_values,
+        SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH | TOKENIZER, NULL,
+        "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
+        "the path of a file with one word a line, or several of these joined by + (smart+FILE); "
+        "a part with a comma is a list of words (smart+rt,via); a leading + adds to the default "
+        "list (+FILE, +amp,)."),
+    P_UINT("text.min.length", min_length, "3", 1, 64, TOKENIZER, NULL,
+           "Tokens shorter than this many characters are dropped."),
+    P_UINT("text.max.bytes", max_doc_bytes, "1048576", 0, 2147483648.0, TOKENIZER, NULL,
+           "Documents longer than this many bytes are rejected; 0 = no limit."),
+    /* the cleanup rules: older snapshots were made without them (keep, split) */
+    P_ENUM("text.urls", text.urls, "drop", urls_values, TOKENIZER | SLDA_PF_OPTIONAL, "keep",
+           "URLs (http://, https://, ftp://, www.) and e-mail addresses: drop removes them "
+           "before tokenizing; keep tokenizes them like other text (https, com, ...)."),
+    P_ENUM("text.html", text.html, "decode", html_values, TOKENIZER | SLDA_PF_OPTIONAL, "keep",
+           "HTML in text: decode turns character references (&amp; &lt; &#39; &#x2019; &nbsp; "
+           "...) into their characters and removes tags (<b>, </p>, <!-- -->); keep leaves both "
+           "as text (amp, quot, ...)."),
+    P_ENUM("text.mentions", text.mentions, "drop", mentions_values,
+           TOKENIZER | SLDA_PF_OPTIONAL, "keep",
+           "@mentions (@user): drop removes them; keep keeps the name as a word."),
+    P_ENUM("text.hashtags", text.hashtags, "keep", hashtags_values,
+           TOKENIZER | SLDA_PF_OPTIONAL, "keep",
+           "#hashtags: keep makes #debt the word debt; drop removes them."),
+    P_ENUM("text.apostrophes", text.apostrophes, "keep", apostrophes_values,
+           TOKENIZER | SLDA_PF_OPTIONAL, "split",
+           "Apostrophes (' and U+2019) between letters: keep makes don't one token and removes a "
+           "final possessive 's (obama's -> obama); split cuts words there (don, t)."),
+    P_ENUM("text.digits", text.digits, "drop", digits_values, TOKENIZER | SLDA_PF_OPTIONAL,
+           "split",
+           "Tokens with digits are kept whole or dropped whole: drop removes every token with a "
+           "digit (2024, abc123); mixed keeps those with a letter (abc123, mp3); keep keeps all; "
+           "split cuts tokens at digits (abc123 -> abc), as snapshots made before this rule did."),
     /* training */
     UINT("minibatch.docs", minibatch_docs, "16", 1, 1000000,
          "Documents per minibatch; each minibatch makes one global update."),
@@ -242,9 +292,9 @@ static const slda_prop_t props[] = {
         "Port of the HTTP endpoint serving /metrics and /healthz; -1 = off, 0 = any free port."),
     UINT("status.ms", status_ms, "5000", 0, 86400000,
          "Milliseconds between status lines on standard error while running; 0 = off."),
-    {"snapshot.fresh", SLDA_PT_BOOL, OFF(snapshot_fresh), "false", 0, 0, NULL, 0,
-     "Start a new model even though snapshot.dir holds snapshots of model.name and none of "
-     "them loads (they are left in place); without it the service refuses to start."},
+    BOOL("snapshot.fresh", snapshot_fresh, "false",
+         "Start a new model even though snapshot.dir holds snapshots of model.name and none of "
+         "them loads (they are left in place); without it the service refuses to start."),
     UINT("shutdown.timeout.ms", shutdown_timeout_ms, "10000", 0, 3600000,
          "On SIGTERM, how long the service waits for undelivered dead-letter/output records "
          "before it exits without a final snapshot (nothing is lost: their offsets stay "
@@ -262,16 +312,16 @@ static const slda_prop_t props[] = {
     ENUM("updates.values", updates_values, "float32", update_values,
          "Replicas: encoding of the statistics in update records: float32 (exact), float16 or "
          "q8 (smaller records, see docs/replication.md for their perplexity cost)."),
-    {"updates.prune", SLDA_PT_BOOL, OFF(updates_prune), "true", 0, 0, NULL, 0,
-     "Replicas: the snapshot writer deletes update records older than the oldest snapshot it "
-     "keeps (Kafka DeleteRecords); false leaves the log to the topic's retention."},
+    BOOL("updates.prune", updates_prune, "true",
+         "Replicas: the snapshot writer deletes update records older than the oldest snapshot it "
+         "keeps (Kafka DeleteRecords); false leaves the log to the topic's retention."),
     /* tracking (docs/tracking.md) */
     STR("input.time.field", input_time_field, "", 0,
         "JSON field holding each document's event time (ISO 8601 or epoch seconds/ms); empty = "
         "the message timestamp."),
-    {"track", SLDA_PT_BOOL, OFF(track), "true", 0, 0, NULL, 0,
-     "Track topics over event time: prevalence windows, drift and events at each snapshot, "
-     "the live page at / of http.port."},
+    BOOL("track", track, "true",
+         "Track topics over event time: prevalence windows, drift and events at each snapshot, "
+         "the live page at / of http.port."),
     ENUM("track.window", track_window, "hour", track_window_values,
          "Width of a prevalence window of event time: minute, hour, day or week."),
     UINT("track.windows", track_windows, "168", 2, 100000,
@@ -660,6 +710,33 @@ static slda_err_t copy_out(const char *text, char *dest, size_t dest_size)
     if (dest_size == 0 || (size_t)snprintf(dest, dest_size, "%s", text) >= dest_size)
         return SLDA_ERR_TOO_LARGE;
     return SLDA_OK;
+}
+
+void slda_prop_copy(const slda_prop_t *prop, void *dst, const void *src)
+{
+    const void *from = field_of(prop, (void *)src);
+    void *to = field_of(prop, dst);
+    switch (prop->type) {
+    case SLDA_PT_STRING: {
+        char **slot = to;
+        free(*slot);
+        *slot = strdup_or_null(*(char *const *)from);
+        return;
+    }
+    case SLDA_PT_LOCAL: { /* p.vb and p.hybrid */
+        struct slda_conf_s *d = dst;
+        const struct slda_conf_s *s = src;
+        d->p.vb = s->p.vb;
+        d->p.hybrid = s->p.hybrid;
+        return;
+    }
+    case SLDA_PT_UINT64: memcpy(to, from, sizeof(uint64_t)); return;
+    case SLDA_PT_DOUBLE: memcpy(to, from, sizeof(double)); return;
+    case SLDA_PT_INT:
+    case SLDA_PT_UINT:
+    case SLDA_PT_ENUM:
+    case SLDA_PT_BOOL: memcpy(to, from, sizeof(int32_t)); return; /* enums are int-sized */
+    }
 }
 
 slda_err_t slda_prop_get(const slda_prop_t *prop, const void *base, char *dest, size_t dest_size)

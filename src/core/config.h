@@ -169,11 +169,27 @@ typedef enum {
     SLDA_PT_LOCAL   /* "local": sets p.vb and p.hybrid through slda_local_parse */
 } slda_prop_type_t;
 
-/* Row flags. */
+/* Row flags: values. */
 #define SLDA_PF_MIN_OPEN 0x1   /* numbers: min itself is excluded (value > min) */
 #define SLDA_PF_EMPTY_NULL 0x2 /* strings: "" is stored as NULL */
 #define SLDA_PF_NONEMPTY 0x4   /* strings: "" is refused */
 #define SLDA_PF_OR_PATH 0x8    /* strings: values[] names a choice, anything else is a path */
+/* Row flags of engine parameters (fields of slda_params_t): snapshots
+ * (io/snapshot_params.c) and restores (engine/reconcile.c) read them. */
+#define SLDA_PF_SNAPSHOT 0x10  /* stored in every snapshot's "params" map */
+#define SLDA_PF_OPTIONAL 0x20  /* stored since after snapshots began: one without the key
+                                  means the row's absent value (NULL: its default) */
+#define SLDA_PF_BIRTHS_ONLY 0x40 /* stored only while births is on (a model built without a
+                                  configuration may hold zeros a reader would refuse) */
+/* What a restore does with the snapshot's value and this run's: at most one of */
+#define SLDA_PF_DEFINING 0x100 /* the model depends on it: a value given explicitly that
+                                  differs is an error, a default gives way to the snapshot's */
+#define SLDA_PF_TUNABLE 0x200  /* this run's value applies (each change logged) */
+#define SLDA_PF_TEXT 0x400     /* the tokenizer's: the snapshot's value, unless given
+                                  explicitly (slda_model_text_conf, with a warning) */
+#define SLDA_PF_RUN 0x800      /* this run's value, silently (stored ones serve readers
+                                  without a configuration) */
+/* and with none of them, a stored value stays the snapshot's. */
 
 /* One configuration property. Numbers are checked against min..max (max may
  * be INFINITY for doubles); enum, bool and local values against values[]. */
@@ -185,6 +201,8 @@ typedef struct slda_prop_s {
     double min, max;
     const char *const *values;  /* NULL-terminated names, or NULL */
     unsigned flags;             /* SLDA_PF_* */
+    const char *absent;         /* SLDA_PF_OPTIONAL: what a snapshot without the key means,
+                                   as text slda_conf_set accepts; NULL: def */
     const char *desc;           /* one line, user-facing */
 } slda_prop_t;
 
@@ -198,6 +216,9 @@ const char *slda_prop_type_name(slda_prop_type_t type);
  * or any struct laid out for the row). Errors as slda_conf_set. */
 slda_err_t slda_prop_set(const slda_prop_t *prop, void *base, const char *value, char *errstr,
                          size_t errstr_size);
+/* Copy the row's field from src to dst (both laid out as slda_prop_set's
+ * base; a string is duplicated, the one it replaces freed). */
+void slda_prop_copy(const slda_prop_t *prop, void *dst, const void *src);
 /* The field's value as text that slda_prop_set accepts; SLDA_ERR_TOO_LARGE
  * (with a truncated copy) if dest is too small. */
 slda_err_t slda_prop_get(const slda_prop_t *prop, const void *base, char *dest,

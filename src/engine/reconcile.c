@@ -1,19 +1,25 @@
 /* reconcile.c - a restored model against the configuration of the run that restores it.
  *
  * A snapshot carries the parameters it was trained with. When a service restarts
- * from one, its configuration may say something else. Two kinds of settings:
- *  - model-defining (topics, eta, vocab.capacity, vocab.file, seed): the counts,
- *    the word ids and the vocabulary hashing depend on them. A value given
- *    explicitly (file, environment, -X) that differs from the snapshot's is an
- *    error; a default that differs is simply the snapshot's value (logged).
- *  - tunables (alpha and its learning, the local step, the rho schedule,
- *    corpus.tokens, init.scale, threads): this run's configuration applies;
- *    every change is reported through the log callback.
- * text.* (the tokenizer) decide which words a document becomes, so the model's
- * vocabulary depends on them: slda_model_text_conf keeps the snapshot's value of
- * each text.* setting left at its default, and applies (with a warning) one
- * given explicitly. A stop-word file named by the snapshot is never opened on
- * its say-so (set text.stopwords explicitly to use it again).
+ * from one, its configuration may say something else. The configuration table's
+ * row flags (core/config.h) say which kind each setting is; this file lists none:
+ *  - model-defining (SLDA_PF_DEFINING: topics, eta, vocab.capacity, vocab.file,
+ *    seed): the counts, the word ids and the vocabulary hashing depend on them.
+ *    A value given explicitly (file, environment, -X) that differs from the
+ *    snapshot's is an error; a default that differs is simply the snapshot's
+ *    value (logged).
+ *  - tunables (SLDA_PF_TUNABLE: alpha and its learning, the local step, the rho
+ *    schedule, global.stale, corpus.tokens, init.scale, threads): this run's
+ *    configuration applies; every change is reported through the log callback.
+ *  - this run's, silently (SLDA_PF_RUN: births.* and replay.*): the snapshot's
+ *    copy of births.* serves readers without a configuration, replay.* are not
+ *    stored.
+ * text.* (SLDA_PF_TEXT, the tokenizer) decide which words a document becomes, so
+ * the model's vocabulary depends on them: slda_model_text_conf keeps the
+ * snapshot's value of each text.* setting left at its default, and applies (with
+ * a warning) one given explicitly. A stop-word file named by the snapshot is
+ * never opened on its say-so (set text.stopwords explicitly to use it again).
+ * A stored setting of none of these kinds (global.rows) stays the snapshot's.
  */
 #include "core/config.h"
 #include "engine/model_priv.h"
@@ -23,12 +29,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-static const char *const defining[] = {"topics", "eta", "vocab.capacity", "vocab.file", "seed"};
-static const char *const tunables[] = {
-    "alpha",     "alpha.learn", "local",   "local.threshold", "local.burnin",
-    "local.samples", "local.tolerance", "local.stats", "rho.s", "rho.tau",
-    "rho.kappa", "rho.min",     "corpus.tokens", "init.scale", "threads", "global.stale"};
 
 /* The model's value of key as configuration text (params sit first in a conf). */
 static void model_value(const slda_model_t *model, const char *key, char *out, size_t n)
@@ -47,8 +47,12 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
                                 char *errstr, size_t errstr_size)
 {
     char mine[512], theirs[512], line[1200];
-    for (size_t i = 0; i < sizeof defining / sizeof defining[0]; i++) {
-        const char *key = defining[i];
+    size_t n;
+    const slda_prop_t *props = slda_conf_props(&n);
+    for (size_t i = 0; i < n; i++) {
+        const char *key = props[i].name;
+        if (!(props[i].flags & SLDA_PF_DEFINING))
+            continue;
         model_value(model, key, theirs, sizeof theirs);
         if (slda_conf_get(conf, key, mine, sizeof mine) != SLDA_OK || !strcmp(mine, theirs))
             continue;
@@ -63,25 +67,20 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
                  key, *theirs ? theirs : "(empty)", *mine ? mine : "(empty)");
         log(opaque, line);
     }
-    /* births.* always come from this run's configuration, silently (the
-     * snapshot's copy serves readers without one). Its births state (births.c)
-     * is kept; a snapshot written before it held one starts a fresh baseline. */
+    /* births.* and replay.* come from this run's configuration, silently. The
+     * births state (births.c) is kept; a snapshot written before it held one
+     * starts a fresh baseline. */
     if (conf->p.births && !model->births)
         log(opaque, "births: the snapshot holds no births state; a fresh baseline starts");
-    model->p.births = conf->p.births;
-    model->p.births_docs = conf->p.births_docs;
-    model->p.births_z = conf->p.births_z;
-    model->p.births_gain = conf->p.births_gain;
-    model->p.births_floor = conf->p.births_floor;
-    model->p.births_merge = conf->p.births_merge;
-    model->p.replay = conf->p.replay; /* replay.* are not in the snapshot either */
-    model->p.replay_docs = conf->p.replay_docs;
-    model->p.replay_burnin = conf->p.replay_burnin;
-    model->p.replay_samples = conf->p.replay_samples;
+    for (size_t i = 0; i < n; i++)
+        if (props[i].flags & SLDA_PF_RUN)
+            slda_prop_copy(&props[i], &model->p, &conf->p); /* params sit first in a conf */
     uint32_t threads_before = model->p.threads;
     int alpha_changed = 0;
-    for (size_t i = 0; i < sizeof tunables / sizeof tunables[0]; i++) {
-        const char *key = tunables[i];
+    for (size_t i = 0; i < n; i++) {
+        const char *key = props[i].name;
+        if (!(props[i].flags & SLDA_PF_TUNABLE))
+            continue;
         model_value(model, key, theirs, sizeof theirs);
         if (slda_conf_get(conf, key, mine, sizeof mine) != SLDA_OK || !strcmp(mine, theirs))
             continue;
@@ -124,7 +123,7 @@ slda_conf_t *slda_model_text_conf(const slda_model_t *model, const slda_conf_t *
     char mine[512], theirs[512], line[1400], err[256];
     for (size_t i = 0; i < n; i++) {
         const char *key = props[i].name;
-        if (strncmp(key, "text.", 5))
+        if (!(props[i].flags & SLDA_PF_TEXT))
             continue;
         model_value(model, key, theirs, sizeof theirs);
         if (slda_conf_get(conf, key, mine, sizeof mine) != SLDA_OK || !strcmp(mine, theirs))
