@@ -245,6 +245,20 @@ int slda_msgpack_double(slda_msgpack_t *mp, const char *what, double *v)
     return type_fail(mp, what, "a number");
 }
 
+int slda_msgpack_doubles(slda_msgpack_t *mp, const char *what, uint32_t max, const char *unit,
+                         double **out, uint32_t *n)
+{
+    if (slda_msgpack_array(mp, what, n))
+        return -1;
+    if (*n > max)
+        return slda_msgpack_fail(mp, "%s: %u values, more than %u %s", what, *n, max, unit);
+    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
+    for (uint32_t i = 0; i < *n; i++)
+        if (slda_msgpack_double(mp, what, &(*out)[i]))
+            return -1;
+    return 0;
+}
+
 int slda_msgpack_float(slda_msgpack_t *mp, const char *what, float *v)
 {
     double d;

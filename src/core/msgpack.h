@@ -143,6 +143,10 @@ int slda_msgpack_int(slda_msgpack_t *mp, const char *what, int64_t *v);
 /* A number: float64, float32 or an integer (double: exactly where the
  * encoding allows; float: float32 exactly, others rounded to float). */
 int slda_msgpack_double(slda_msgpack_t *mp, const char *what, double *v);
+/* An array of at most max numbers into *out (malloc'ed, *n of them; the caller frees it,
+ * also after a failure): more is "<what>: N values, more than MAX <unit>". */
+int slda_msgpack_doubles(slda_msgpack_t *mp, const char *what, uint32_t max, const char *unit,
+                         double **out, uint32_t *n);
 int slda_msgpack_float(slda_msgpack_t *mp, const char *what, float *v);
 int slda_msgpack_bool(slda_msgpack_t *mp, const char *what, int *v);
 /* 1 (and the cursor past it) when the next value is nil, else 0; never fails. */

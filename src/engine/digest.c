@@ -8,7 +8,7 @@
  * first-come per process, so words are taken in the order of their XXH3
  * keys, which every process computes alike.
  */
-#include "engine/model_int.h"
+#include "engine/model_priv.h"
 
 #include <stdlib.h>
 

@@ -40,14 +40,14 @@
  * record's staleness: apply(t) of a record with base b ran b's model, t - b
  * updates behind; global.stale=1 on one process is base = t - 1.
  *
- * A record's fields are in update_int.h; update_codec.c turns records into
+ * A record's fields are in update_priv.h; update_codec.c turns records into
  * bytes and back, update_scratch.c holds a replica minibatch's words.
  *
  * Threads: the local half uses the model's worker pool and must not run
  * while another thread changes the model (it writes rows and NZ for its
  * duration); apply is the model thread's.
  */
-#include "engine/update_int.h"
+#include "engine/update_priv.h"
 #include "engine/births.h"
 #include "engine/model_priv.h"
 #include "engine/global_step.h"

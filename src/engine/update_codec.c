@@ -15,7 +15,7 @@
  * every index and count against the record's own sizes; anything else is
  * SLDA_ERR_CORRUPT, "update record: <what> at byte <offset>".
  */
-#include "engine/update_int.h"
+#include "engine/update_priv.h"
 #include "core/msgpack.h"
 
 #include <msgpack.h>

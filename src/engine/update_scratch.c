@@ -8,8 +8,8 @@
  * most half full; slda_update_scratch_clear empties it for the next
  * minibatch and keeps its memory. The model is only read.
  */
-#include "engine/update_int.h"
-#include "engine/model_int.h"
+#include "engine/update_priv.h"
+#include "engine/model_priv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,7 @@
  * released.
  *
  * This file holds the envelope, the output sink and the entry points; each
- * section has its own file (snapshot_int.h): the header, its parameters and
+ * section has its own file (snapshot_priv.h): the header, its parameters and
  * births state, and the body.
  *
  * The file goes through slda_outfile (outfile.c): a regular file is replaced
@@ -35,7 +35,7 @@
  * decoded model. Two writers in one process must not write the same path at
  * the same time (the temp name is "<target>.tmp.<pid>").
  */
-#include "io/snapshot_int.h"
+#include "io/snapshot_priv.h"
 #include "io/outfile.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
  * attached, after the model is built, and a failure then names where the
  * map starts.
  */
-#include "io/snapshot_int.h"
+#include "io/snapshot_priv.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -325,7 +325,9 @@ static int snap_read_births_field(slda_msgpack_t *mp, slda_births_state_t *st, i
     case BS_VAR: return slda_msgpack_double(mp, "births \"var\"", &st->var);
     case BS_NBASE: return slda_msgpack_uint(mp, "births \"nbase\"", &st->nbase);
     case BS_TOKENS: return slda_msgpack_uint(mp, "births \"tokens\"", &st->tokens);
-    case BS_SHARE: return slda_snap_read_doubles(mp, "births \"share\"", &st->share, nshare);
+    case BS_SHARE:
+        return slda_msgpack_doubles(mp, "births \"share\"", SLDA_MAX_TOPICS, "topics", &st->share,
+                                    nshare);
     case BS_SINCE:
         return snap_read_u64s(mp, "births \"since\"", SLDA_MAX_TOPICS, &st->since, nsince);
     case BS_FREE:

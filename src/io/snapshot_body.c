@@ -9,7 +9,7 @@
  * empty, no NUL, finite, ready 0 or 1) before they enter the model; the
  * block's arrays borrow from the input.
  */
-#include "io/snapshot_int.h"
+#include "io/snapshot_priv.h"
 #include "text/vocab.h"
 
 #include <inttypes.h>

@@ -12,7 +12,7 @@
  * contradict. The parsed header owns its arrays and strings until
  * slda_snap_header_clear.
  */
-#include "io/snapshot_int.h"
+#include "io/snapshot_priv.h"
 #include "engine/model.h"
 #include "text/tokenize.h"
 
@@ -143,19 +143,6 @@ void slda_snap_header_clear(slda_snap_header_t *h)
     memset(h, 0, sizeof *h);
 }
 
-int slda_snap_read_doubles(slda_msgpack_t *mp, const char *what, double **out, uint32_t *n)
-{
-    if (slda_msgpack_array(mp, what, n))
-        return -1;
-    if (*n > SLDA_MAX_TOPICS)
-        return slda_msgpack_fail(mp, "%s: %u values, more than %d topics", what, *n,
-                                 SLDA_MAX_TOPICS);
-    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
-    for (uint32_t i = 0; i < *n; i++)
-        if (slda_msgpack_double(mp, what, &(*out)[i]))
-            return -1;
-    return 0;
-}
 
 static int snap_read_offset(slda_msgpack_t *mp, slda_offset_t *o)
 {
@@ -220,11 +207,11 @@ static int snap_read_header_field(slda_msgpack_t *mp, slda_snap_header_t *h, int
     case HDR_VOCAB_FIXED: return slda_msgpack_bool(mp, what, &h->fixed);
     case HDR_VOCAB_CAPACITY: return slda_msgpack_u32(mp, what, &h->capacity);
     case HDR_HASH_SEED: return slda_msgpack_uint(mp, what, &h->hash_seed);
-    case HDR_ALPHA: return slda_snap_read_doubles(mp, what, &h->alpha, &h->nalpha);
+    case HDR_ALPHA: return slda_msgpack_doubles(mp, what, SLDA_MAX_TOPICS, "topics", &h->alpha, &h->nalpha);
     case HDR_ALPHA_SUM: return slda_msgpack_double(mp, what, &h->alpha_sum);
     case HDR_ETA: return slda_msgpack_double(mp, what, &h->eta);
     case HDR_SIGMA: return slda_msgpack_double(mp, what, &h->sigma);
-    case HDR_NZ: return slda_snap_read_doubles(mp, what, &h->NZ, &h->nNZ);
+    case HDR_NZ: return slda_msgpack_doubles(mp, what, SLDA_MAX_TOPICS, "topics", &h->NZ, &h->nNZ);
     case HDR_T: return slda_msgpack_uint(mp, what, &h->t);
     case HDR_DOCS: return slda_msgpack_uint(mp, what, &h->docs);
     case HDR_TOKENS: return slda_msgpack_uint(mp, what, &h->tokens);

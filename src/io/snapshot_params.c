@@ -15,7 +15,7 @@
  * skipped and a key given twice is refused. Values are set into a
  * slda_params_t through the row's offset (params sit first in a conf).
  */
-#include "io/snapshot_int.h"
+#include "io/snapshot_priv.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* update_int.h - an update record's fields and a replica minibatch's words: private to the update files.
+/* update_priv.h - an update record's fields and a replica minibatch's words: private to the update files.
  *
  * update.c makes records (local half) and applies them (apply half),
  * update_codec.c encodes and decodes them, update_scratch.c interns the words
@@ -6,8 +6,8 @@
  * arrays of the births inputs are NULL unless scores is set, lengths and
  * ntheta NULL unless the record carries alpha inputs.
  */
-#ifndef SLDA_UPDATE_INT_H
-#define SLDA_UPDATE_INT_H
+#ifndef SLDA_UPDATE_PRIV_H
+#define SLDA_UPDATE_PRIV_H
 
 #include "engine/update.h"
 
@@ -55,4 +55,4 @@ struct slda_update_scratch_s {
     uint32_t tcap;
 };
 
-#endif /* SLDA_UPDATE_INT_H */
+#endif /* SLDA_UPDATE_PRIV_H */

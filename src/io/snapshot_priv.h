@@ -1,4 +1,4 @@
-/* snapshot_int.h - what the snapshot files share: the parsed header, the section functions, packing helpers.
+/* snapshot_priv.h - what the snapshot files share: the parsed header, the section functions, packing helpers.
  *
  * Private to src/io/snapshot*.c (io/snapshot.h is what other files use).
  * snapshot.c holds the envelope and the entry points and calls one writer
@@ -9,8 +9,8 @@
  * the reader (core/msgpack.h), and free what they allocated through the
  * structure they fill (slda_snap_header_clear).
  */
-#ifndef SLDA_SNAPSHOT_INT_H
-#define SLDA_SNAPSHOT_INT_H
+#ifndef SLDA_SNAPSHOT_PRIV_H
+#define SLDA_SNAPSHOT_PRIV_H
 
 #include "io/snapshot.h"
 #include "engine/births.h"
@@ -96,7 +96,6 @@ void slda_snap_header_clear(slda_snap_header_t *h);
  * NULL on failure (mp->err set). */
 slda_model_t *slda_snap_model_build(slda_msgpack_t *mp, slda_snap_header_t *h);
 /* An array of at most SLDA_MAX_TOPICS numbers into *out (malloc'ed). */
-int slda_snap_read_doubles(slda_msgpack_t *mp, const char *what, double **out, uint32_t *n);
 
 /* ---- snapshot_params.c ---- */
 void slda_snap_params_write(msgpack_packer *pk, const slda_params_t *p);
@@ -119,4 +118,4 @@ void slda_snap_block_write(msgpack_packer *pk, const slda_model_t *model, const 
  * model; nothing may follow the end marker. */
 int slda_snap_body_read(slda_msgpack_t *mp, slda_model_t *model, uint32_t nrows);
 
-#endif /* SLDA_SNAPSHOT_INT_H */
+#endif /* SLDA_SNAPSHOT_PRIV_H */
