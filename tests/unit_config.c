@@ -172,7 +172,10 @@ static void other_value(const slda_prop_t *prop, char *buf, size_t n)
         else
             snprintf(buf, n, "%.17g", prop->min + (prop->max - prop->min) / 3);
         return;
-    case SLDA_PT_STRING: snprintf(buf, n, "some/path with spaces"); return;
+    case SLDA_PT_STRING: /* a name where the row takes names only (SLDA_PF_NAME, _TOPICS) */
+        snprintf(buf, n, "%s", prop->flags & (SLDA_PF_NAME | SLDA_PF_TOPICS) ? "other.name_2"
+                                                                           : "some/path with spaces");
+        return;
     case SLDA_PT_ENUM:
     case SLDA_PT_LOCAL: {
         size_t k = 0;
@@ -547,7 +550,7 @@ static void test_file(const char *dir)
                            "topics = 20\n"
                            "\talpha=0.5\t\r\n"
                            "local=svb\n"
-                           "model.name = my model #1\n"
+                           "snapshot.dir = my snapshots #1\n"
                            "output.topic=\n"
                            "kafka.bootstrap.servers = localhost:9092\n"
                            "kafka.sasl.password=p=ss#word\n"
@@ -561,7 +564,7 @@ static void test_file(const char *dir)
     CHECK_NEAR(conf->p.alpha, 0.5, 0);
     CHECK_INT(conf->p.vb, SLDA_VB_SVB);
     CHECK_INT(conf->p.hybrid, 0);
-    CHECK_STR(conf->model_name, "my model #1");
+    CHECK_STR(conf->snapshot_dir, "my snapshots #1"); /* '#' inside a value is no comment */
     CHECK_STR(conf->output_topic, "");
     CHECK_INT(conf->p.seed, 7);
     CHECK_INT(slda_conf_kafka_count(conf), 2);
@@ -625,7 +628,7 @@ static void test_env(void)
     env_reset();
     setenv("SLDA_RHO_KAPPA", "0.6", 1);
     setenv("SLDA_LOCAL", "cvb", 1);
-    setenv("SLDA_MODEL_NAME", "from env", 1);
+    setenv("SLDA_MODEL_NAME", "from.env", 1);
     setenv("SLDA_KAFKA_SASL_MECHANISM", "PLAIN", 1);
     setenv("SLDA_KAFKA_BOOTSTRAP_SERVERS", "broker:9092", 1);
     setenv("SLDA_NOT_A_PROPERTY", "ignored", 1);
@@ -636,7 +639,7 @@ static void test_env(void)
     CHECK_NEAR(conf->p.rho_kappa, 0.6, 0);
     CHECK_INT(conf->p.vb, SLDA_VB_CVB);
     CHECK_INT(conf->p.hybrid, 0);
-    CHECK_STR(conf->model_name, "from env");
+    CHECK_STR(conf->model_name, "from.env");
     CHECK_INT(slda_conf_kafka_count(conf), 2);
     slda_conf_kafka_get(conf, 0, &name, &value);
     CHECK_STR(name, "sasl.mechanism");

@@ -70,7 +70,8 @@ int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
         slda_err_t e = slda_conf_set(conf, key, eq + 1, err, sizeof err);
         free(key);
         if (e != SLDA_OK) {
-            fprintf(stderr, "streamlda: -X %s: %s\n", kv, err);
+            /* the key only: the reason names the value, with control bytes escaped */
+            fprintf(stderr, "streamlda: -X %.*s: %s\n", (int)(eq - kv), kv, err);
             return SLDA_EXIT_USAGE;
         }
     }

@@ -25,7 +25,7 @@
  * unless set explicitly), SLDA_PF_RUN (this run's, silently), or none (the
  * snapshot's value stays). A stored, tunable step-size parameter is thus the
  * field in config.h, a P_DBL row with TUNABLE | SLDA_PF_OPTIONAL and its
- * absent value, and its use in the global step (engine/global_step.c).
+ * absent value, and its use in the step's schedule (engine/step.c).
  */
 #include "core/config.h"
 
@@ -259,9 +259,11 @@ static const slda_prop_t props[] = {
     UINT("progress.ms", progress_ms, "2000", 0, 86400000,
          "Milliseconds between progress lines on standard error while training; 0 = off."),
     /* service */
-    STR("model.name", model_name, "streamlda", SLDA_PF_NONEMPTY,
-        "Name of the model, stored in snapshots and reported in metrics."),
-    STR("input.topics", input_topics, "documents", SLDA_PF_NONEMPTY,
+    STR("model.name", model_name, "streamlda", SLDA_PF_NONEMPTY | SLDA_PF_NAME,
+        "Name of the model, stored in snapshots and reported in metrics: 1 to 100 of "
+        "A-Z a-z 0-9 . _ - (not starting with . or -), as it names snapshot files, metric "
+        "labels and Kafka keys."),
+    STR("input.topics", input_topics, "documents", SLDA_PF_NONEMPTY | SLDA_PF_TOPICS,
         "Kafka topics to read documents from, comma separated."),
     ENUM("input.format", input_format, "auto", infmt_values,
          "Format of input message values: text, json ({\"id\", \"text\" or \"tokens\"}), "
@@ -276,16 +278,17 @@ static const slda_prop_t props[] = {
          "Write a snapshot after this many minibatches; 0 = off."),
     UINT("snapshot.every.ms", snapshot_every_ms, "60000", 0, 4294967295.0,
          "Write a snapshot once this many milliseconds have passed since the last one; 0 = off."),
-    STR("snapshot.topic", snapshot_topic, "streamlda.snapshots", 0,
+    STR("snapshot.topic", snapshot_topic, "streamlda.snapshots", SLDA_PF_TOPICS,
         "Kafka topic each snapshot is also published to, in chunks; empty = off."),
     UINT("snapshot.chunk.bytes", snapshot_chunk_bytes, "900000", 1024, 100000000,
          "Largest chunk of a snapshot on snapshot.topic; the default fits consumers with "
          "Kafka's default 1 MB message limit."),
-    STR("output.topic", output_topic, "", 0,
+    STR("output.topic", output_topic, "", SLDA_PF_TOPICS,
         "Kafka topic receiving each trained document's topic mixture; empty = off."),
     UINT("output.top", output_top, "5", 1, 100,
          "Most probable topics listed per document on output.topic."),
-    STR("deadletter.topic", deadletter_topic, "streamlda.deadletter", SLDA_PF_NONEMPTY,
+    STR("deadletter.topic", deadletter_topic, "streamlda.deadletter",
+        SLDA_PF_NONEMPTY | SLDA_PF_TOPICS,
         "Kafka topic receiving input messages that cannot be decoded or tokenised, with the "
         "reason."),
     NUM("http.port", SLDA_PT_INT, http_port, "-1", -1, 65535, 0,
@@ -303,7 +306,7 @@ static const slda_prop_t props[] = {
          "/healthz turns 503 when records stay undelivered, consumption stays paused, or "
          "lagging partitions yield no message for this many milliseconds."),
     /* replicas (docs/replication.md) */
-    STR("updates.topic", updates_topic, "", 0,
+    STR("updates.topic", updates_topic, "", SLDA_PF_TOPICS,
         "Kafka topic (one partition) of the replicated update log: instances of model.name with "
         "it share the input partitions and all hold the same model; empty = one instance."),
     UINT("updates.staleness", updates_staleness, "1", 0, 1000,
@@ -347,7 +350,7 @@ static const slda_prop_t props[] = {
     DBL("track.trend.slope", track_trend_slope, "0.02", 0, 1, SLDA_PF_MIN_OPEN,
         "A slope of at least this share per window flags a topic emerging (at most minus it: "
         "fading)."),
-    STR("track.events.topic", track_events_topic, "", 0,
+    STR("track.events.topic", track_events_topic, "", SLDA_PF_TOPICS,
         "Kafka topic receiving each topic event (birth, death, merge, change, and the engine's) "
         "as a JSON record keyed by model/topic; empty = off."),
 };
@@ -593,6 +596,75 @@ static slda_err_t set_double(const slda_prop_t *prop, void *field, const char *v
     return SLDA_OK;
 }
 
+static int name_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+}
+
+int slda_conf_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > SLDA_NAME_MAX || name[0] == '.' || name[0] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!name_char((unsigned char)name[i]))
+            return 0;
+    return 1;
+}
+
+/* Kafka's rule for a topic name: 1..249 of [A-Za-z0-9._-], not "." or "..". */
+static int topic_valid(const char *s, size_t n)
+{
+    if (n == 0 || n > 249 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!name_char((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+/* value with control and non-ASCII bytes shown as \xNN (at most size-1 bytes). */
+static const char *printable(const char *value, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)value; *p && o + 5 < size; p++) {
+        if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", *p);
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* SLDA_PF_NAME and SLDA_PF_TOPICS: the value's characters and lengths. */
+static slda_err_t check_names(const slda_prop_t *prop, const char *value, char *errstr,
+                              size_t errstr_size)
+{
+    char shown[160];
+    if (prop->flags & SLDA_PF_NAME && !slda_conf_name_valid(value))
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "property \"%s\": \"%s\" is not a name: 1 to %d of A-Z a-z 0-9 . _ - "
+                            "(not starting with . or -), as it names files, metrics and Kafka keys",
+                            prop->name, printable(value, shown, sizeof shown), SLDA_NAME_MAX);
+    if (prop->flags & SLDA_PF_TOPICS) {
+        for (const char *p = value; *value;) {
+            const char *comma = strchr(p, ',');
+            size_t n = comma ? (size_t)(comma - p) : strlen(p);
+            if (!topic_valid(p, n))
+                return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                                    "property \"%s\": \"%s\" is not a Kafka topic name "
+                                    "(1 to 249 of A-Z a-z 0-9 . _ -, comma separated)",
+                                    prop->name, printable(value, shown, sizeof shown));
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+    }
+    return SLDA_OK;
+}
+
 static slda_err_t set_string(const slda_prop_t *prop, void *field, const char *value,
                              char *errstr, size_t errstr_size)
 {
@@ -600,6 +672,9 @@ static slda_err_t set_string(const slda_prop_t *prop, void *field, const char *v
     if (!*value && prop->flags & SLDA_PF_NONEMPTY)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "property \"%s\": value must not be empty", prop->name);
+    slda_err_t err = check_names(prop, value, errstr, errstr_size);
+    if (err)
+        return err;
     free(*slot);
     *slot = !*value && prop->flags & SLDA_PF_EMPTY_NULL ? NULL : slda_xstrdup(value);
     if (*value == '+' && prop->flags & SLDA_PF_OR_PATH) {

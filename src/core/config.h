@@ -174,6 +174,12 @@ typedef enum {
 #define SLDA_PF_EMPTY_NULL 0x2 /* strings: "" is stored as NULL */
 #define SLDA_PF_NONEMPTY 0x4   /* strings: "" is refused */
 #define SLDA_PF_OR_PATH 0x8    /* strings: values[] names a choice, anything else is a path */
+#define SLDA_PF_NAME 0x1000    /* strings: a name that becomes a file name, a metric label and
+                                  a Kafka key: 1..SLDA_NAME_MAX of A-Z a-z 0-9 . _ -, not
+                                  starting with . or - (slda_conf_name_valid) */
+#define SLDA_PF_TOPICS 0x2000  /* strings: Kafka topic names, comma separated (or one, or
+                                  none when empty): 1..249 of A-Z a-z 0-9 . _ -, not . or .. */
+#define SLDA_NAME_MAX 100
 /* Row flags of engine parameters (fields of slda_params_t): snapshots
  * (io/snapshot_params.c) and restores (engine/reconcile.c) read them. */
 #define SLDA_PF_SNAPSHOT 0x10  /* stored in every snapshot's "params" map */
@@ -206,6 +212,8 @@ typedef struct slda_prop_s {
     const char *desc;           /* one line, user-facing */
 } slda_prop_t;
 
+/* 1 when name may be a model's name (SLDA_PF_NAME's rule). */
+int slda_conf_name_valid(const char *name);
 /* The table, in documentation order; *n receives its length. */
 const slda_prop_t *slda_conf_props(size_t *n);
 /* The row named name, or NULL (kafka.* keys have no row). */
