@@ -101,7 +101,7 @@ def after_documents(tmp, sig, want_rc):
     check("interrupted (%s) after 20 documents" % name in err,
           "%s: says interrupted after 20 documents: %r" % (name, err[-400:]))
     no_read_error(err, name)
-    check("train docs=20 " in out and "errors=0 " in out,
+    check("train docs=20 " in out and "rejected=0 " in out,
           "%s: summary counts 20 documents and no errors: %r" % (name, out))
     check(os.path.exists(model), "%s: the model so far was written" % name)
     if os.path.exists(model):

@@ -82,7 +82,7 @@ for t in 1 2; do
         grep -q "bad.txt:$n: " "$T/err" && ok || fail "threads=$t: no error naming bad.txt:$n: $(head -c 600 "$T/err")"
     done
     [ "$(grep -c 'bad.txt:[0-9]*: ' "$T/err")" = 4 ] && ok || fail "threads=$t: errors: $(cat "$T/err")"
-    grep -q "errors=4" "$T/out" && ok || fail "threads=$t: summary $(cat "$T/out")"
+    grep -q "rejected=4 " "$T/out" && ok || fail "threads=$t: summary $(cat "$T/out")"
 done
 # (a file is held in memory and C is its size: standard input gets the same C; a file whose
 # documents all fit in replay.docs gets its second visits after its end, a stream after about

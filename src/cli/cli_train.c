@@ -59,10 +59,12 @@ static const char train_usage[] =
     "  -h, --help           this help\n"
     "\n"
     "Standard output gets one summary line:\n"
-    "  train docs=N tokens=N seconds=S tokens_per_s=R test_docs=N perplexity=P errors=N\n"
-    "        wall_seconds=S\n"
+    "  train docs=N tokens=N seconds=S tokens_per_s=R test_docs=N perplexity=P rejected=N\n"
+    "        dropped_tokens=N wall_seconds=S\n"
     "(seconds and tokens_per_s count the training steps only; wall_seconds adds reading and\n"
-    "tokenising the input; neither counts held-out evaluation).\n"
+    "tokenising the input; neither counts held-out evaluation. perplexity is - without\n"
+    "held-out documents; rejected counts the records left out with a reason on stderr;\n"
+    "dropped_tokens the occurrences of new words a full vocabulary could not take).\n"
     "\n"
     "Exit status: 0 trained; 1 nothing trained (no documents, every record rejected,\n"
     "everything held out: no model is written) or a runtime failure; 2 usage error;\n"
@@ -147,6 +149,16 @@ static double heldout_perplexity(train_run_t *tr)
     return perp;
 }
 
+/* A perplexity as text: "-" when there is none (no held-out document scored). */
+static const char *perplexity_text(double perp, char out[32])
+{
+    if (isfinite(perp))
+        snprintf(out, 32, "%.2f", perp);
+    else
+        snprintf(out, 32, "-");
+    return out;
+}
+
 /* One status line on stderr every progress.ms: rates over training time
  * only, and the held-out perplexity when there are held-out documents (its
  * evaluation is not counted in the rates). */
@@ -158,15 +170,16 @@ static void progress(train_run_t *tr, int force)
     if (!force && (now - tr->last_progress) * 1000 < tr->conf->progress_ms)
         return;
     tr->last_progress = now;
+    char perp[32];
     double secs = tr->train_seconds > 0 ? tr->train_seconds : 1e-9;
     fprintf(stderr,
             "progress: docs %llu tokens %llu docs/s %.0f tokens/s %.0f rho %.4f updates %llu "
-            "vocabulary %u errors %llu perplexity %.2f\n",
+            "vocabulary %u rejected %llu perplexity %s\n",
             (unsigned long long)slda_model_docs(tr->model),
             (unsigned long long)slda_model_tokens(tr->model), slda_model_docs(tr->model) / secs,
             slda_model_tokens(tr->model) / secs, tr->last_rho,
             (unsigned long long)slda_model_updates(tr->model), slda_model_vocab_size(tr->model),
-            (unsigned long long)tr->nerrors, heldout_perplexity(tr));
+            (unsigned long long)tr->nerrors, perplexity_text(heldout_perplexity(tr), perp));
 }
 
 static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
@@ -532,14 +545,15 @@ int slda_cli_train(int argc, char **argv)
     }
     /* With -o - the snapshot is the data on standard output: reports go to stderr. */
     FILE *report = output && !strcmp(output, "-") ? stderr : stdout;
-    double perp = heldout_perplexity(&tr);
+    char perp[32];
+    uint64_t refused = slda_vocab_refused(slda_model_vocab(tr.model));
     fprintf(report, "train docs=%llu tokens=%llu seconds=%.3f tokens_per_s=%.0f test_docs=%zu "
-           "perplexity=%.2f errors=%llu wall_seconds=%.3f\n",
+           "perplexity=%s rejected=%llu dropped_tokens=%llu wall_seconds=%.3f\n",
            (unsigned long long)slda_model_docs(tr.model),
            (unsigned long long)slda_model_tokens(tr.model), tr.train_seconds,
            slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
-           tr.obs.n ? tr.obs.n : tr.heldout.n, perp, (unsigned long long)tr.nerrors, wall);
-    uint64_t refused = slda_vocab_refused(slda_model_vocab(tr.model));
+           tr.obs.n ? tr.obs.n : tr.heldout.n, perplexity_text(heldout_perplexity(&tr), perp),
+           (unsigned long long)tr.nerrors, (unsigned long long)refused, wall);
     if (refused)
         fprintf(stderr,
                 "streamlda train: warning: %llu occurrences of new words were left out: the "
