@@ -12,7 +12,6 @@
  * owner looks the words up afterwards with slda_doc_from_bag.
  */
 #include "engine/model_int.h"
-#include "core/utf8.h"
 #include "text/bag.h"
 #include "text/tokenize.h"
 
@@ -61,47 +60,15 @@ slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
     return bag_to_doc(model, bag, doc, errstr, errstr_size);
 }
 
-/* All tokens valid UTF-8 and within the size limit? */
-static slda_err_t check_tokens(const slda_model_t *model, const char *const *tokens,
-                               const size_t *lens, size_t n, size_t *maxlen, char *errstr,
-                               size_t errstr_size)
-{
-    size_t total = 0, off = 0;
-    const char *why = NULL;
-    *maxlen = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = lens ? lens[i] : strlen(tokens[i]);
-        if (!slda_utf8_valid(tokens[i], len, &off, &why))
-            return slda_set_err(errstr, errstr_size, SLDA_ERR_UTF8,
-                                "tokens[%zu]: invalid UTF-8 at byte %zu (%s)", i, off, why);
-        total += len;
-        if (len > *maxlen)
-            *maxlen = len;
-    }
-    return slda_tokenizer_check_size(model->tok, total, errstr, errstr_size);
-}
-
 slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
                                 const size_t *lens, size_t n, slda_doc_t *doc,
                                 char *errstr, size_t errstr_size)
 {
     slda_bag_t *bag = deferred ? deferred : model_bag(model);
-    uint64_t seed = slda_vocab_seed(model->vocab);
-    size_t maxlen;
-    char *buf;
-    slda_err_t err;
     slda_doc_init(doc);
-    err = check_tokens(model, tokens, lens, n, &maxlen, errstr, errstr_size);
+    slda_err_t err = slda_bag_tokens(model->tok, slda_vocab_seed(model->vocab), bag, tokens,
+                                     lens, n, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
-    slda_bag_clear(bag, seed);
-    buf = slda_xmalloc(4 * maxlen + 1); /* slda_token_normalise's contract */
-    for (size_t i = 0; i < n; i++) {
-        size_t len = lens ? lens[i] : strlen(tokens[i]);
-        size_t out = slda_token_normalise(model->tok, tokens[i], len, buf);
-        if (out > 0)
-            slda_bag_add(bag, buf, out);
-    }
-    free(buf);
     return bag_to_doc(model, bag, doc, errstr, errstr_size);
 }
