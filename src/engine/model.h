@@ -156,9 +156,4 @@ slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, si
                                  float *thetas, slda_train_stats_t *stats, size_t nextra,
                                  void (*extra)(size_t i, uint32_t worker, void *opaque),
                                  void *opaque, char *errstr, size_t errstr_size);
-/* text.c: on this thread, until called with NULL, slda_doc_from_text and
- * slda_doc_from_tokens only tokenise into bag and set bag->deferred (the
- * document is left without words); the vocabulary's thread then calls
- * slda_doc_from_bag. Lets message decoding run on worker threads. */
-void slda_text_defer(slda_bag_t *bag);
 #endif /* SLDA_MODEL_H */

@@ -62,6 +62,8 @@ typedef struct doc_meta_s {
 
 struct slda_service_s {
     slda_bag_t *bags[DECODE_MAX]; /* the decoding of the messages polled together */
+    slda_record_t *recs;          /* one per thread: the message it decodes */
+    uint32_t nrecs;
     char decode_errs[DECODE_MAX][512];
     /* messages train_full handled, released on the threads by the next one's
      * hand-over (or by release_pending) */
@@ -755,25 +757,32 @@ static void decode_one(size_t i, uint32_t worker, void *opaque)
     decode_job_t *job = opaque;
     slda_service_t *svc = job->svc;
     const slda_kmsg_t *msg = &job->msgs[i];
-    (void)worker;
     if (i < job->nrel) /* librdkafka's message destroy is thread-safe */
         slda_ksource_release(svc->src, &svc->rel[i]);
     if (i >= job->n)
         return;
-    slda_text_defer(svc->bags[i]);
-    job->codes[i] = slda_doc_from_message(svc->model, svc->conf->input_format, msg->value,
-                                          msg->value ? msg->len : 0, msg->key, msg->keylen,
-                                          svc->conf->input_max_bytes, &job->docs[i],
-                                          job->errs[i], sizeof job->errs[i]);
-    slda_text_defer(NULL);
-    if (job->codes[i] == SLDA_OK && !job->docs[i].id) {
+    slda_record_t *rec = &svc->recs[worker];
+    slda_message_t m = {.value = msg->value, .len = msg->value ? msg->len : 0, .key = msg->key,
+                        .keylen = msg->keylen, .timestamp_ms = msg->timestamp_ms};
+    slda_vocab_t *vocab = slda_model_vocab(svc->model);
+    slda_err_t code = slda_docmsg_decode(svc->conf->input_format, &m,
+                                         svc->conf->input_max_bytes, rec, job->errs[i],
+                                         sizeof job->errs[i]);
+    if (code == SLDA_OK)
+        code = slda_record_tokenize(slda_model_tokenizer(svc->model), slda_vocab_seed(vocab),
+                                    rec, svc->bags[i], job->errs[i], sizeof job->errs[i]);
+    job->codes[i] = code;
+    if (code != SLDA_OK)
+        return;
+    job->docs[i].id = slda_record_id(rec);
+    if (!job->docs[i].id) {
         /* no id field and no key: the Kafka coordinates are unique */
         char id[200];
         snprintf(id, sizeof id, "%s:%d:%" PRId64, msg->topic, (int)msg->partition, msg->offset);
         job->docs[i].id = slda_xstrdup(id);
     }
-    if (job->codes[i] == SLDA_OK && svc->bags[i]->deferred && !svc->replica)
-        slda_bag_hint(slda_model_vocab(svc->model), svc->bags[i], &job->docs[i]);
+    if (!svc->replica)
+        slda_bag_hint(vocab, svc->bags[i], &job->docs[i]);
 }
 
 static void note_input(slda_service_t *svc, const slda_kmsg_t *msg);
@@ -783,13 +792,11 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
 {
     if (svc->replica) { /* words by string: the replica changes only by the log */
         note_input(svc, msg);
-        if (!code && bag->deferred)
+        if (!code)
             code = slda_update_doc_from_bag(svc->model, svc->scratch, bag, &doc, err, 512);
-        else if (!code)
-            code = slda_set_err(err, 512, SLDA_ERR_INVALID, "replica: document not deferred");
     } else {
         svc->dirty = 1;
-        if (!code && bag->deferred) /* its words, in message order */
+        if (!code) /* its words, in message order */
             code = slda_doc_from_bag(slda_model_tokenizer(svc->model), slda_model_vocab(svc->model),
                                      bag, &doc, err, 512);
     }
@@ -826,6 +833,13 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
 static void decode_setup(slda_service_t *svc, decode_job_t *job, slda_kmsg_t *msgs, size_t n,
                          slda_doc_t *docs, slda_err_t *codes)
 {
+    uint32_t threads = slda_pool_threads(slda_model_pool(svc->model));
+    if (svc->nrecs < threads) { /* one record per thread: decoding writes it */
+        svc->recs = slda_xrealloc(svc->recs, threads * sizeof *svc->recs);
+        for (uint32_t w = svc->nrecs; w < threads; w++)
+            slda_record_init(&svc->recs[w]);
+        svc->nrecs = threads;
+    }
     for (size_t i = 0; i < n; i++) {
         if (!svc->bags[i])
             svc->bags[i] = slda_bag_new();
@@ -1880,6 +1894,9 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->thetas);
     for (size_t i = 0; i < DECODE_MAX; i++)
         slda_bag_free(svc->bags[i]);
+    for (uint32_t w = 0; w < svc->nrecs; w++)
+        slda_record_clear(&svc->recs[w]);
+    free(svc->recs);
     heldout_staged(svc, STAGED_DROP);
     free(svc->staged);
     slda_heldout_destroy(svc->held);

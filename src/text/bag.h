@@ -20,7 +20,6 @@ typedef struct slda_bag_s {
     uint32_t *table;        /* tcap slots: index of a word, or UINT32_MAX */
     uint32_t tcap;
     uint64_t seed;
-    int deferred;           /* slda_text_defer: the lookup is still to be done */
     uint32_t *hint;         /* hcap: each word's id when slda_bag_hint ran, or UINT32_MAX */
     uint32_t hcap;
     int hinted;             /* hint[] holds the ids as of hint_evictions */
