@@ -146,14 +146,4 @@ void slda_train_pre(slda_train_t *job);
 slda_err_t slda_train_end(slda_train_t *job, slda_train_stats_t *stats, char *errstr,
                           size_t errstr_size);
 
-/* train.c: slda_model_train, with nextra more items in the pool run of the
- * local steps: extra(i, worker, opaque) for i < nextra, claimed after every
- * document (the service decodes the next minibatch's messages there while
- * the last documents train). extra must only read what the local steps read
- * (the model, its vocabulary and tokenizer) and write its own results; it
- * does not run when the documents are refused before training. */
-slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
-                                 float *thetas, slda_train_stats_t *stats, size_t nextra,
-                                 void (*extra)(size_t i, uint32_t worker, void *opaque),
-                                 void *opaque, char *errstr, size_t errstr_size);
 #endif /* SLDA_MODEL_H */

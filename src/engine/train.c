@@ -518,54 +518,6 @@ slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t 
     return slda_train_end(job, stats, errstr, errstr_size);
 }
 
-/* The service's decoding in the hand-over of the local steps (removed once
- * the service composes the hand-over itself): items [0, ndocs) the
- * documents, then the caller's nextra, then the job's items past ndocs. */
-typedef struct with_s {
-    slda_train_t *job;
-    size_t nextra;
-    void (*extra)(size_t, uint32_t, void *);
-    void *opaque;
-} with_t;
-
-static uint64_t with_cost(size_t i, void *opaque)
-{
-    const with_t *w = opaque;
-    return i < w->job->ndocs ? slda_train_cost(w->job, i) : 0;
-}
-
-static void with_item(size_t i, uint32_t worker, void *opaque)
-{
-    with_t *w = opaque;
-    if (i < w->job->ndocs)
-        slda_train_item(w->job, i, worker);
-    else if (i < w->job->ndocs + w->nextra)
-        w->extra(i - w->job->ndocs, worker, w->opaque);
-    else
-        slda_train_item(w->job, i - w->nextra, worker);
-}
-
-static void with_pre(void *opaque)
-{
-    slda_train_pre(((with_t *)opaque)->job);
-}
-
-slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
-                                 float *thetas, slda_train_stats_t *stats, size_t nextra,
-                                 void (*extra)(size_t i, uint32_t worker, void *opaque),
-                                 void *opaque, char *errstr, size_t errstr_size)
-{
-    slda_train_t *job;
-    slda_err_t err = slda_train_begin(model, docs, ndocs, thetas, &job, errstr, errstr_size);
-    if (err != SLDA_OK)
-        return err;
-    with_t w = {job, nextra, extra, opaque};
-    slda_pool_run_longest(model->pool, slda_train_items(job) + nextra, with_cost, with_item,
-                          job->prev ? with_pre : NULL, &w);
-    return slda_train_end(job, stats, errstr, errstr_size);
-}
-
-
 slda_err_t slda_model_replay_drain(slda_model_t *model, char *errstr, size_t errstr_size)
 {
     if (!model)

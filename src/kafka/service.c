@@ -60,11 +60,25 @@ typedef struct doc_meta_s {
     int64_t event_ms; /* event time (message timestamp or input.time.field) */
 } doc_meta_t;
 
+/* One message of those polled together, decoded on a worker thread (decode_item). */
+typedef struct decoded_s {
+    slda_bag_t *bag;         /* its words (kept across polls) */
+    slda_doc_t doc;          /* its id, and its words when the hints found them all */
+    slda_err_t code;         /* of decoding and tokenising */
+    char err[512];
+    slda_err_t time_code;    /* input.time.field read from its value (when set) */
+    int64_t time_ms;
+    char time_err[300];
+} decoded_t;
+
 struct slda_service_s {
-    slda_bag_t *bags[DECODE_MAX]; /* the decoding of the messages polled together */
+    /* the decode stage: the messages polled together, decoded on the threads */
+    decoded_t dec[DECODE_MAX];
+    slda_kmsg_t *dec_msgs;        /* the messages being decoded (the caller's array) */
+    size_t ndec;                  /* how many: items [0, ndec) decode them */
+    size_t dec_nrel;              /* items [0, dec_nrel) release rel[] too (train_full) */
     slda_record_t *recs;          /* one per thread: the message it decodes */
     uint32_t nrecs;
-    char decode_errs[DECODE_MAX][512];
     /* messages train_full handled, released on the threads by the next one's
      * hand-over (or by release_pending) */
     slda_kmsg_t rel[DECODE_MAX];
@@ -533,12 +547,44 @@ static void engine_event(slda_service_t *svc, const slda_event_t *ev)
 
 static void engine_events(slda_service_t *svc);
 
-static void decode_one(size_t i, uint32_t worker, void *opaque);
+static void decode_item(slda_service_t *svc, size_t i, uint32_t worker);
 
-/* Train the open minibatch; ndecode messages of the decode job `decode` (may
- * be NULL) are decoded on the threads meanwhile (train_full). */
-static slda_err_t train_batch_with(slda_service_t *svc, size_t ndecode, void *decode,
-                                   char *errstr, size_t errstr_size)
+/* One hand-over to the threads: the minibatch's training job (its items
+ * first, at their own indices, the caller preparing the pending update
+ * meanwhile: engine/model.h), then ndecode items of the decode stage (cost
+ * 0: claimed after the documents, as the last documents train). */
+typedef struct batch_job_s {
+    slda_train_t *train;
+    size_t ntrain;
+    slda_service_t *svc;
+} batch_job_t;
+
+static uint64_t batch_cost(size_t i, void *opaque)
+{
+    const batch_job_t *job = opaque;
+    return i < job->ntrain ? slda_train_cost(job->train, i) : 0;
+}
+
+static void batch_item(size_t i, uint32_t worker, void *opaque)
+{
+    batch_job_t *job = opaque;
+    if (i < job->ntrain)
+        slda_train_item(job->train, i, worker);
+    else
+        decode_item(job->svc, i - job->ntrain, worker);
+}
+
+static void batch_pre(void *opaque)
+{
+    slda_train_pre(((batch_job_t *)opaque)->train);
+}
+
+/* Train the open minibatch; ndecode items of the decode stage (svc->ndec
+ * messages set up by decode_setup, svc->dec_nrel releases) run in the same
+ * hand-over (train_full). When the training is refused before its hand-over,
+ * they do not run. */
+static slda_err_t train_batch(slda_service_t *svc, size_t ndecode, char *errstr,
+                              size_t errstr_size)
 {
     if (!svc->ndocs)
         return SLDA_OK;
@@ -551,9 +597,15 @@ static slda_err_t train_batch_with(slda_service_t *svc, size_t ndecode, void *de
         svc->thetas = slda_xrealloc(svc->thetas, svc->ndocs * K * sizeof *svc->thetas);
     slda_train_stats_t stats;
     memset(&stats, 0, sizeof stats);
-    slda_err_t err = slda_model_train_with(svc->model, svc->docs, svc->ndocs,
-                                           want ? svc->thetas : NULL, &stats, ndecode,
-                                           decode_one, decode, errstr, errstr_size);
+    slda_train_t *train;
+    slda_err_t err = slda_train_begin(svc->model, svc->docs, svc->ndocs,
+                                      want ? svc->thetas : NULL, &train, errstr, errstr_size);
+    if (err)
+        return err;
+    batch_job_t job = {train, slda_train_items(train), svc};
+    slda_pool_run_longest(slda_model_pool(svc->model), job.ntrain + ndecode, batch_cost,
+                          batch_item, batch_pre, &job);
+    err = slda_train_end(train, &stats, errstr, errstr_size);
     if (err)
         return err;
     slda_metrics_add(svc->metrics, SLDA_M_DOCS, stats.docs);
@@ -574,11 +626,6 @@ static slda_err_t train_batch_with(slda_service_t *svc, size_t ndecode, void *de
     if (svc->page && slda_mono_s() - svc->last_page >= PAGE_S)
         page_publish(svc);
     return SLDA_OK;
-}
-
-static slda_err_t train_batch(slda_service_t *svc, char *errstr, size_t errstr_size)
-{
-    return train_batch_with(svc, 0, NULL, errstr, errstr_size);
 }
 
 /* births.c's topic births, deaths and merges since the last call: one line each. */
@@ -685,20 +732,18 @@ static void deadletter(slda_service_t *svc, const slda_kmsg_t *msg, slda_err_t c
     slda_ksink_deadletter(svc->sink, msg, code, reason); /* counted on delivery */
 }
 
-/* The event time of msg: input.time.field when set (when the field is missing
+/* The event time of msg (decoded in d): input.time.field when set (when the field is missing
  * or unreadable, the newest event time seen, else the message timestamp;
  * counted and logged), else the message timestamp; later than a day ahead of
  * the clock is clamped to the newest event time seen (counted, logged). */
-static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
+static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg, const decoded_t *d)
 {
     int64_t ts = msg->timestamp_ms, now = slda_now_ms();
     const char *field = svc->conf->input_time_field;
     if (field && *field) {
-        char err[300];
-        int64_t ms;
-        if (msg->value && slda_time_from_json(msg->value, msg->len, field, &ms, err,
-                                              sizeof err) == SLDA_OK)
-            ts = ms;
+        const char *err = d->time_err; /* read on the worker (decode_item) */
+        if (d->time_code == SLDA_OK)
+            ts = d->time_ms;
         else { /* the newest event time seen: the stream's time, not the producer's */
             if (slda_track_newest(svc->track))
                 ts = slda_track_newest(svc->track);
@@ -725,71 +770,83 @@ static int64_t event_time(slda_service_t *svc, const slda_kmsg_t *msg)
     return t;
 }
 
-/* The messages polled together are decoded on the worker threads: each is
- * tokenised into its own bag (slda_text_defer), and its words are looked up
- * in the vocabulary afterwards, on this thread and in message order
- * (handle_message): the documents and the vocabulary are those of decoding
- * one message at a time, whatever the thread count. While they decode,
- * nothing changes the vocabulary, so each worker also finds its bag's words
- * there (slda_bag_hint): the lookups in message order then only count and pin
- * the words found, unless an eviction came between (bag.c); a message whose
- * words were all found is made into its document (sorted) there too. Replicas
- * look words up by string through the update log instead. */
-typedef struct decode_job_s {
-    slda_service_t *svc;
-    slda_kmsg_t *msgs;
-    slda_doc_t *docs;
-    slda_err_t *codes;
-    char (*errs)[512];
-    size_t n;    /* messages to decode: items [0, n) */
-    size_t nrel; /* train_full: svc->rel[0, nrel) released by items [0, nrel) too */
-} decode_job_t;
+/* The decode stage. The messages polled together are decoded on the worker
+ * threads (decode_item): each into its thread's record (docmsg.c), then
+ * tokenised into its own bag (slda_record_tokenize); its event time field is
+ * read there too. Its words are looked up in the vocabulary afterwards, on
+ * this thread and in message order (handle_message): the documents and the
+ * vocabulary are those of decoding one message at a time, whatever the
+ * thread count. While they decode, nothing changes the vocabulary, so each
+ * worker also finds its bag's words there (slda_bag_hint): the lookups in
+ * message order then only count and pin the words found, unless an eviction
+ * came between (bag.c); a message whose words were all found is made into its
+ * document (sorted) there too. Replicas look words up by string through the
+ * update log instead. */
 
 /* The threads claim the longest messages first (pool.c). */
 static uint64_t decode_cost(size_t i, void *opaque)
 {
-    const decode_job_t *job = opaque;
-    return job->msgs[i].len;
+    const slda_service_t *svc = opaque;
+    return svc->dec_msgs[i].len;
 }
 
-static void decode_one(size_t i, uint32_t worker, void *opaque)
+/* Message i of the decode stage, on any thread (worker: its record); first
+ * the release of rel[i] when train_full handed that over too. */
+static void decode_item(slda_service_t *svc, size_t i, uint32_t worker)
 {
-    decode_job_t *job = opaque;
-    slda_service_t *svc = job->svc;
-    const slda_kmsg_t *msg = &job->msgs[i];
-    if (i < job->nrel) /* librdkafka's message destroy is thread-safe */
+    if (i < svc->dec_nrel) /* librdkafka's message destroy is thread-safe */
         slda_ksource_release(svc->src, &svc->rel[i]);
-    if (i >= job->n)
+    if (i >= svc->ndec)
         return;
+    const slda_kmsg_t *msg = &svc->dec_msgs[i];
+    decoded_t *d = &svc->dec[i];
     slda_record_t *rec = &svc->recs[worker];
     slda_message_t m = {.value = msg->value, .len = msg->value ? msg->len : 0, .key = msg->key,
                         .keylen = msg->keylen, .timestamp_ms = msg->timestamp_ms};
     slda_vocab_t *vocab = slda_model_vocab(svc->model);
-    slda_err_t code = slda_docmsg_decode(svc->conf->input_format, &m,
-                                         svc->conf->input_max_bytes, rec, job->errs[i],
-                                         sizeof job->errs[i]);
-    if (code == SLDA_OK)
-        code = slda_record_tokenize(slda_model_tokenizer(svc->model), slda_vocab_seed(vocab),
-                                    rec, svc->bags[i], job->errs[i], sizeof job->errs[i]);
-    job->codes[i] = code;
-    if (code != SLDA_OK)
+    const char *field = svc->conf->input_time_field;
+    if (field && *field) /* used in message order by event_time */
+        d->time_code = msg->value ? slda_time_from_json(msg->value, msg->len, field,
+                                                        &d->time_ms, d->time_err,
+                                                        sizeof d->time_err)
+                                  : slda_set_err(d->time_err, sizeof d->time_err,
+                                                 SLDA_ERR_PARSE, "time field \"%s\": no value",
+                                                 field);
+    d->code = slda_docmsg_decode(svc->conf->input_format, &m, svc->conf->input_max_bytes, rec,
+                                 d->err, sizeof d->err);
+    if (d->code == SLDA_OK)
+        d->code = slda_record_tokenize(slda_model_tokenizer(svc->model), slda_vocab_seed(vocab),
+                                       rec, d->bag, d->err, sizeof d->err);
+    if (d->code != SLDA_OK)
         return;
-    job->docs[i].id = slda_record_id(rec);
-    if (!job->docs[i].id) {
+    d->doc.id = slda_record_id(rec);
+    if (!d->doc.id) {
         /* no id field and no key: the Kafka coordinates are unique */
         char id[200];
         snprintf(id, sizeof id, "%s:%d:%" PRId64, msg->topic, (int)msg->partition, msg->offset);
-        job->docs[i].id = slda_xstrdup(id);
+        d->doc.id = slda_xstrdup(id);
     }
     if (!svc->replica)
-        slda_bag_hint(vocab, svc->bags[i], &job->docs[i]);
+        slda_bag_hint(vocab, d->bag, &d->doc);
+}
+
+static void decode_one(size_t i, uint32_t worker, void *opaque)
+{
+    decode_item(opaque, i, worker);
 }
 
 static void note_input(slda_service_t *svc, const slda_kmsg_t *msg);
 
-static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t code,
-                           slda_doc_t doc, const slda_bag_t *bag, char *err)
+/* A decoded message, on this thread in message order: its words looked up
+ * (the document moves out of d), then dead-lettered, held out or added to
+ * the open minibatch. */
+static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, decoded_t *d)
 {
+    slda_err_t code = d->code;
+    slda_doc_t doc = d->doc;
+    const slda_bag_t *bag = d->bag;
+    char *err = d->err;
+    slda_doc_init(&d->doc);
     if (svc->replica) { /* words by string: the replica changes only by the log */
         note_input(svc, msg);
         if (!code)
@@ -805,7 +862,7 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
         deadletter(svc, msg, code, err);
         return;
     }
-    doc.time_ms = msg->timestamp_ms; /* doc.id: the message's, or decode_one's */
+    doc.time_ms = msg->timestamp_ms; /* doc.id: the message's, or decode_item's */
     uint32_t m = svc->conf->heldout_modulo;
     if (m && slda_hash64(doc.id, strlen(doc.id), 0) % m == 0) {
         heldout_add(svc, &doc, svc->replica ? bag : NULL);
@@ -825,13 +882,13 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, slda_err_t cod
     meta->offset = msg->offset;
     meta->timestamp_ms = msg->timestamp_ms;
     meta->replayed = slda_ksource_replayed(svc->src, msg->topic, msg->partition, msg->offset);
-    meta->event_ms = event_time(svc, msg);
+    meta->event_ms = event_time(svc, msg, d);
 }
 
-/* n messages polled together: their bags ready and their documents empty (as
- * they stay if they are never decoded: train_full when training fails). */
-static void decode_setup(slda_service_t *svc, decode_job_t *job, slda_kmsg_t *msgs, size_t n,
-                         slda_doc_t *docs, slda_err_t *codes)
+/* n messages polled together to decode: their bags ready and their documents
+ * empty (as they stay if they are never decoded: train_full when training
+ * fails), a record for each thread. */
+static void decode_setup(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
 {
     uint32_t threads = slda_pool_threads(slda_model_pool(svc->model));
     if (svc->nrecs < threads) { /* one record per thread: decoding writes it */
@@ -841,11 +898,13 @@ static void decode_setup(slda_service_t *svc, decode_job_t *job, slda_kmsg_t *ms
         svc->nrecs = threads;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!svc->bags[i])
-            svc->bags[i] = slda_bag_new();
-        slda_doc_init(&docs[i]);
+        if (!svc->dec[i].bag)
+            svc->dec[i].bag = slda_bag_new();
+        slda_doc_init(&svc->dec[i].doc);
     }
-    *job = (decode_job_t){svc, msgs, docs, codes, svc->decode_errs, n, 0};
+    svc->dec_msgs = msgs;
+    svc->ndec = n;
+    svc->dec_nrel = 0;
 }
 
 /* Release what train_full left for the next hand-over (a no-op for the
@@ -860,35 +919,35 @@ static void release_pending(slda_service_t *svc)
 /* The decoded messages handled in order (ok), or dropped (the service stops
  * and reads them again from the last snapshot); then released, or with defer
  * left to the next train_full's hand-over (svc->rel, empty before). */
-static void handle_decoded(slda_service_t *svc, const decode_job_t *job, size_t n, int ok,
-                           int defer)
+static void handle_decoded(slda_service_t *svc, int ok, int defer)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < svc->ndec; i++) {
         if (ok)
-            handle_message(svc, &job->msgs[i], job->codes[i], job->docs[i], svc->bags[i],
-                           svc->decode_errs[i]);
+            handle_message(svc, &svc->dec_msgs[i], &svc->dec[i]);
         else
-            slda_doc_clear(&job->docs[i]);
+            slda_doc_clear(&svc->dec[i].doc);
         if (defer)
-            svc->rel[svc->nrel++] = job->msgs[i];
+            svc->rel[svc->nrel++] = svc->dec_msgs[i];
         else
-            slda_ksource_release(svc->src, &job->msgs[i]);
+            slda_ksource_release(svc->src, &svc->dec_msgs[i]);
     }
+    svc->dec_msgs = NULL;
+    svc->ndec = svc->dec_nrel = 0;
 }
 
+/* Messages polled while the minibatch is open: decoded in a hand-over of
+ * their own, handled and released. */
 static void handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
 {
-    slda_doc_t docs[DECODE_MAX];
-    slda_err_t codes[DECODE_MAX];
-    decode_job_t job;
-    decode_setup(svc, &job, msgs, n, docs, codes);
-    slda_pool_run_longest(slda_model_pool(svc->model), n, decode_cost, decode_one, NULL, &job);
-    handle_decoded(svc, &job, n, 1, 0);
+    decode_setup(svc, msgs, n);
+    slda_pool_run_longest(slda_model_pool(svc->model), n, decode_cost, decode_one, NULL, svc);
+    handle_decoded(svc, 1, 0);
 }
 
 /* The open minibatch is full: train it, and decode what Kafka has ready for
  * the next one (up to a minibatch, not waiting) in the same hand-over to the
- * threads, after the documents; then handle those messages as
+ * threads, after the documents (train_batch runs the training's job and the
+ * decode stage's items together); then handle those messages as
  * handle_messages does. Their words are looked up after the training, in
  * message order, as if they had been polled after it (decoding only reads
  * the vocabulary, and the bags' hints are checked against evictions), and
@@ -902,9 +961,6 @@ static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errst
                              size_t errstr_size)
 {
     slda_kmsg_t msgs[DECODE_MAX];
-    slda_doc_t docs[DECODE_MAX];
-    slda_err_t codes[DECODE_MAX];
-    decode_job_t job;
     size_t n = 0;
     /* A snapshot due after this minibatch (snapshot.every.batches) would train the
      * documents read ahead as a minibatch of its own, cut wherever the reading got to
@@ -914,14 +970,13 @@ static slda_err_t train_full(slda_service_t *svc, size_t batch_docs, char *errst
     while (!snap_next && n < batch_docs && n < DECODE_MAX &&
            slda_ksource_poll(svc->src, 0, &msgs[n]))
         n++;
-    decode_setup(svc, &job, msgs, n, docs, codes);
-    job.nrel = svc->nrel;
-    slda_err_t err = train_batch_with(svc, n > job.nrel ? n : job.nrel, &job, errstr,
-                                      errstr_size);
+    decode_setup(svc, msgs, n);
+    svc->dec_nrel = svc->nrel;
+    slda_err_t err = train_batch(svc, n > svc->nrel ? n : svc->nrel, errstr, errstr_size);
     release_pending(svc); /* those a failed training did not reach */
     if (!err && n)
         svc->last_msg_t = slda_mono_s();
-    handle_decoded(svc, &job, n, !err, 1);
+    handle_decoded(svc, !err, 1);
     return err;
 }
 
@@ -1177,7 +1232,7 @@ static slda_err_t snapshot(slda_service_t *svc, int final, char *errstr, size_t 
         defer(svc);
         return SLDA_OK;
     }
-    slda_err_t err = train_batch(svc, errstr, errstr_size);
+    slda_err_t err = train_batch(svc, 0, errstr, errstr_size);
     if (err || !svc->dirty)
         return err;
     if (!slda_ksink_drain(svc->sink, final ? (int)svc->conf->shutdown_timeout_ms : 100)) {
@@ -1812,7 +1867,7 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
              (svc->ndocs < batch_docs && open && c->minibatch_ms &&
               (t - svc->batch_start) * 1000.0 >= c->minibatch_ms)))
             err = svc->replica ? publish_batch(svc, errstr, errstr_size)
-                               : train_batch(svc, errstr, errstr_size);
+                               : train_batch(svc, 0, errstr, errstr_size);
         if (!err && svc->replica && !svc->ndocs && !svc->ninputs && svc->ntxn_offs &&
             (t - svc->txn_start) * 1000.0 >= c->minibatch_ms)
             err = commit_txn(svc, errstr, errstr_size); /* a quiet stream: no record waits */
@@ -1893,7 +1948,7 @@ void slda_service_destroy(slda_service_t *svc)
     free(svc->meta);
     free(svc->thetas);
     for (size_t i = 0; i < DECODE_MAX; i++)
-        slda_bag_free(svc->bags[i]);
+        slda_bag_free(svc->dec[i].bag);
     for (uint32_t w = 0; w < svc->nrecs; w++)
         slda_record_clear(&svc->recs[w]);
     free(svc->recs);
