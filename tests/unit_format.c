@@ -39,13 +39,13 @@ static void free_model(slda_model_t *m)
 static void test_table(void)
 {
     size_t n;
-    const slda_format_row_t *rows = slda_format_rows(&n);
+    const slda_format_row_t *const *rows = slda_format_rows(&n);
     size_t files = 0, messages = 0;
     slda_conf_t *conf = slda_conf_new();
     char err[256], name[64];
     CHECK_EQ(n, 5);
     for (size_t i = 0; i < n; i++) {
-        const slda_format_row_t *r = &rows[i];
+        const slda_format_row_t *r = rows[i];
         if (r->next) {
             files++;
             CHECK_INT(slda_format_parse(r->name), r->file);

@@ -302,8 +302,8 @@ static slda_err_t mp_record(slda_record_t *rec, const msgpack_object *root, char
     return SLDA_OK;
 }
 
-slda_err_t slda_docmsg_msgpack_decode(slda_record_t *rec, const char *val, size_t len,
-                                      char *errstr, size_t errstr_size)
+static slda_err_t msgpack_decode(slda_record_t *rec, const char *val, size_t len,
+                                 char *errstr, size_t errstr_size)
 {
     msgpack_unpacked up;
     size_t off = 0;
@@ -327,7 +327,7 @@ static int is_map_byte(unsigned char b)
 
 /* input.format=auto: a value that starts with a map byte, unless it is not
  * well-formed MessagePack and is valid UTF-8 (then it is text). */
-int slda_docmsg_msgpack_sniff(slda_record_t *rec, const char *val, size_t len)
+static int msgpack_sniff(slda_record_t *rec, const char *val, size_t len)
 {
     (void)rec;
     if (len == 0 || !is_map_byte((unsigned char)val[0]))
@@ -335,6 +335,11 @@ int slda_docmsg_msgpack_sniff(slda_record_t *rec, const char *val, size_t len)
     return check_msgpack((const unsigned char *)val, len, NULL, 0) == SLDA_OK ||
            !slda_utf8_valid(val, len, NULL, NULL);
 }
+
+/* MessagePack's row of format.c's table (a message format only). */
+const slda_format_row_t slda_format_msgpack = {
+    .name = "msgpack", .title = "MessagePack", .file = -1, .sniff = msgpack_sniff,
+    .decode = msgpack_decode};
 
 /* ---- messages ---- */
 

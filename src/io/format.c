@@ -1,20 +1,23 @@
 /* format.c - one table of the input formats of files and messages; the record decoders fill.
  *
- * Adding a format. Write its file, src/io/reader_NAME.c: what it needs of
- * uci/ldac/text/json's parts (detection from a file's name or first line,
- * the vocabulary file beside it, a file reader's open/next/close on
- * slda_reader_t, a message decoder that fills a slda_record_t), declared in
- * format.h; then give it a row in the table below (its place decides the
- * order in which detection tries it). A file format is then read by
- * slda_reader_open, detected when the format is auto, and named by
- * slda_format_parse (its slda_format_t value is the row's `file`, the next
- * free one; include/streamlda.h names the first five); a message format also
- * takes a line in SLDA_INPUT_FORMATS (core/config.h, the names input.format
- * accepts: the configuration sits in the core layer, below this one), which
- * the table's index by input.format is made from: a line there without its
- * row here does not compile. New fields (a group, an author) are roles of
- * the record (format.h), filled by the decoders. MessagePack's decoder is in
- * docmsg.c until it moves onto the core MessagePack reader.
+ * Adding a format (issue 25's CSV, say). 1. Its file, src/io/reader_NAME.c:
+ * its functions and its row, `const slda_format_row_t slda_format_NAME`
+ * (format.h): its names, how it is detected (from a file's name and first
+ * line; from a message's first bytes), its file reader on slda_reader_t
+ * (open, next, close) if it has one, its message decoder into a
+ * slda_record_t if it has one; reader_json.c has both. 2. Its line in the
+ * table below, whose order is the order detection tries the rows. Its
+ * `file` is its slda_format_t value, the next free one (include/streamlda.h
+ * names the first five and may name a new one). A file format is then read
+ * by slda_reader_open, detected when the format is auto and named by
+ * slda_format_parse. 3. A message format also takes its line in
+ * SLDA_INPUT_FORMATS (core/config.h: input.format's names; the configuration
+ * is in the core layer, below this one), from which the table's index by
+ * input.format is made: a line there without its row does not link, and
+ * unit_format checks every row against input.format's names. Fields a format
+ * brings (a time, a group, an author) are roles of the record (format.h)
+ * that its decoder fills. MessagePack's row and decoder are in docmsg.c
+ * until they move onto the core MessagePack reader.
  *
  * The record. A decoder leaves each string of a record either in the value
  * it decodes (text: the whole value) or in the record's buffer; the buffer
@@ -35,50 +38,43 @@
 
 /* ---- the table ---- */
 
-enum { ROW_UCI, ROW_LDAC, ROW_TEXT, ROW_JSON, ROW_MSGPACK, ROW__COUNT };
+/* Each format's row, defined in its file; the message formats' named as in
+ * core/config.h's list. */
+extern const slda_format_row_t slda_format_uci, slda_format_ldac;
+#define ROW_DECLARE(id, name) extern const slda_format_row_t slda_format_##name;
+SLDA_INPUT_FORMATS(ROW_DECLARE)
+#undef ROW_DECLARE
 
-static const slda_format_row_t rows[ROW__COUNT] = {
-    [ROW_UCI] = {.name = "uci", .title = "UCI bag-of-words", .file = SLDA_FORMAT_UCI,
-                 .needs_vocab = 1, .by_name = slda_reader_uci_by_name,
-                 .by_line = slda_reader_uci_by_line, .vocab = slda_reader_uci_vocab,
-                 .open = slda_reader_uci_open, .next = slda_reader_uci_next,
-                 .close = slda_reader_uci_close},
-    [ROW_LDAC] = {.name = "ldac", .alias = "lda-c", .title = "lda-c", .file = SLDA_FORMAT_LDAC,
-                  .needs_vocab = 1, .by_name = slda_reader_ldac_by_name,
-                  .by_line = slda_reader_ldac_by_line, .vocab = slda_reader_ldac_vocab,
-                  .next = slda_reader_ldac_next},
-    /* no detector: what no other row claims */
-    [ROW_TEXT] = {.name = "text", .alias = "txt", .title = "text", .file = SLDA_FORMAT_TEXT,
-                  .next = slda_reader_text_next, .close = slda_reader_text_close,
-                  .decode = slda_reader_text_decode},
-    [ROW_JSON] = {.name = "json", .alias = "jsonl", .title = "JSON lines",
-                  .file = SLDA_FORMAT_JSONL, .by_name = slda_reader_json_by_name,
-                  .by_line = slda_reader_json_by_line, .next = slda_reader_jsonl_next,
-                  .sniff = slda_reader_json_sniff, .decode = slda_reader_json_decode},
-    [ROW_MSGPACK] = {.name = "msgpack", .title = "MessagePack", .file = -1,
-                     .sniff = slda_docmsg_msgpack_sniff, .decode = slda_docmsg_msgpack_decode},
+/* The table: every format, in the order detection tries them. */
+static const slda_format_row_t *const rows[] = {
+    &slda_format_uci,  /* docword*.txt; a lone count first with a fixed vocabulary */
+    &slda_format_ldac, /* *.dat with its vocabulary; "N id:count ..." */
+    &slda_format_text, /* no detector: what no other row claims */
+    &slda_format_json, /* *.jsonl, *.json; '{' first */
+    &slda_format_msgpack, /* messages only: a map byte first */
 };
+#define NROWS (sizeof rows / sizeof rows[0])
 
 /* The row of each input.format value, made from core/config.h's list. */
-#define MESSAGE_ROW(id, name) [SLDA_INFMT_##id] = &rows[ROW_##id],
+#define MESSAGE_ROW(id, name) [SLDA_INFMT_##id] = &slda_format_##name,
 static const slda_format_row_t *const by_infmt[SLDA_INFMT__COUNT] = {
     [SLDA_INFMT_AUTO] = NULL, SLDA_INPUT_FORMATS(MESSAGE_ROW)};
 #undef MESSAGE_ROW
 
 /* What no detector claims. */
-static const slda_format_row_t *const fallback = &rows[ROW_TEXT];
+static const slda_format_row_t *const fallback = &slda_format_text;
 
-const slda_format_row_t *slda_format_rows(size_t *n)
+const slda_format_row_t *const *slda_format_rows(size_t *n)
 {
-    *n = ROW__COUNT;
+    *n = NROWS;
     return rows;
 }
 
 const slda_format_row_t *slda_format_file(slda_format_t format)
 {
-    for (size_t i = 0; i < ROW__COUNT; i++)
-        if (rows[i].next && rows[i].file == (int)format)
-            return &rows[i];
+    for (size_t i = 0; i < NROWS; i++)
+        if (rows[i]->next && rows[i]->file == (int)format)
+            return rows[i];
     return NULL;
 }
 
@@ -91,17 +87,17 @@ slda_format_t slda_format_by_name(const char *path, int fixed)
 {
     if (strcmp(path, "-") == 0) /* standard input: by its first line */
         return SLDA_FORMAT_AUTO;
-    for (size_t i = 0; i < ROW__COUNT; i++)
-        if (rows[i].by_name && rows[i].by_name(path, fixed))
-            return (slda_format_t)rows[i].file;
+    for (size_t i = 0; i < NROWS; i++)
+        if (rows[i]->by_name && rows[i]->by_name(path, fixed))
+            return (slda_format_t)rows[i]->file;
     return SLDA_FORMAT_AUTO;
 }
 
 slda_format_t slda_format_by_line(const char *line, size_t len, int fixed)
 {
-    for (size_t i = 0; i < ROW__COUNT; i++)
-        if (rows[i].by_line && rows[i].by_line(line, len, fixed))
-            return (slda_format_t)rows[i].file;
+    for (size_t i = 0; i < NROWS; i++)
+        if (rows[i]->by_line && rows[i]->by_line(line, len, fixed))
+            return (slda_format_t)rows[i]->file;
     return (slda_format_t)fallback->file;
 }
 
@@ -109,12 +105,12 @@ slda_format_t slda_format_parse(const char *name)
 {
     if (name && strcasecmp(name, "auto") == 0)
         return SLDA_FORMAT_AUTO;
-    for (size_t i = 0; name && i < ROW__COUNT; i++) {
-        if (!rows[i].next)
+    for (size_t i = 0; name && i < NROWS; i++) {
+        if (!rows[i]->next)
             continue; /* not a file format */
-        if (strcasecmp(name, rows[i].name) == 0 ||
-            (rows[i].alias && strcasecmp(name, rows[i].alias) == 0))
-            return (slda_format_t)rows[i].file;
+        if (strcasecmp(name, rows[i]->name) == 0 ||
+            (rows[i]->alias && strcasecmp(name, rows[i]->alias) == 0))
+            return (slda_format_t)rows[i]->file;
     }
     return (slda_format_t)-1;
 }
@@ -125,9 +121,9 @@ char *slda_format_vocab(const char *path, slda_format_t fmt)
     if (!path || strcmp(path, "-") == 0)
         return NULL;
     if (fmt == SLDA_FORMAT_AUTO) { /* the first row whose name pattern fits */
-        for (size_t i = 0; !guess && i < ROW__COUNT; i++)
-            if (rows[i].vocab)
-                guess = rows[i].vocab(path, 0);
+        for (size_t i = 0; !guess && i < NROWS; i++)
+            if (rows[i]->vocab)
+                guess = rows[i]->vocab(path, 0);
     } else {
         const slda_format_row_t *row = slda_format_file(fmt);
         if (row && row->vocab)
@@ -144,9 +140,9 @@ slda_err_t slda_format_decode(const slda_format_row_t *row, slda_record_t *rec, 
                               size_t len, char *errstr, size_t errstr_size)
 {
     slda_record_reset(rec);
-    for (size_t i = 0; !row && i < ROW__COUNT; i++)
-        if (rows[i].sniff && rows[i].sniff(rec, val, len))
-            row = &rows[i];
+    for (size_t i = 0; !row && i < NROWS; i++)
+        if (rows[i]->sniff && rows[i]->sniff(rec, val, len))
+            row = rows[i];
     if (!row)
         row = fallback;
     return row->decode(rec, val, len, errstr, errstr_size);

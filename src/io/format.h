@@ -82,9 +82,10 @@ void slda_record_add_token(slda_record_t *rec, const char *s, size_t len);
 
 struct slda_reader_s;
 
-/* One input format: a row of format.c's table. A file format has next (and
- * may have by_name, by_line, vocab, open, close); a message format has
- * decode (and, to be detected by input.format=auto, sniff). */
+/* One input format: a row of format.c's table, defined in the format's own
+ * file as slda_format_NAME. A file format has next (and may have by_name,
+ * by_line, vocab, open, close); a message format has decode (and, to be
+ * detected by input.format=auto, sniff). */
 typedef struct slda_format_row_s {
     const char *name;        /* slda_format_parse; input.format (core/config.h's list) */
     const char *alias;       /* another name slda_format_parse accepts, or NULL */
@@ -114,7 +115,7 @@ typedef struct slda_format_row_s {
 } slda_format_row_t;
 
 /* The table: *n rows, in the order detection tries them. */
-const slda_format_row_t *slda_format_rows(size_t *n);
+const slda_format_row_t *const *slda_format_rows(size_t *n);
 /* The row of a file format (NULL for auto, or a value that is none). */
 const slda_format_row_t *slda_format_file(slda_format_t format);
 /* The row of input.format's value (NULL for auto: slda_format_decode detects). */
@@ -130,25 +131,5 @@ char *slda_format_vocab(const char *path, slda_format_t fmt);
  * first row whose sniff claims it (row NULL: auto; text when none does). */
 slda_err_t slda_format_decode(const slda_format_row_t *row, slda_record_t *rec, const char *val,
                               size_t len, char *errstr, size_t errstr_size);
-
-/* ---- the formats' decoders and detectors, each in its format's file ---- */
-
-slda_err_t slda_reader_text_decode(slda_record_t *rec, const char *val, size_t len,
-                                   char *errstr, size_t errstr_size);
-int slda_reader_json_by_name(const char *path, int fixed);
-int slda_reader_json_by_line(const char *line, size_t len, int fixed);
-int slda_reader_json_sniff(slda_record_t *rec, const char *val, size_t len);
-slda_err_t slda_reader_json_decode(slda_record_t *rec, const char *val, size_t len,
-                                   char *errstr, size_t errstr_size);
-int slda_reader_uci_by_name(const char *path, int fixed);
-int slda_reader_uci_by_line(const char *line, size_t len, int fixed);
-char *slda_reader_uci_vocab(const char *path, int named);
-int slda_reader_ldac_by_name(const char *path, int fixed);
-int slda_reader_ldac_by_line(const char *line, size_t len, int fixed);
-char *slda_reader_ldac_vocab(const char *path, int named);
-/* docmsg.c (until MessagePack decoding moves onto the core reader) */
-int slda_docmsg_msgpack_sniff(slda_record_t *rec, const char *val, size_t len);
-slda_err_t slda_docmsg_msgpack_decode(slda_record_t *rec, const char *val, size_t len,
-                                      char *errstr, size_t errstr_size);
 
 #endif /* SLDA_FORMAT_H */

@@ -48,9 +48,6 @@ struct slda_reader_s {
     struct uci_ahead_s *uci_ahead; /* entry lines read ahead and parsed in parallel */
 };
 
-/* reader_text.c, reader_uci.c: free the read-ahead state. */
-void slda_reader_text_close(slda_reader_t *rd);
-void slda_reader_uci_close(slda_reader_t *rd);
 /* Next line into rd->line: 1, 0 at the end, or -1 after a read error. */
 int slda_reader_getline(slda_reader_t *rd);
 /* Read up to the next line that is not blank (spaces, tabs, CR): SLDA_OK,
@@ -67,15 +64,6 @@ void slda_reader_set_id(slda_doc_t *doc, uint64_t n);
 /* Highest usable word id + 1 of the model's (fixed) vocabulary. */
 uint32_t slda_reader_vocab_limit(const slda_reader_t *rd);
 
-slda_err_t slda_reader_uci_open(slda_reader_t *rd, char *errstr, size_t errstr_size);
-slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                size_t errstr_size);
-slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size);
-slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size);
-slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                  size_t errstr_size);
 /* Does a line look like lda-c ("N id:count ...")? / like a lone integer? */
 int slda_reader_line_is_ldac(const char *line, size_t len);
 int slda_reader_line_is_count(const char *line, size_t len);

@@ -111,7 +111,7 @@ static slda_err_t json_record(slda_record_t *rec, const slda_json_t *js, char *e
 /* input.format=auto: a value whose first non-blank byte is '{' and that
  * parses (the tree stays in rec for the decoder); one that does not parse
  * is text. */
-int slda_reader_json_sniff(slda_record_t *rec, const char *val, size_t len)
+static int json_sniff(slda_record_t *rec, const char *val, size_t len)
 {
     size_t i = 0;
     while (i < len && (val[i] == ' ' || val[i] == '\t' || val[i] == '\r' || val[i] == '\n'))
@@ -122,8 +122,8 @@ int slda_reader_json_sniff(slda_record_t *rec, const char *val, size_t len)
     return 1;
 }
 
-slda_err_t slda_reader_json_decode(slda_record_t *rec, const char *val, size_t len,
-                                   char *errstr, size_t errstr_size)
+static slda_err_t json_decode(slda_record_t *rec, const char *val, size_t len, char *errstr,
+                              size_t errstr_size)
 {
     slda_err_t err;
     if (!rec->js_parsed && (err = slda_json_parse(&rec->js, val, len, errstr, errstr_size)))
@@ -134,22 +134,22 @@ slda_err_t slda_reader_json_decode(slda_record_t *rec, const char *val, size_t l
 
 /* ---- files ---- */
 
-int slda_reader_json_by_name(const char *path, int fixed)
+static int json_by_name(const char *path, int fixed)
 {
     const char *base = slda_reader_base_name(path);
     (void)fixed;
     return slda_reader_ends_with(base, ".jsonl") || slda_reader_ends_with(base, ".json");
 }
 
-int slda_reader_json_by_line(const char *line, size_t len, int fixed)
+static int json_by_line(const char *line, size_t len, int fixed)
 {
     const char *p = slda_reader_skip_space(line, line + len);
     (void)fixed;
     return p < line + len && *p == '{';
 }
 
-slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                  size_t errstr_size)
+static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                             size_t errstr_size)
 {
     char msg[512] = "";
     slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
@@ -164,3 +164,9 @@ slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errs
         slda_reader_set_id(doc, rd->lineno);
     return SLDA_OK;
 }
+
+/* Its row of format.c's table. */
+const slda_format_row_t slda_format_json = {
+    .name = "json", .alias = "jsonl", .title = "JSON lines", .file = SLDA_FORMAT_JSONL,
+    .by_name = json_by_name, .by_line = json_by_line, .next = jsonl_next,
+    .sniff = json_sniff, .decode = json_decode};

@@ -83,8 +83,8 @@ static slda_err_t parse_line(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
     return SLDA_OK;
 }
 
-slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size)
+static slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                        size_t errstr_size)
 {
     for (;;) {
         slda_err_t err;
@@ -108,14 +108,14 @@ slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
 
 /* ---- detection (format.c's table) ---- */
 
-char *slda_reader_ldac_vocab(const char *path, int named)
+static char *ldac_vocab(const char *path, int named)
 {
     if (!named && !slda_reader_ends_with(slda_reader_base_name(path), ".dat"))
         return NULL;
     return slda_reader_sibling(path, "vocab.txt", 9);
 }
 
-int slda_reader_ldac_by_name(const char *path, int fixed)
+static int ldac_by_name(const char *path, int fixed)
 {
     if (!slda_reader_ends_with(slda_reader_base_name(path), ".dat"))
         return 0;
@@ -125,8 +125,14 @@ int slda_reader_ldac_by_name(const char *path, int fixed)
     return ldac;
 }
 
-int slda_reader_ldac_by_line(const char *line, size_t len, int fixed)
+static int ldac_by_line(const char *line, size_t len, int fixed)
 {
     (void)fixed;
     return slda_reader_line_is_ldac(line, len);
 }
+
+/* Its row of format.c's table. */
+const slda_format_row_t slda_format_ldac = {
+    .name = "ldac", .alias = "lda-c", .title = "lda-c", .file = SLDA_FORMAT_LDAC,
+    .needs_vocab = 1, .by_name = ldac_by_name, .by_line = ldac_by_line, .vocab = ldac_vocab,
+    .next = slda_reader_ldac_next};

@@ -58,7 +58,7 @@ static slda_err_t header_value(slda_reader_t *rd, const char *what, uint64_t *ou
     return SLDA_OK;
 }
 
-slda_err_t slda_reader_uci_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
+static slda_err_t slda_reader_uci_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
 {
     slda_err_t err = header_value(rd, "documents D", &rd->uci_ndocs, errstr, errstr_size);
     if (err == SLDA_OK)
@@ -146,7 +146,7 @@ static void batch_free(uci_batch_t *b)
     free(b->buf);
 }
 
-void slda_reader_uci_close(slda_reader_t *rd)
+static void slda_reader_uci_close(slda_reader_t *rd)
 {
     struct uci_ahead_s *a = rd->uci_ahead;
     if (!a)
@@ -501,8 +501,8 @@ static slda_err_t at_end(slda_reader_t *rd, slda_doc_t *doc, char *errstr, size_
     return SLDA_ERR_EOF;
 }
 
-slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                size_t errstr_size)
+static slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                       size_t errstr_size)
 {
     struct uci_ahead_s *a = rd->uci_ahead;
     if (!a) {
@@ -576,7 +576,7 @@ static int is_docword(const char *base)
 }
 
 /* docword<X>.txt -> vocab<X>.txt */
-char *slda_reader_uci_vocab(const char *path, int named)
+static char *uci_vocab(const char *path, int named)
 {
     const char *base = slda_reader_base_name(path);
     (void)named;
@@ -590,14 +590,20 @@ char *slda_reader_uci_vocab(const char *path, int named)
     return guess;
 }
 
-int slda_reader_uci_by_name(const char *path, int fixed)
+static int uci_by_name(const char *path, int fixed)
 {
     (void)fixed;
     return is_docword(slda_reader_base_name(path));
 }
 
 /* A lone count is a UCI header only with a fixed vocabulary to map ids. */
-int slda_reader_uci_by_line(const char *line, size_t len, int fixed)
+static int uci_by_line(const char *line, size_t len, int fixed)
 {
     return fixed && slda_reader_line_is_count(line, len);
 }
+
+/* Its row of format.c's table. */
+const slda_format_row_t slda_format_uci = {
+    .name = "uci", .title = "UCI bag-of-words", .file = SLDA_FORMAT_UCI, .needs_vocab = 1,
+    .by_name = uci_by_name, .by_line = uci_by_line, .vocab = uci_vocab,
+    .open = slda_reader_uci_open, .next = slda_reader_uci_next, .close = slda_reader_uci_close};
