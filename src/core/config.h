@@ -18,11 +18,11 @@ typedef enum { SLDA_REPLAY_AUTO = 0, SLDA_REPLAY_ON, SLDA_REPLAY_OFF } slda_repl
 typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
 /* global.rows: how the global step sets each word's row total (global_step.c) */
 typedef enum { SLDA_ROWS_COUNTS = 0, SLDA_ROWS_DECAY } slda_rows_kind_t;
-/* input.format: the formats a message value may be in, one line each (id, name), in the
- * order of src/io/format.c's table; auto, first, detects each message's. The formats are
- * rows of that table (their decoders in their files, format.c's top says how to add one);
- * this list is the names the configuration accepts, which the table's index by
- * input.format is made from. */
+/* input.format: the formats a message value may be in, one line each (id, name); auto,
+ * first, detects each message's. Each is a row of src/io/format.c's table, defined in its
+ * format's file as slda_format_<name> (format.c's top says how to add a format): this
+ * list is the names the configuration accepts, and the table's index by input.format is
+ * made from it. */
 #define SLDA_INPUT_FORMATS(X) \
     X(TEXT, text)             \
     X(JSON, json)             \
