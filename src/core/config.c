@@ -65,7 +65,9 @@ static const char *const stats_values[] = {"rb", "sample", NULL};
 static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
-static const char *const infmt_values[] = {"auto", "text", "json", "msgpack", NULL};
+#define INFMT_NAME(id, name) #name,
+static const char *const infmt_values[] = {"auto", SLDA_INPUT_FORMATS(INFMT_NAME) NULL};
+#undef INFMT_NAME
 static const char *const update_values[] = {"float32", "float16", "q8", NULL};
 static const char *const bool_values[] = {"false", "true", NULL};
 /* text.* cleanup rules: the order is slda_text_rules_t's (slda_int.h), default first. */

@@ -28,7 +28,22 @@ typedef enum { SLDA_REPLAY_AUTO = 0, SLDA_REPLAY_ON, SLDA_REPLAY_OFF } slda_repl
 typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
 /* global.rows: how the global step sets each word's row total (global_step.c) */
 typedef enum { SLDA_ROWS_COUNTS = 0, SLDA_ROWS_DECAY } slda_rows_kind_t;
-typedef enum { SLDA_INFMT_AUTO = 0, SLDA_INFMT_TEXT, SLDA_INFMT_JSON, SLDA_INFMT_MSGPACK } slda_infmt_t;
+/* input.format: the formats a message value may be in, one line each (id, name); auto,
+ * first, detects each message's. Each is a row of src/io/format.c's table, defined in its
+ * format's file as slda_format_<name> (format.c's top says how to add a format): this
+ * list is the names the configuration accepts, and the table's index by input.format is
+ * made from it. */
+#define SLDA_INPUT_FORMATS(X) \
+    X(TEXT, text)             \
+    X(JSON, json)             \
+    X(MSGPACK, msgpack)
+typedef enum {
+    SLDA_INFMT_AUTO = 0,
+#define SLDA_INFMT_ID(id, name) SLDA_INFMT_##id,
+    SLDA_INPUT_FORMATS(SLDA_INFMT_ID)
+#undef SLDA_INFMT_ID
+    SLDA_INFMT__COUNT
+} slda_infmt_t;
 
 /* text.* cleanup rules (tokenize.c, docs/text.md). Each field is the index of
  * its value in the row's list in config.c, the new default first; snapshots

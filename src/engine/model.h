@@ -114,19 +114,36 @@ slda_err_t slda_model_start_threads(slda_model_t *model, char *errstr, size_t er
  * parse on them while the model is not training. */
 slda_pool_t *slda_model_pool(const slda_model_t *model);
 
-/* train.c: slda_model_train, with nextra more items in the pool run of the
- * local steps: extra(i, worker, opaque) for i < nextra, claimed after every
- * document (the service decodes the next minibatch's messages there while
- * the last documents train). extra must only read what the local steps read
- * (the model, its vocabulary and tokenizer) and write its own results; it
- * does not run when the documents are refused before training. */
-slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
-                                 float *thetas, slda_train_stats_t *stats, size_t nextra,
-                                 void (*extra)(size_t i, uint32_t worker, void *opaque),
-                                 void *opaque, char *errstr, size_t errstr_size);
-/* text.c: on this thread, until called with NULL, slda_doc_from_text and
- * slda_doc_from_tokens only tokenise into bag and set bag->deferred (the
- * document is left without words); the vocabulary's thread then calls
- * slda_doc_from_bag. Lets message decoding run on worker threads. */
-void slda_text_defer(slda_bag_t *bag);
+/* train.c: a minibatch as a job on the model's threads: slda_model_train is
+ * slda_train_begin, one hand-over of the job's items to the model's pool
+ * (slda_pool_run_longest with slda_train_cost, slda_train_item and, on the
+ * calling thread, slda_train_pre), then slda_train_end. A caller with work of
+ * its own for the same hand-over (the service decodes the next minibatch's
+ * messages there) runs the job's items and its own in one run: the job's
+ * items at its own indices [0, slda_train_items), cost 0 for its own items
+ * (claimed after the documents), slda_train_pre before the items. Its items
+ * must only read what the local steps read (the model, its vocabulary and
+ * tokenizer) and write their own results. */
+typedef struct slda_train_s slda_train_t;
+/* The model's thread: check docs (borrowed until slda_train_end), set up the
+ * rows of their new words and the minibatch's state; *job to run. On an error
+ * nothing changed and there is no job (errors as slda_model_train's). */
+slda_err_t slda_train_begin(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                            float *thetas, slda_train_t **job, char *errstr, size_t errstr_size);
+/* Items of the job, the cost of item i (its tokens: the pool claims the
+ * costliest first), and item i itself, on any thread (worker: the pool's
+ * index of the thread, its local-step scratch). */
+size_t slda_train_items(const slda_train_t *job);
+uint64_t slda_train_cost(const slda_train_t *job, size_t i);
+void slda_train_item(slda_train_t *job, size_t i, uint32_t worker);
+/* The calling thread's share, before it joins the items: the pending update
+ * prepared (nothing to do when none is pending). */
+void slda_train_pre(slda_train_t *job);
+/* The model's thread, every item done: the update applied or left pending,
+ * alpha, births, counters, stats (may be NULL); job freed. Then the stored
+ * minibatches due for their second visit (replay=on), each trained in a
+ * hand-over of its own: their error, if any. */
+slda_err_t slda_train_end(slda_train_t *job, slda_train_stats_t *stats, char *errstr,
+                          size_t errstr_size);
+
 #endif /* SLDA_MODEL_H */

@@ -26,6 +26,15 @@
  * (vocab.c pins the words of the last two epochs), so no eviction can hand
  * their rows to other words before the update lands. global.stale=0 applies
  * every update in its own call: the steps of the serial algorithm exactly.
+ *
+ * A minibatch as a job (engine/model.h): slda_train_begin sets it up on the
+ * model's thread, its items (the documents' local steps, then any stored
+ * documents resolved ahead) run in one hand-over to the pool, the caller
+ * preparing the pending update meanwhile (slda_train_pre), and
+ * slda_train_end applies what follows. slda_model_train is those three; a
+ * caller may run the items in a hand-over together with items of its own
+ * (the service decodes the next minibatch's messages there), which read only
+ * what the local steps read.
  */
 #include "engine/births.h"
 #include "engine/model_priv.h"
@@ -61,7 +70,11 @@ typedef struct slda_pending_s {
     slda_gprep_t g;
 } slda_pending_t;
 
-typedef struct train_job_s {
+/* A minibatch as a job (train.h): items [0, ndocs) are its documents' local
+ * steps, items [ndocs, ndocs + nahead) resolve stored documents ahead
+ * (replay.c). Made by slda_train_begin on the model's thread, its items run
+ * on any thread, ended (and freed) by slda_train_end on the model's thread. */
+struct slda_train_s {
     slda_model_t *model;
     slda_frozen_t fz;
     const slda_doc_t *docs;
@@ -74,21 +87,18 @@ typedef struct train_job_s {
     float **pw;            /* births: per document p(w) of each pair, or NULL */
     slda_replay_fill_t *fill; /* replay.c: the documents stored for a second visit, or NULL */
     uint64_t t;
-    size_t ndocs;          /* items past ndocs: nextra of the caller's (slda_model_train_with), */
-    size_t nextra;         /* then those resolving stored documents ahead (replay.c) */
-    void (*extra)(size_t, uint32_t, void *);
-    void *extra_opaque;
-} train_job_t;
+    size_t ndocs;
+    size_t nahead;         /* items past ndocs: stored documents resolved ahead */
+    uint32_t *lengths;     /* ndocs: tokens of each document (alpha learning) */
+    uint64_t ntokens, ntrained, empty;
+    int revisit;           /* the documents' second visit (replay.c) */
+    double t0;             /* when slda_train_begin was called */
+};
 
-static void train_doc(size_t i, uint32_t worker, void *opaque)
+void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
 {
-    train_job_t *job = opaque;
-    if (i >= job->ndocs + job->nextra) {
-        slda_replay_ahead_item(i - job->ndocs - job->nextra, worker, job->model);
-        return;
-    }
     if (i >= job->ndocs) {
-        job->extra(i - job->ndocs, worker, job->extra_opaque);
+        slda_replay_ahead_item(i - job->ndocs, worker, job->model);
         return;
     }
     const slda_doc_t *doc = &job->docs[i];
@@ -112,12 +122,17 @@ static void train_doc(size_t i, uint32_t worker, void *opaque)
         slda_accum_add(job->next->acc, doc->word, loc->stats, doc->npairs);
 }
 
-/* The threads claim the longest documents first (pool.c), the caller's items
- * after them all (cost 0, index order). */
-static uint64_t doc_cost(size_t i, void *opaque)
+/* The documents by their tokens (the threads claim the longest first,
+ * pool.c); the items resolving stored documents ahead after them all
+ * (cost 0, index order). */
+uint64_t slda_train_cost(const slda_train_t *job, size_t i)
 {
-    const train_job_t *job = opaque;
     return i < job->ndocs ? job->docs[i].ntokens : 0;
+}
+
+size_t slda_train_items(const slda_train_t *job)
+{
+    return job->ndocs + job->nahead;
 }
 
 /* Statistics of pending minibatches: two, used in turn. */
@@ -217,11 +232,12 @@ static void prepare(const slda_model_t *model, slda_pending_t *pd)
     slda_global_prepare(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
 }
 
-/* The calling thread's task while the workers run the local steps. */
-static void prepare_prev(void *opaque)
+/* The calling thread's task while the workers run the local steps: the
+ * pending update's preparation (none when no update is pending). */
+void slda_train_pre(slda_train_t *job)
 {
-    train_job_t *job = opaque;
-    prepare(job->model, job->prev);
+    if (job->prev)
+        prepare(job->model, job->prev);
 }
 
 static double commit(slda_model_t *model, slda_pending_t *pd)
@@ -316,19 +332,17 @@ void slda_model_update_done(slda_model_t *model, const slda_doc_t *docs, size_t 
     slda_vocab_new_epoch(model->vocab);
 }
 
-/* One minibatch. revisit: the documents' second visit (replay.c): they
- * feed no births and count in replay_tokens, not in docs and tokens. */
-static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
-                             float *thetas, slda_train_stats_t *stats, int revisit,
-                             size_t nextra, void (*extra)(size_t, uint32_t, void *),
-                             void *extra_opaque, char *errstr, size_t errstr_size)
+/* Set up one minibatch's job (slda_train_begin). revisit: the documents'
+ * second visit (replay.c): they feed no births and count in replay_tokens,
+ * not in docs and tokens; nahead: the drain's items resolving the next
+ * stored minibatch ahead (a first visit sets up its own, replay.c). */
+static slda_err_t begin(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                        float *thetas, int revisit, size_t nahead, slda_train_t **out,
+                        char *errstr, size_t errstr_size)
 {
     double t0 = slda_mono_s();
     uint32_t nthreads = slda_pool_threads(model->pool);
-    uint64_t ntokens = 0, ntrained = 0, empty = 0;
-    train_job_t job = {.model = model, .docs = docs, .thetas = thetas, .t = model->t,
-                       .ndocs = ndocs, .nextra = nextra, .extra = extra,
-                       .extra_opaque = extra_opaque};
+    *out = NULL;
     /* second visits come from replay.c in ids of rows ready, checked already */
     slda_err_t err = revisit ? SLDA_OK : prepare_rows(model, docs, ndocs, errstr, errstr_size);
     if (err != SLDA_OK)
@@ -338,76 +352,120 @@ static slda_err_t train_call(slda_model_t *model, const slda_doc_t *docs, size_t
     slda_pending_t *next = pending_get(model, which, errstr, errstr_size);
     if (!next)
         return SLDA_ERR_NOMEM;
-    err = slda_frozen_init(&job.fz, model, errstr, errstr_size);
-    if (err != SLDA_OK)
+    slda_train_t *job = slda_xcalloc(1, sizeof *job);
+    *job = (slda_train_t){.model = model, .docs = docs, .thetas = thetas, .t = model->t,
+                          .ndocs = ndocs, .nahead = nahead, .revisit = revisit, .t0 = t0};
+    err = slda_frozen_init(&job->fz, model, errstr, errstr_size);
+    if (err != SLDA_OK) {
+        free(job);
         return err;
-    job.fz.revisit = revisit;
-    uint32_t *lengths = slda_xcalloc(ndocs ? ndocs : 1, sizeof *lengths);
+    }
+    job->fz.revisit = revisit;
+    job->lengths = slda_xcalloc(ndocs ? ndocs : 1, sizeof *job->lengths);
     for (size_t i = 0; i < ndocs; i++) {
-        lengths[i] = docs[i].ntokens;
-        ntokens += docs[i].ntokens;
+        job->lengths[i] = docs[i].ntokens;
+        job->ntokens += docs[i].ntokens;
         if (docs[i].npairs && docs[i].ntokens)
-            ntrained++;
+            job->ntrained++;
         else
-            empty++;
+            job->empty++;
     }
     if (model->p.births && !revisit) { /* births.c: per-document scores for the global step */
         if (!model->births)
             model->births = slda_births_new(model);
-        job.scores = slda_xcalloc(ndocs + 1, sizeof *job.scores);
-        job.pw = slda_xcalloc(ndocs + 1, sizeof *job.pw);
+        job->scores = slda_xcalloc(ndocs + 1, sizeof *job->scores);
+        job->pw = slda_xcalloc(ndocs + 1, sizeof *job->pw);
         for (size_t i = 0; i < ndocs; i++)
-            job.pw[i] = slda_xmalloc((size_t)docs[i].npairs * sizeof(float) + 1);
+            job->pw[i] = slda_xmalloc((size_t)docs[i].npairs * sizeof(float) + 1);
     }
-    if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job.scores)
-        job.ntheta = slda_xcalloc(ndocs * model->K + 1, sizeof(float));
+    if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job->scores)
+        job->ntheta = slda_xcalloc(ndocs * model->K + 1, sizeof(float));
     next->ndocs = ndocs;
     next->sliced = nthreads > 1;
     if (next->sliced) /* pending_merge clears the accumulator, on the caller's time */
         pending_slice(next, docs, ndocs, model->Kp);
     else
         slda_accum_reset(next->acc);
-    job.next = next;
-    job.prev = prev && prev->active ? prev : NULL;
-    job.locs = slda_model_locals(model, nthreads);
-    size_t nahead = 0;
+    job->next = next;
+    job->prev = prev && prev->active ? prev : NULL;
+    job->locs = slda_model_locals(model, nthreads);
     if (!revisit && SLDA_REPLAY_ACTIVE(&model->p)) {
-        job.fill = slda_replay_reserve(model, docs, ndocs);
-        nahead = slda_replay_ahead_due(model, job.fill);
+        job->fill = slda_replay_reserve(model, docs, ndocs);
+        job->nahead = slda_replay_ahead_due(model, job->fill);
     }
-    slda_pool_run_longest(model->pool, ndocs + nextra + nahead, doc_cost, train_doc,
-                          job.prev ? prepare_prev : NULL, &job);
-    if (job.prev)
-        commit(model, job.prev);
-    slda_replay_store(model, job.fill); /* stamped as before the update: it evicts no word */
+    *out = job;
+    return SLDA_OK;
+}
+
+slda_err_t slda_train_begin(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
+                            float *thetas, slda_train_t **out, char *errstr, size_t errstr_size)
+{
+    return begin(model, docs, ndocs, thetas, 0, 0, out, errstr, errstr_size);
+}
+
+/* After the items: the pending update applied, this minibatch's update made
+ * pending (or applied: global.stale=0, the first updates), alpha and births,
+ * the counters; the job freed. */
+static void end(slda_train_t *job, slda_train_stats_t *stats)
+{
+    slda_model_t *model = job->model;
+    slda_pending_t *next = job->next;
+    size_t ndocs = job->ndocs;
+    if (job->prev)
+        commit(model, job->prev);
+    slda_replay_store(model, job->fill); /* stamped as before the update: it evicts no word */
     next->active = 1;
-    next->ntokens = ntokens;
+    next->ntokens = job->ntokens;
     /* this minibatch's step size: its update is the next one applied */
     double rho = slda_rho(&model->p, model->t);
-    next->tokens_before = slda_model_tokens_before(model, ntokens, rho);
+    next->tokens_before = slda_model_tokens_before(model, job->ntokens, rho);
     model->pending = next;
     /* global.stale=0, or one of the first updates: the update now, before
      * alpha and births */
     if (!model->p.stale || model->t < SLDA_STALE_WARMUP)
         rho = slda_model_flush(model);
-    slda_model_update_done(model, docs, ndocs, lengths, job.ntheta, job.scores, job.pw, ntokens,
-                           ntrained, revisit, rho);
+    slda_model_update_done(model, job->docs, ndocs, job->lengths, job->ntheta, job->scores,
+                           job->pw, job->ntokens, job->ntrained, job->revisit, rho);
 
-    for (size_t i = 0; job.pw && i < ndocs; i++)
-        free(job.pw[i]);
-    free(job.pw);
-    free(job.scores);
-    free(job.ntheta);
-    free(lengths);
-    slda_frozen_clear(&job.fz);
+    for (size_t i = 0; job->pw && i < ndocs; i++)
+        free(job->pw[i]);
+    free(job->pw);
+    free(job->scores);
+    free(job->ntheta);
+    free(job->lengths);
+    slda_frozen_clear(&job->fz);
     if (stats) {
-        stats->docs = ntrained;
-        stats->tokens = ntokens;
-        stats->skipped_empty = empty;
+        stats->docs = job->ntrained;
+        stats->tokens = job->ntokens;
+        stats->skipped_empty = job->empty;
         stats->rho = rho;
-        stats->seconds = slda_mono_s() - t0;
+        stats->seconds = slda_mono_s() - job->t0;
     }
-    return SLDA_OK;
+    free(job);
+}
+
+/* The pool's view of a job (core/pool.h's signatures). */
+static uint64_t job_cost(size_t i, void *opaque)
+{
+    return slda_train_cost(opaque, i);
+}
+
+static void job_item(size_t i, uint32_t worker, void *opaque)
+{
+    slda_train_item(opaque, i, worker);
+}
+
+static void job_pre(void *opaque)
+{
+    slda_train_pre(opaque);
+}
+
+/* A job's items in one hand-over to the model's threads, the caller
+ * preparing the pending update meanwhile. */
+static void run(slda_train_t *job)
+{
+    slda_pool_run_longest(job->model->pool, slda_train_items(job), job_cost, job_item,
+                          job->prev ? job_pre : NULL, job);
 }
 
 /* Train the stored minibatches that are due (all of them with drain: each
@@ -418,11 +476,15 @@ static slda_err_t revisit_due(slda_model_t *model, int drain, char *errstr, size
     slda_doc_t *docs;
     while ((docs = slda_replay_pop(model, drain, &n))) {
         size_t nahead = drain ? slda_replay_ahead(model) : 0;
-        slda_err_t err = n ? train_call(model, docs, n, NULL, NULL, 1, nahead,
-                                        slda_replay_ahead_item, model, errstr, errstr_size)
+        slda_train_t *job = NULL;
+        slda_err_t err = n ? begin(model, docs, n, NULL, 1, nahead, &job, errstr, errstr_size)
                            : SLDA_OK;
-        if (nahead && (!n || err != SLDA_OK)) /* not run: train_call fails before its pool */
+        if (job) {
+            run(job);
+            end(job, NULL);
+        } else if (nahead) { /* not run: no documents, or refused before the pool */
             slda_pool_run(model->pool, nahead, slda_replay_ahead_item, model);
+        }
         slda_docs_clear(docs, n);
         free(docs);
         if (err != SLDA_OK)
@@ -431,28 +493,30 @@ static slda_err_t revisit_due(slda_model_t *model, int drain, char *errstr, size
     return SLDA_OK;
 }
 
+slda_err_t slda_train_end(slda_train_t *job, slda_train_stats_t *stats, char *errstr,
+                          size_t errstr_size)
+{
+    slda_model_t *model = job->model;
+    double t0 = job->t0;
+    end(job, stats);
+    if (!SLDA_REPLAY_ACTIVE(&model->p))
+        return SLDA_OK;
+    slda_err_t err = revisit_due(model, 0, errstr, errstr_size);
+    if (stats)
+        stats->seconds = slda_mono_s() - t0; /* second visits included */
+    return err;
+}
+
 slda_err_t slda_model_train(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
                             float *thetas, slda_train_stats_t *stats, char *errstr,
                             size_t errstr_size)
 {
-    return slda_model_train_with(model, docs, ndocs, thetas, stats, 0, NULL, NULL, errstr,
-                                 errstr_size);
-}
-
-slda_err_t slda_model_train_with(slda_model_t *model, const slda_doc_t *docs, size_t ndocs,
-                                 float *thetas, slda_train_stats_t *stats, size_t nextra,
-                                 void (*extra)(size_t i, uint32_t worker, void *opaque),
-                                 void *opaque, char *errstr, size_t errstr_size)
-{
-    double t0 = slda_mono_s();
-    slda_err_t err = train_call(model, docs, ndocs, thetas, stats, 0, nextra, extra, opaque,
-                                errstr, errstr_size);
-    if (err != SLDA_OK || !SLDA_REPLAY_ACTIVE(&model->p))
+    slda_train_t *job;
+    slda_err_t err = slda_train_begin(model, docs, ndocs, thetas, &job, errstr, errstr_size);
+    if (err != SLDA_OK)
         return err;
-    err = revisit_due(model, 0, errstr, errstr_size);
-    if (stats)
-        stats->seconds = slda_mono_s() - t0; /* second visits included */
-    return err;
+    run(job);
+    return slda_train_end(job, stats, errstr, errstr_size);
 }
 
 slda_err_t slda_model_replay_drain(slda_model_t *model, char *errstr, size_t errstr_size)

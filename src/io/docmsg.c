@@ -1,19 +1,26 @@
-/* docmsg.c - one message value (text, JSON or MessagePack) -> document.
+/* docmsg.c - one message value -> a record (input.format, the key as id); MessagePack's decoder.
  *
- * Invariants. A message is checked against max_bytes before anything else.
- * JSON is parsed by json.c; MessagePack is first walked by check_msgpack(),
- * which verifies the bytes hold exactly one well-formed object whose
- * containers declare no more elements than bytes remain and nest at most
- * MSGPACK_MAX_DEPTH deep, so msgpack-c's unpacker (which allocates a
- * container's slots from its declared size) never sees a hostile size. Every
- * string taken out of a decoded message (id, text, tokens) is used within
- * the call or copied: nothing points into the zone or the value afterwards.
- * The id comes from the "id" field, else from the message key when it is
- * valid UTF-8 without NUL bytes, else stays NULL.
+ * Invariants. A message is checked against max_bytes before anything else;
+ * then input.format's row of the format table decodes it (format.c; auto:
+ * the first row whose sniff claims it, else text). The id comes from the
+ * record's "id" field, else from the message key when it is valid UTF-8
+ * without NUL bytes, else stays absent. Decoding only reads the value and
+ * writes the record: any thread (the service decodes on its workers);
+ * tokenising and the vocabulary's lookups are the caller's next steps
+ * (slda_record_tokenize, slda_doc_from_bag; slda_doc_from_message does all
+ * three on the vocabulary's thread).
+ *
+ * MessagePack (until it moves onto the core MessagePack reader): a value is
+ * first walked by check_msgpack(), which verifies the bytes hold exactly one
+ * well-formed object whose containers declare no more elements than bytes
+ * remain and nest at most MSGPACK_MAX_DEPTH deep, so msgpack-c's unpacker
+ * (which allocates a container's slots from its declared size) never sees a
+ * hostile size. Every string taken out of a decoded map (id, text, tokens)
+ * is copied into the record: nothing points into the zone afterwards.
  */
-#include "io/reader.h"
+#include "io/docmsg.h"
+
 #include "core/utf8.h"
-#include "text/tokenize.h"
 
 #include <msgpack.h>
 #include <stdlib.h>
@@ -25,133 +32,16 @@
 
 /* ---- ids ---- */
 
-/* A copy of s[0..len) if it is usable as an id (valid UTF-8, no NUL), else NULL. */
-static char *id_copy(const char *s, size_t len)
+/* Is s[0..len) usable as an id (non-empty, valid UTF-8, no NUL)? */
+static int id_ok(const char *s, size_t len)
 {
-    if (len == 0 || memchr(s, '\0', len) || !slda_utf8_valid(s, len, NULL, NULL))
-        return NULL;
-    return slda_xstrndup(s, len);
+    return len > 0 && !memchr(s, '\0', len) && slda_utf8_valid(s, len, NULL, NULL);
 }
 
-/* ---- JSON ---- */
-
-static slda_err_t json_id(const slda_json_t *js, uint32_t node, char **id, char *errstr,
-                          size_t errstr_size)
+/* The record's id: a copy of s[0..len). */
+static void id_set(slda_record_t *rec, const char *s, size_t len)
 {
-    const slda_json_node_t *nd = &js->nodes[node];
-    *id = NULL;
-    if (nd->type == SLDA_JSON_NULL)
-        return SLDA_OK;
-    if (nd->type == SLDA_JSON_NUMBER) {
-        *id = slda_xstrndup(js->src + nd->start, nd->end - nd->start);
-        return SLDA_OK;
-    }
-    if (nd->type == SLDA_JSON_STRING) {
-        char *buf = slda_xmalloc(slda_json_raw_len(js, node) + 1);
-        size_t n = slda_json_string(js, node, buf);
-        if (n == 0 || memchr(buf, '\0', n)) {
-            free(buf);
-            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                                "field \"id\": empty or contains a NUL character");
-        }
-        *id = buf;
-        return SLDA_OK;
-    }
-    return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                        "field \"id\": must be a string or a number, found %s",
-                        slda_json_type_name(nd->type));
-}
-
-static slda_err_t json_text(slda_model_t *model, const slda_json_t *js, uint32_t node,
-                            slda_doc_t *doc, char *errstr, size_t errstr_size)
-{
-    char *buf;
-    size_t n;
-    slda_err_t err;
-    if (js->nodes[node].type != SLDA_JSON_STRING)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                            "field \"text\": must be a string, found %s",
-                            slda_json_type_name(js->nodes[node].type));
-    buf = slda_xmalloc(slda_json_raw_len(js, node) + 1);
-    n = slda_json_string(js, node, buf);
-    err = slda_doc_from_text(model, buf, n, doc, errstr, errstr_size);
-    free(buf);
-    return err;
-}
-
-static slda_err_t json_tokens(slda_model_t *model, const slda_json_t *js, uint32_t node,
-                              slda_doc_t *doc, char *errstr, size_t errstr_size)
-{
-    uint32_t n = js->nodes[node].size, i = 0;
-    size_t room = 0, used = 0;
-    if (js->nodes[node].type != SLDA_JSON_ARRAY)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                            "field \"tokens\": must be an array of strings, found %s",
-                            slda_json_type_name(js->nodes[node].type));
-    for (uint32_t e = slda_json_first(js, node); e != SLDA_JSON_NONE && i < n;
-         e = js->nodes[e].next, i++) {
-        if (js->nodes[e].type != SLDA_JSON_STRING)
-            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                                "field \"tokens\": element %u is %s, not a string", i,
-                                slda_json_type_name(js->nodes[e].type));
-        room += slda_json_raw_len(js, e) + 1;
-    }
-    char *buf = slda_xmalloc(room + 1);
-    const char **toks = slda_xmalloc((n ? n : 1) * sizeof *toks);
-    size_t *lens = slda_xmalloc((n ? n : 1) * sizeof *lens);
-    i = 0;
-    for (uint32_t e = slda_json_first(js, node); e != SLDA_JSON_NONE && i < n;
-         e = js->nodes[e].next, i++) {
-        toks[i] = buf + used;
-        lens[i] = slda_json_string(js, e, buf + used);
-        used += lens[i] + 1;
-    }
-    slda_err_t err = slda_doc_from_tokens(model, toks, lens, n, doc, errstr, errstr_size);
-    free(buf);
-    free(toks);
-    free(lens);
-    return err;
-}
-
-/* The document in an already parsed JSON tree. */
-static slda_err_t json_doc(slda_model_t *model, const slda_json_t *js, slda_doc_t *doc,
-                           char *errstr, size_t errstr_size)
-{
-    uint32_t idn, text, tokens;
-    char *id = NULL;
-    slda_err_t err;
-    if (js->nodes[0].type != SLDA_JSON_OBJECT)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                            "JSON: expected an object, found %s",
-                            slda_json_type_name(js->nodes[0].type));
-    idn = slda_json_object_get(js, 0, "id");
-    text = slda_json_object_get(js, 0, "text");
-    tokens = slda_json_object_get(js, 0, "tokens");
-    if (text == SLDA_JSON_NONE && tokens == SLDA_JSON_NONE)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                            "JSON: object has no \"text\" or \"tokens\" field");
-    if (idn != SLDA_JSON_NONE && (err = json_id(js, idn, &id, errstr, errstr_size)) != SLDA_OK)
-        return err;
-    if (text != SLDA_JSON_NONE)
-        err = json_text(model, js, text, doc, errstr, errstr_size);
-    else
-        err = json_tokens(model, js, tokens, doc, errstr, errstr_size);
-    if (err != SLDA_OK) {
-        free(id);
-        return err;
-    }
-    doc->id = id;
-    return SLDA_OK;
-}
-
-slda_err_t slda_doc_from_json(slda_model_t *model, slda_json_t *js, const char *src, size_t len,
-                              slda_doc_t *doc, char *errstr, size_t errstr_size)
-{
-    slda_err_t err;
-    slda_doc_init(doc);
-    if ((err = slda_json_parse(js, src, len, errstr, errstr_size)) != SLDA_OK)
-        return err;
-    return json_doc(model, js, doc, errstr, errstr_size);
+    rec->field[SLDA_FIELD_ID] = (slda_field_t){slda_record_copy(rec, s, len), len};
 }
 
 /* ---- MessagePack ---- */
@@ -314,26 +204,26 @@ static const char *mp_type_name(msgpack_object_type t)
     }
 }
 
-static slda_err_t mp_id(const msgpack_object *v, char **id, char *errstr, size_t errstr_size)
+static slda_err_t mp_id(slda_record_t *rec, const msgpack_object *v, char *errstr,
+                        size_t errstr_size)
 {
     char buf[24];
-    *id = NULL;
     switch (v->type) {
     case MSGPACK_OBJECT_NIL:
         return SLDA_OK;
     case MSGPACK_OBJECT_POSITIVE_INTEGER:
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)v->via.u64);
-        *id = slda_xstrdup(buf);
+        id_set(rec, buf, strlen(buf));
         return SLDA_OK;
     case MSGPACK_OBJECT_NEGATIVE_INTEGER:
         snprintf(buf, sizeof buf, "%lld", (long long)v->via.i64);
-        *id = slda_xstrdup(buf);
+        id_set(rec, buf, strlen(buf));
         return SLDA_OK;
     case MSGPACK_OBJECT_STR:
-        *id = id_copy(v->via.str.ptr, v->via.str.size);
-        if (!*id)
+        if (!id_ok(v->via.str.ptr, v->via.str.size))
             return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
                                 "field \"id\": empty, not UTF-8 or contains a NUL character");
+        id_set(rec, v->via.str.ptr, v->via.str.size);
         return SLDA_OK;
     default:
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
@@ -342,10 +232,11 @@ static slda_err_t mp_id(const msgpack_object *v, char **id, char *errstr, size_t
     }
 }
 
-static slda_err_t mp_tokens(slda_model_t *model, const msgpack_object *v, slda_doc_t *doc,
-                            char *errstr, size_t errstr_size)
+static slda_err_t mp_tokens(slda_record_t *rec, const msgpack_object *v, char *errstr,
+                            size_t errstr_size)
 {
     uint32_t n;
+    size_t room = 0;
     if (v->type != MSGPACK_OBJECT_ARRAY)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
                             "field \"tokens\": must be an array of strings, found %s",
@@ -356,17 +247,15 @@ static slda_err_t mp_tokens(slda_model_t *model, const msgpack_object *v, slda_d
             return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
                                 "field \"tokens\": element %u is %s, not a string", i,
                                 mp_type_name(v->via.array.ptr[i].type));
+        room += v->via.array.ptr[i].via.str.size + 1;
     }
-    const char **toks = slda_xmalloc((n ? n : 1) * sizeof *toks);
-    size_t *lens = slda_xmalloc((n ? n : 1) * sizeof *lens);
+    slda_record_room(rec, room); /* one allocation for them all */
+    rec->has_tokens = 1;
     for (uint32_t i = 0; i < n; i++) {
-        toks[i] = v->via.array.ptr[i].via.str.ptr;
-        lens[i] = v->via.array.ptr[i].via.str.size;
+        const msgpack_object_str *t = &v->via.array.ptr[i].via.str;
+        slda_record_add_token(rec, slda_record_copy(rec, t->ptr, t->size), t->size);
     }
-    slda_err_t err = slda_doc_from_tokens(model, toks, lens, n, doc, errstr, errstr_size);
-    free(toks);
-    free(lens);
-    return err;
+    return SLDA_OK;
 }
 
 /* The "id", "text" and "tokens" values of a map (first of each wins). */
@@ -388,11 +277,10 @@ static void mp_find_fields(const msgpack_object *map, mp_fields_t *f)
     }
 }
 
-static slda_err_t mp_doc(slda_model_t *model, const msgpack_object *root, slda_doc_t *doc,
-                         char *errstr, size_t errstr_size)
+static slda_err_t mp_record(slda_record_t *rec, const msgpack_object *root, char *errstr,
+                            size_t errstr_size)
 {
     mp_fields_t f;
-    char *id = NULL;
     slda_err_t err;
     if (root->type != MSGPACK_OBJECT_MAP)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
@@ -405,28 +293,21 @@ static slda_err_t mp_doc(slda_model_t *model, const msgpack_object *root, slda_d
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
                             "field \"text\": must be a string, found %s",
                             mp_type_name(f.text->type));
-    if (f.id && (err = mp_id(f.id, &id, errstr, errstr_size)) != SLDA_OK)
+    if (f.id && (err = mp_id(rec, f.id, errstr, errstr_size)) != SLDA_OK)
         return err;
-    if (f.text)
-        err = slda_doc_from_text(model, f.text->via.str.ptr, f.text->via.str.size, doc, errstr,
-                                 errstr_size);
-    else
-        err = mp_tokens(model, f.tokens, doc, errstr, errstr_size);
-    if (err != SLDA_OK) {
-        free(id);
-        return err;
-    }
-    doc->id = id;
+    if (!f.text)
+        return mp_tokens(rec, f.tokens, errstr, errstr_size);
+    const msgpack_object_str *t = &f.text->via.str;
+    rec->field[SLDA_FIELD_TEXT] = (slda_field_t){slda_record_copy(rec, t->ptr, t->size), t->size};
     return SLDA_OK;
 }
 
-static slda_err_t from_msgpack(slda_model_t *model, const char *val, size_t len,
-                               slda_doc_t *doc, char *errstr, size_t errstr_size)
+static slda_err_t msgpack_decode(slda_record_t *rec, const char *val, size_t len,
+                                 char *errstr, size_t errstr_size)
 {
     msgpack_unpacked up;
     size_t off = 0;
     slda_err_t err;
-    slda_doc_init(doc);
     if ((err = check_msgpack((const unsigned char *)val, len, errstr, errstr_size)) != SLDA_OK)
         return err;
     msgpack_unpacked_init(&up);
@@ -434,44 +315,51 @@ static slda_err_t from_msgpack(slda_model_t *model, const char *val, size_t len,
         err = slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
                            "MessagePack: cannot decode the message");
     else
-        err = mp_doc(model, &up.data, doc, errstr, errstr_size);
+        err = mp_record(rec, &up.data, errstr, errstr_size);
     msgpack_unpacked_destroy(&up);
     return err;
 }
-
-/* ---- dispatch ---- */
 
 static int is_map_byte(unsigned char b)
 {
     return (b >= 0x80 && b <= 0x8f) || b == 0xde || b == 0xdf;
 }
 
-/* SLDA_INFMT_AUTO: JSON if it starts with '{' and parses, MessagePack if it
- * starts with a map byte (text if that fails and the value is UTF-8). */
-static slda_err_t from_auto(slda_model_t *model, const char *val, size_t len, slda_doc_t *doc,
-                            char *errstr, size_t errstr_size)
+/* input.format=auto: a value that starts with a map byte, unless it is not
+ * well-formed MessagePack and is valid UTF-8 (then it is text). */
+static int msgpack_sniff(slda_record_t *rec, const char *val, size_t len)
 {
-    size_t i = 0;
+    (void)rec;
+    if (len == 0 || !is_map_byte((unsigned char)val[0]))
+        return 0;
+    return check_msgpack((const unsigned char *)val, len, NULL, 0) == SLDA_OK ||
+           !slda_utf8_valid(val, len, NULL, NULL);
+}
+
+/* MessagePack's row of format.c's table (a message format only). */
+const slda_format_row_t slda_format_msgpack = {
+    .name = "msgpack", .title = "MessagePack", .file = -1, .sniff = msgpack_sniff,
+    .decode = msgpack_decode};
+
+/* ---- messages ---- */
+
+slda_err_t slda_docmsg_decode(slda_infmt_t fmt, const slda_message_t *msg, uint32_t max_bytes,
+                              slda_record_t *rec, char *errstr, size_t errstr_size)
+{
+    const char *v = msg->value ? (const char *)msg->value : "";
     slda_err_t err;
-    while (i < len && (val[i] == ' ' || val[i] == '\t' || val[i] == '\r' || val[i] == '\n'))
-        i++;
-    if (i < len && val[i] == '{') {
-        slda_json_t js;
-        slda_json_init(&js);
-        if (slda_json_parse(&js, val, len, NULL, 0) == SLDA_OK)
-            err = json_doc(model, &js, doc, errstr, errstr_size);
-        else
-            err = slda_doc_from_text(model, val, len, doc, errstr, errstr_size);
-        slda_json_clear(&js);
-        return err;
+    if (max_bytes > 0 && msg->len > max_bytes) {
+        slda_record_reset(rec);
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_TOO_LARGE,
+                            "message: %zu bytes is over input.max.bytes=%u", msg->len,
+                            max_bytes);
     }
-    if (len > 0 && is_map_byte((unsigned char)val[0])) {
-        if (check_msgpack((const unsigned char *)val, len, NULL, 0) != SLDA_OK &&
-            slda_utf8_valid(val, len, NULL, NULL))
-            return slda_doc_from_text(model, val, len, doc, errstr, errstr_size);
-        return from_msgpack(model, val, len, doc, errstr, errstr_size);
-    }
-    return slda_doc_from_text(model, val, len, doc, errstr, errstr_size);
+    err = slda_format_decode(slda_format_message(fmt), rec, v, msg->len, errstr, errstr_size);
+    rec->time_ms = msg->timestamp_ms;
+    if (err == SLDA_OK && !rec->field[SLDA_FIELD_ID].s && msg->key &&
+        id_ok(msg->key, msg->keylen))
+        id_set(rec, msg->key, msg->keylen);
+    return err;
 }
 
 slda_err_t slda_doc_from_message(slda_model_t *model, slda_infmt_t fmt, const void *val,
@@ -479,25 +367,13 @@ slda_err_t slda_doc_from_message(slda_model_t *model, slda_infmt_t fmt, const vo
                                  uint32_t max_bytes, slda_doc_t *doc, char *errstr,
                                  size_t errstr_size)
 {
-    const char *v = val ? (const char *)val : "";
-    slda_err_t err;
+    slda_message_t msg = {.value = val, .len = len, .key = key, .keylen = keylen};
+    slda_record_t rec;
     slda_doc_init(doc);
-    if (max_bytes > 0 && len > max_bytes)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_TOO_LARGE,
-                            "message: %zu bytes is over input.max.bytes=%u", len, max_bytes);
-    switch (fmt) {
-    case SLDA_INFMT_TEXT: err = slda_doc_from_text(model, v, len, doc, errstr, errstr_size); break;
-    case SLDA_INFMT_JSON: {
-        slda_json_t js;
-        slda_json_init(&js);
-        err = slda_doc_from_json(model, &js, v, len, doc, errstr, errstr_size);
-        slda_json_clear(&js);
-        break;
-    }
-    case SLDA_INFMT_MSGPACK: err = from_msgpack(model, v, len, doc, errstr, errstr_size); break;
-    default: err = from_auto(model, v, len, doc, errstr, errstr_size); break;
-    }
-    if (err == SLDA_OK && !doc->id && key && keylen > 0)
-        doc->id = id_copy(key, keylen);
+    slda_record_init(&rec);
+    slda_err_t err = slda_docmsg_decode(fmt, &msg, max_bytes, &rec, errstr, errstr_size);
+    if (err == SLDA_OK)
+        err = slda_record_doc(model, &rec, doc, errstr, errstr_size);
+    slda_record_clear(&rec);
     return err;
 }

@@ -9,9 +9,10 @@
  * "path:line: <problem>"; the reader then carries on with the next record.
  * Empty lines separate records in UCI, lda-c and JSON lines and are skipped;
  * in text every line is a document, so an empty line is an empty document
- * (SLDA_ERR_EMPTY). The formats
- * live in reader_uci.c, reader_ldac.c and reader_text.c (text and JSON lines).
- * A reader belongs to one thread; the model is borrowed.
+ * (SLDA_ERR_EMPTY). The formats are rows of format.c's table (how each is
+ * detected, its open/next/close), each in its own file: reader_uci.c,
+ * reader_ldac.c, reader_text.c, reader_json.c. A reader belongs to one
+ * thread; the model is borrowed.
  */
 #include "io/reader.h"
 
@@ -22,9 +23,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 int slda_reader_getline(slda_reader_t *rd)
 {
@@ -179,29 +178,45 @@ int slda_reader_line_is_ldac(const char *line, size_t len)
     return pairs > 0 || n == 0;
 }
 
-/* ---- format detection ---- */
+static int blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return 0;
+    }
+    return 1;
+}
 
-static const char *base_name(const char *path)
+slda_err_t slda_reader_next_nonblank(slda_reader_t *rd, char *errstr, size_t errstr_size)
+{
+    for (;;) {
+        int r = slda_reader_getline(rd);
+        if (r < 0)
+            return slda_reader_io_error(rd, errstr, errstr_size);
+        if (r == 0)
+            return SLDA_ERR_EOF;
+        if (!blank(rd->line, rd->linelen))
+            return SLDA_OK;
+    }
+}
+
+/* ---- names (the formats' detection, format.c's table) ---- */
+
+const char *slda_reader_base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
 }
 
-static int ends_with(const char *s, const char *suffix)
+int slda_reader_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int is_docword(const char *base)
+char *slda_reader_sibling(const char *path, const char *name, size_t namelen)
 {
-    return strncmp(base, "docword", 7) == 0 && ends_with(base, ".txt");
-}
-
-/* Path of name in the directory of path (malloc'ed). */
-static char *sibling(const char *path, const char *name, size_t namelen)
-{
-    size_t dirlen = (size_t)(base_name(path) - path);
+    size_t dirlen = (size_t)(slda_reader_base_name(path) - path);
     char *out = slda_xmalloc(dirlen + namelen + 1);
     memcpy(out, path, dirlen);
     memcpy(out + dirlen, name, namelen);
@@ -211,46 +226,7 @@ static char *sibling(const char *path, const char *name, size_t namelen)
 
 char *slda_reader_guess_vocab(const char *path, slda_format_t fmt)
 {
-    const char *base;
-    char *guess = NULL;
-    if (!path || strcmp(path, "-") == 0)
-        return NULL;
-    base = base_name(path);
-    if ((fmt == SLDA_FORMAT_AUTO || fmt == SLDA_FORMAT_UCI) && is_docword(base)) {
-        /* docword<X>.txt -> vocab<X>.txt */
-        size_t xlen = strlen(base) - 7 - 4;
-        char *name = slda_xmalloc(xlen + 10);
-        snprintf(name, xlen + 10, "vocab%.*s.txt", (int)xlen, base + 7);
-        guess = sibling(path, name, strlen(name));
-        free(name);
-    } else if ((fmt == SLDA_FORMAT_AUTO && ends_with(base, ".dat")) ||
-               fmt == SLDA_FORMAT_LDAC) {
-        guess = sibling(path, "vocab.txt", 9);
-    }
-    if (guess && access(guess, R_OK) != 0) {
-        free(guess);
-        guess = NULL;
-    }
-    return guess;
-}
-
-static slda_format_t format_by_name(const slda_reader_t *rd, const char *path)
-{
-    const char *base = base_name(path);
-    if (strcmp(path, "-") == 0)
-        return SLDA_FORMAT_AUTO;
-    if (is_docword(base))
-        return SLDA_FORMAT_UCI;
-    if (ends_with(base, ".jsonl") || ends_with(base, ".json"))
-        return SLDA_FORMAT_JSONL;
-    if (ends_with(base, ".dat")) {
-        char *vocab = slda_reader_guess_vocab(path, SLDA_FORMAT_LDAC);
-        int ldac = vocab != NULL || slda_vocab_is_fixed(slda_model_vocab(rd->model));
-        free(vocab);
-        if (ldac)
-            return SLDA_FORMAT_LDAC;
-    }
-    return SLDA_FORMAT_AUTO;
+    return slda_format_vocab(path, fmt);
 }
 
 /* Decide from the first non-empty line, which stays pending for the reader
@@ -258,7 +234,6 @@ static slda_format_t format_by_name(const slda_reader_t *rd, const char *path)
  * report them as empty documents). */
 static slda_format_t format_by_content(slda_reader_t *rd)
 {
-    const char *p;
     int r;
     while ((r = slda_reader_getline(rd)) == 1 && rd->linelen == 0)
         ;
@@ -267,16 +242,8 @@ static slda_format_t format_by_content(slda_reader_t *rd)
     if (r != 1)
         return SLDA_FORMAT_TEXT;
     rd->pending = 1;
-    p = slda_reader_skip_space(rd->line, rd->line + rd->linelen);
-    if (p < rd->line + rd->linelen && *p == '{')
-        return SLDA_FORMAT_JSONL;
-    /* A lone count is a UCI header only with a fixed vocabulary to map ids. */
-    if (slda_reader_line_is_count(rd->line, rd->linelen) &&
-        slda_vocab_is_fixed(slda_model_vocab(rd->model)))
-        return SLDA_FORMAT_UCI;
-    if (slda_reader_line_is_ldac(rd->line, rd->linelen))
-        return SLDA_FORMAT_LDAC;
-    return SLDA_FORMAT_TEXT;
+    return slda_format_by_line(rd->line, rd->linelen,
+                               slda_vocab_is_fixed(slda_model_vocab(rd->model)));
 }
 
 /* ---- open / next / close ---- */
@@ -320,29 +287,18 @@ static slda_err_t open_input(slda_reader_t *rd, const char *path, char *errstr,
     return open_gzip(rd, errstr, errstr_size);
 }
 
-static const char *format_name(slda_format_t fmt)
-{
-    switch (fmt) {
-    case SLDA_FORMAT_UCI: return "UCI bag-of-words";
-    case SLDA_FORMAT_LDAC: return "lda-c";
-    case SLDA_FORMAT_TEXT: return "text";
-    case SLDA_FORMAT_JSONL: return "JSON lines";
-    default: return "auto";
-    }
-}
-
 static slda_err_t check_vocab(slda_reader_t *rd, const char *path, char *errstr,
                               size_t errstr_size)
 {
     char *guess;
-    if (rd->format != SLDA_FORMAT_UCI && rd->format != SLDA_FORMAT_LDAC)
+    if (!rd->row->needs_vocab)
         return SLDA_OK;
     if (slda_vocab_is_fixed(slda_model_vocab(rd->model)))
         return SLDA_OK;
     guess = slda_reader_guess_vocab(path, rd->format);
     slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                  "reader \"%s\": the %s format needs a fixed vocabulary: set vocab.file%s%s%s",
-                 path, format_name(rd->format), guess ? " (found " : "", guess ? guess : "",
+                 path, rd->row->title, guess ? " (found " : "", guess ? guess : "",
                  guess ? ")" : "");
     free(guess);
     return SLDA_ERR_INVALID;
@@ -355,14 +311,14 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
     slda_reader_t *rd;
     slda_err_t err;
     /* everything else the readers need is in the model */
-    if (!model || !path || (unsigned)format > SLDA_FORMAT_JSONL) {
+    if (!model || !path || (format != SLDA_FORMAT_AUTO && !slda_format_file(format))) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                      "reader \"%s\": invalid arguments", path ? path : "(null)");
         return NULL;
     }
     rd = slda_xcalloc(1, sizeof *rd);
     rd->model = model;
-    slda_json_init(&rd->js);
+    slda_record_init(&rd->rec);
     slda_doc_init(&rd->uci_cur);
     err = open_input(rd, path, errstr, errstr_size);
     if (err == SLDA_OK) {
@@ -373,13 +329,15 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
         uint32_t mb = conf && conf->minibatch_docs ? conf->minibatch_docs : 32;
         rd->ahead_max = regular ? (mb > 256 ? mb : 256) : mb;
         rd->ahead_pipeline = regular;
-        rd->format = format != SLDA_FORMAT_AUTO ? format : format_by_name(rd, path);
+        int fixed = slda_vocab_is_fixed(slda_model_vocab(model));
+        rd->format = format != SLDA_FORMAT_AUTO ? format : slda_format_by_name(path, fixed);
         if (rd->format == SLDA_FORMAT_AUTO)
             rd->format = format_by_content(rd);
+        rd->row = slda_format_file(rd->format);
         err = check_vocab(rd, path, errstr, errstr_size);
     }
-    if (err == SLDA_OK && rd->format == SLDA_FORMAT_UCI)
-        err = slda_reader_uci_open(rd, errstr, errstr_size);
+    if (err == SLDA_OK && rd->row->open)
+        err = rd->row->open(rd, errstr, errstr_size);
     if (err != SLDA_OK) {
         slda_reader_close(rd);
         return NULL;
@@ -392,12 +350,7 @@ slda_err_t slda_reader_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
 {
     slda_err_t err;
     slda_doc_init(doc);
-    switch (rd->format) {
-    case SLDA_FORMAT_UCI: err = slda_reader_uci_next(rd, doc, errstr, errstr_size); break;
-    case SLDA_FORMAT_LDAC: err = slda_reader_ldac_next(rd, doc, errstr, errstr_size); break;
-    case SLDA_FORMAT_JSONL: err = slda_reader_jsonl_next(rd, doc, errstr, errstr_size); break;
-    default: err = slda_reader_text_next(rd, doc, errstr, errstr_size); break;
-    }
+    err = rd->row->next(rd, doc, errstr, errstr_size);
     if (err == SLDA_OK && doc->ntokens > SLDA_MAX_DOC_TOKENS) {
         /* counts are summed saturating: anything past the limit is refused here */
         char id[64];
@@ -429,26 +382,9 @@ void slda_reader_close(slda_reader_t *rd)
         fclose(rd->f);
     free(rd->path);
     free(rd->line);
-    slda_json_clear(&rd->js);
+    slda_record_clear(&rd->rec);
     slda_doc_clear(&rd->uci_cur);
-    slda_reader_text_close(rd);
-    slda_reader_uci_close(rd);
+    if (rd->row && rd->row->close)
+        rd->row->close(rd); /* the format's read-ahead state */
     free(rd);
-}
-
-slda_format_t slda_format_parse(const char *name)
-{
-    static const struct {
-        const char *name;
-        slda_format_t format;
-    } names[] = {
-        {"auto", SLDA_FORMAT_AUTO}, {"uci", SLDA_FORMAT_UCI},     {"ldac", SLDA_FORMAT_LDAC},
-        {"lda-c", SLDA_FORMAT_LDAC}, {"text", SLDA_FORMAT_TEXT},  {"txt", SLDA_FORMAT_TEXT},
-        {"jsonl", SLDA_FORMAT_JSONL}, {"json", SLDA_FORMAT_JSONL},
-    };
-    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++) {
-        if (strcasecmp(name, names[i].name) == 0)
-            return names[i].format;
-    }
-    return (slda_format_t)-1;
 }

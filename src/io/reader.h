@@ -1,10 +1,10 @@
-/* reader.h - document readers and message decoding: internals and helpers (not installed). */
+/* reader.h - document readers: what reader.c and the formats' files share (not installed). */
 #ifndef SLDA_READER_H
 #define SLDA_READER_H
 
-#include "core/json.h"
 #include "core/config.h"
 #include "engine/model.h"
+#include "io/format.h"
 
 #include <stdio.h>
 
@@ -16,15 +16,6 @@
  * before the model is created. */
 char *slda_reader_guess_vocab(const char *path, slda_format_t fmt);
 
-/* Decode one JSON document {"id": string|number, "text": string} or
- * {"id": ..., "tokens": [string, ...]} (other fields ignored; "text" wins
- * when both are present) from src[0..len) into doc through model. js is
- * scratch space (reused between calls). doc->id is set from "id" when
- * present, else left NULL. SLDA_ERR_PARSE for bad JSON or fields, and the
- * errors of slda_doc_from_text / slda_doc_from_tokens. doc is initialised. */
-slda_err_t slda_doc_from_json(slda_model_t *model, slda_json_t *js, const char *src, size_t len,
-                              slda_doc_t *doc, char *errstr, size_t errstr_size);
-
 /* ---- between reader.c and the per-format files ---- */
 
 struct slda_reader_s {
@@ -32,6 +23,7 @@ struct slda_reader_s {
     FILE *f;
     int owns_f;
     slda_format_t format;
+    const slda_format_row_t *row; /* the format's row of format.c's table */
     slda_model_t *model;      /* borrowed */
     char *line;               /* current line, without its "\n" / "\r\n" */
     size_t linecap, linelen;
@@ -43,7 +35,7 @@ struct slda_reader_s {
     char read_why[160];       /* why a read failed when errno does not say (gzfile.c) */
     uint64_t docs;
     uint64_t errors[SLDA_ERR__COUNT];
-    slda_json_t js;
+    slda_record_t rec;        /* JSON lines: the line's record */
     struct text_ahead_s *ahead; /* text: lines read ahead and tokenised in parallel */
     uint32_t ahead_max;       /* lines per read-ahead (reader_text.c) */
     int ahead_pipeline;       /* a regular file: reading, tokenising, lookups overlap */
@@ -56,11 +48,11 @@ struct slda_reader_s {
     struct uci_ahead_s *uci_ahead; /* entry lines read ahead and parsed in parallel */
 };
 
-/* reader_text.c, reader_uci.c: free the read-ahead state. */
-void slda_reader_text_close(slda_reader_t *rd);
-void slda_reader_uci_close(slda_reader_t *rd);
 /* Next line into rd->line: 1, 0 at the end, or -1 after a read error. */
 int slda_reader_getline(slda_reader_t *rd);
+/* Read up to the next line that is not blank (spaces, tabs, CR): SLDA_OK,
+ * SLDA_ERR_EOF or the read error. */
+slda_err_t slda_reader_next_nonblank(slda_reader_t *rd, char *errstr, size_t errstr_size);
 /* Count an error for the current line and write "path:line: <msg>". */
 slda_err_t slda_reader_fail(slda_reader_t *rd, slda_err_t code, char *errstr,
                             size_t errstr_size, const char *fmt, ...)
@@ -72,15 +64,6 @@ void slda_reader_set_id(slda_doc_t *doc, uint64_t n);
 /* Highest usable word id + 1 of the model's (fixed) vocabulary. */
 uint32_t slda_reader_vocab_limit(const slda_reader_t *rd);
 
-slda_err_t slda_reader_uci_open(slda_reader_t *rd, char *errstr, size_t errstr_size);
-slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                size_t errstr_size);
-slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size);
-slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size);
-slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                  size_t errstr_size);
 /* Does a line look like lda-c ("N id:count ...")? / like a lone integer? */
 int slda_reader_line_is_ldac(const char *line, size_t len);
 int slda_reader_line_is_count(const char *line, size_t len);
@@ -90,6 +73,11 @@ const char *slda_reader_skip_space(const char *p, const char *end); /* spaces an
 const char *slda_reader_excerpt(const slda_reader_t *rd, char *out, size_t size);
 /* The same for any line (len bytes at line). */
 const char *slda_reader_excerpt_of(const char *line, size_t len, char *out, size_t size);
+/* The file name of path (after its last '/'); whether s ends with suffix;
+ * the path of name in path's directory (malloc'ed). */
+const char *slda_reader_base_name(const char *path);
+int slda_reader_ends_with(const char *s, const char *suffix);
+char *slda_reader_sibling(const char *path, const char *name, size_t namelen);
 /* Strict decimal integer at *p (optional '-', digits), advancing *p; 0 if
  * there is none or it overflows. */
 int slda_reader_parse_int(const char **p, const char *end, int64_t *out);

@@ -3,9 +3,13 @@
  * Invariants. A line is one document and is accepted or rejected whole: N
  * must equal the number of pairs, every id must name a word of the model's
  * fixed vocabulary (0..W-1), every count must be >= 1. The document id is
- * the line number. A line "0" (no pairs) is an empty document.
+ * the line number. A line "0" (no pairs) is an empty document. Detected from
+ * a name ending in .dat when its vocabulary (vocab.txt beside it, or a fixed
+ * one) is there, or from a first line of that shape.
  */
 #include "io/reader.h"
+
+#include <stdlib.h>
 
 /* "id:count" at *p; advances *p. */
 static int parse_pair(const char **p, const char *end, int64_t *id, int64_t *count)
@@ -79,8 +83,8 @@ static slda_err_t parse_line(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
     return SLDA_OK;
 }
 
-slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size)
+static slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                        size_t errstr_size)
 {
     for (;;) {
         slda_err_t err;
@@ -101,3 +105,34 @@ slda_err_t slda_reader_ldac_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
         return SLDA_OK;
     }
 }
+
+/* ---- detection (format.c's table) ---- */
+
+static char *ldac_vocab(const char *path, int named)
+{
+    if (!named && !slda_reader_ends_with(slda_reader_base_name(path), ".dat"))
+        return NULL;
+    return slda_reader_sibling(path, "vocab.txt", 9);
+}
+
+static int ldac_by_name(const char *path, int fixed)
+{
+    if (!slda_reader_ends_with(slda_reader_base_name(path), ".dat"))
+        return 0;
+    char *vocab = slda_reader_guess_vocab(path, SLDA_FORMAT_LDAC);
+    int ldac = vocab != NULL || fixed;
+    free(vocab);
+    return ldac;
+}
+
+static int ldac_by_line(const char *line, size_t len, int fixed)
+{
+    (void)fixed;
+    return slda_reader_line_is_ldac(line, len);
+}
+
+/* Its row of format.c's table. */
+const slda_format_row_t slda_format_ldac = {
+    .name = "ldac", .alias = "lda-c", .title = "lda-c", .file = SLDA_FORMAT_LDAC,
+    .needs_vocab = 1, .by_name = ldac_by_name, .by_line = ldac_by_line, .vocab = ldac_vocab,
+    .next = slda_reader_ldac_next};

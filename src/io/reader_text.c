@@ -1,14 +1,14 @@
-/* reader_text.c - one document per line: raw text, or JSON lines {"id", "text"|"tokens"}.
+/* reader_text.c - raw text: one document per line of a file, or one per message value.
  *
- * Invariants. In text, every non-blank line is a document (a line left with
- * no tokens - only stop words, digits or punctuation - is an empty document:
- * SLDA_ERR_EMPTY, counted); blank lines separate paragraphs and are skipped,
- * in text as in JSON lines. Records are tokenised through the
- * model (slda_doc_from_text / slda_doc_from_json), so lower-casing, stop
- * words, the size limit and vocabulary handling are the same as for Kafka
- * messages. A text document's id is its line number; a JSON document's id
- * is its "id" field, else its line number. Errors from the decoders get the
- * "path:line: " prefix and are counted.
+ * Invariants. In a file, every non-blank line is a document (a line left
+ * with no tokens - only stop words, digits or punctuation - is an empty
+ * document: SLDA_ERR_EMPTY, counted); blank lines separate paragraphs and are
+ * skipped. Lines are tokenised through the model's tokenizer and vocabulary
+ * (bag.c), so lower-casing, stop words, the size limit and vocabulary
+ * handling are the same as for Kafka messages, whose whole value is a text
+ * (slda_reader_text_decode). A line's document id is its line number. Errors
+ * get the "path:line: " prefix and are counted. Text is what format detection
+ * falls back to (format.c).
  *
  * Text is read ahead and tokenised into bags on the model's worker threads
  * (bag.c: tokenising only reads the tokenizer); the bags' words are looked
@@ -19,7 +19,7 @@
  * 256 lines - while the workers tokenise batch k+1, the caller looks up
  * batch k and reads batch k+2 (lookup_and_read) - so reading and lookups
  * overlap tokenising. A read error or the end of input is returned after the
- * lines read before it. JSON lines are decoded one at a time.
+ * lines read before it.
  */
 #include "engine/model.h"
 #include "io/reader.h"
@@ -56,7 +56,7 @@ struct text_ahead_s {
     slda_reader_t *rd;
 };
 
-void slda_reader_text_close(slda_reader_t *rd)
+static void slda_reader_text_close(slda_reader_t *rd)
 {
     struct text_ahead_s *a = rd->ahead;
     if (!a)
@@ -84,30 +84,6 @@ static slda_err_t reject(slda_reader_t *rd, slda_err_t err, const char *msg, cha
     return slda_reader_fail(rd, err, errstr, errstr_size, "%s", msg);
 }
 
-static int blank(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-            return 0;
-    }
-    return 1;
-}
-
-/* Read up to the next line that is not blank: SLDA_OK, SLDA_ERR_EOF or an
- * I/O error. */
-static slda_err_t next_nonblank(slda_reader_t *rd, char *errstr, size_t errstr_size)
-{
-    for (;;) {
-        int r = slda_reader_getline(rd);
-        if (r < 0)
-            return slda_reader_io_error(rd, errstr, errstr_size);
-        if (r == 0)
-            return SLDA_ERR_EOF;
-        if (!blank(rd->line, rd->linelen))
-            return SLDA_OK;
-    }
-}
-
 /* Read up to ahead_max non-blank lines into b. */
 static void read_batch(slda_reader_t *rd, struct text_ahead_s *a, text_batch_t *b)
 {
@@ -116,7 +92,7 @@ static void read_batch(slda_reader_t *rd, struct text_ahead_s *a, text_batch_t *
     b->end = SLDA_OK;
     rd->lineno = a->lineno;
     while (b->n < rd->ahead_max) {
-        slda_err_t err = next_nonblank(rd, b->enderr, sizeof b->enderr);
+        slda_err_t err = slda_reader_next_nonblank(rd, b->enderr, sizeof b->enderr);
         if (err != SLDA_OK) {
             b->end = err;
             break;
@@ -236,8 +212,8 @@ static slda_err_t batch_end(struct text_ahead_s *a, text_batch_t *b, char *errst
     return end;
 }
 
-slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                 size_t errstr_size)
+static slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                        size_t errstr_size)
 {
     struct text_ahead_s *a = rd->ahead;
     if (!a) {
@@ -279,17 +255,17 @@ slda_err_t slda_reader_text_next(slda_reader_t *rd, slda_doc_t *doc, char *errst
     }
 }
 
-slda_err_t slda_reader_jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                  size_t errstr_size)
+/* A message value in input.format=text: the whole value is the text. */
+static slda_err_t text_decode(slda_record_t *rec, const char *val, size_t len, char *errstr,
+                              size_t errstr_size)
 {
-    char msg[512] = "";
-    slda_err_t err = next_nonblank(rd, errstr, errstr_size);
-    if (err != SLDA_OK)
-        return err;
-    err = slda_doc_from_json(rd->model, &rd->js, rd->line, rd->linelen, doc, msg, sizeof msg);
-    if (err != SLDA_OK)
-        return reject(rd, err, msg, errstr, errstr_size);
-    if (!doc->id)
-        slda_reader_set_id(doc, rd->lineno);
+    (void)errstr;
+    (void)errstr_size;
+    rec->field[SLDA_FIELD_TEXT] = (slda_field_t){val, len};
     return SLDA_OK;
 }
+
+/* Its row of format.c's table: no detector (what no other row claims). */
+const slda_format_row_t slda_format_text = {
+    .name = "text", .alias = "txt", .title = "text", .file = SLDA_FORMAT_TEXT,
+    .next = slda_reader_text_next, .close = slda_reader_text_close, .decode = text_decode};

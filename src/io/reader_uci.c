@@ -9,7 +9,9 @@
  * (vocab.file). If the file ends before NNZ entry lines, SLDA_ERR_TRUNCATED
  * is reported once (after the last document), then SLDA_ERR_EOF. A read
  * error is reported after the lines read before it, then the document being
- * gathered comes out as at the end.
+ * gathered comes out as at the end. Detected from a name docword*.txt, or
+ * from a first line holding a lone count (the header's D) when the
+ * vocabulary is fixed.
  *
  * Threads. A file is read in blocks of UCI_BLOCK bytes, split into lines in
  * place, and parsed on the model's worker threads in pieces of UCI_PIECE
@@ -56,7 +58,7 @@ static slda_err_t header_value(slda_reader_t *rd, const char *what, uint64_t *ou
     return SLDA_OK;
 }
 
-slda_err_t slda_reader_uci_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
+static slda_err_t slda_reader_uci_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
 {
     slda_err_t err = header_value(rd, "documents D", &rd->uci_ndocs, errstr, errstr_size);
     if (err == SLDA_OK)
@@ -144,7 +146,7 @@ static void batch_free(uci_batch_t *b)
     free(b->buf);
 }
 
-void slda_reader_uci_close(slda_reader_t *rd)
+static void slda_reader_uci_close(slda_reader_t *rd)
 {
     struct uci_ahead_s *a = rd->uci_ahead;
     if (!a)
@@ -499,8 +501,8 @@ static slda_err_t at_end(slda_reader_t *rd, slda_doc_t *doc, char *errstr, size_
     return SLDA_ERR_EOF;
 }
 
-slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                                size_t errstr_size)
+static slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                       size_t errstr_size)
 {
     struct uci_ahead_s *a = rd->uci_ahead;
     if (!a) {
@@ -565,3 +567,43 @@ slda_err_t slda_reader_uci_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr
             slda_doc_add(&rd->uci_cur, e->word, e->count);
     }
 }
+
+/* ---- detection (format.c's table) ---- */
+
+static int is_docword(const char *base)
+{
+    return strncmp(base, "docword", 7) == 0 && slda_reader_ends_with(base, ".txt");
+}
+
+/* docword<X>.txt -> vocab<X>.txt */
+static char *uci_vocab(const char *path, int named)
+{
+    const char *base = slda_reader_base_name(path);
+    (void)named;
+    if (!is_docword(base))
+        return NULL;
+    size_t xlen = strlen(base) - 7 - 4;
+    char *name = slda_xmalloc(xlen + 10);
+    snprintf(name, xlen + 10, "vocab%.*s.txt", (int)xlen, base + 7);
+    char *guess = slda_reader_sibling(path, name, strlen(name));
+    free(name);
+    return guess;
+}
+
+static int uci_by_name(const char *path, int fixed)
+{
+    (void)fixed;
+    return is_docword(slda_reader_base_name(path));
+}
+
+/* A lone count is a UCI header only with a fixed vocabulary to map ids. */
+static int uci_by_line(const char *line, size_t len, int fixed)
+{
+    return fixed && slda_reader_line_is_count(line, len);
+}
+
+/* Its row of format.c's table. */
+const slda_format_row_t slda_format_uci = {
+    .name = "uci", .title = "UCI bag-of-words", .file = SLDA_FORMAT_UCI, .needs_vocab = 1,
+    .by_name = uci_by_name, .by_line = uci_by_line, .vocab = uci_vocab,
+    .open = slda_reader_uci_open, .next = slda_reader_uci_next, .close = slda_reader_uci_close};

@@ -14,6 +14,8 @@
  * ever a lookup of an id already pinned in this epoch, and eviction only
  * looks at words not pinned. slda_doc_from_text goes through a bag too, so
  * every text path (files, standard input, Kafka) makes the same documents.
+ * A token list (JSON or MessagePack "tokens") goes into a bag the same way
+ * (slda_bag_tokens: each token normalised, none split).
  *
  * Hints. Where nothing changes the vocabulary while the bags are made (the
  * service's decoding, standard input's batches), slda_bag_hint finds each
@@ -30,6 +32,8 @@
  * after an eviction, empties the document and searches as without hints.
  */
 #include "text/bag.h"
+
+#include "core/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +140,46 @@ slda_err_t slda_bag_tokenize(const slda_tokenizer_t *tok, uint64_t seed, slda_ba
     if (err != SLDA_OK)
         return err;
     return slda_tokenize(tok, text, len, add_word, bag, errstr, errstr_size);
+}
+
+/* All tokens valid UTF-8 and within the size limit? */
+static slda_err_t check_tokens(const slda_tokenizer_t *tok, const char *const *tokens,
+                               const size_t *lens, size_t n, size_t *maxlen, char *errstr,
+                               size_t errstr_size)
+{
+    size_t total = 0, off = 0;
+    const char *why = NULL;
+    *maxlen = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = lens ? lens[i] : strlen(tokens[i]);
+        if (!slda_utf8_valid(tokens[i], len, &off, &why))
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_UTF8,
+                                "tokens[%zu]: invalid UTF-8 at byte %zu (%s)", i, off, why);
+        total += len;
+        if (len > *maxlen)
+            *maxlen = len;
+    }
+    return slda_tokenizer_check_size(tok, total, errstr, errstr_size);
+}
+
+slda_err_t slda_bag_tokens(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                           const char *const *tokens, const size_t *lens, size_t n,
+                           char *errstr, size_t errstr_size)
+{
+    size_t maxlen;
+    slda_err_t err = check_tokens(tok, tokens, lens, n, &maxlen, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
+    slda_bag_clear(bag, seed);
+    char *buf = slda_xmalloc(4 * maxlen + 1); /* slda_token_normalise's contract */
+    for (size_t i = 0; i < n; i++) {
+        size_t len = lens ? lens[i] : strlen(tokens[i]);
+        size_t out = slda_token_normalise(tok, tokens[i], len, buf);
+        if (out > 0)
+            slda_bag_add(bag, buf, out);
+    }
+    free(buf);
+    return SLDA_OK;
 }
 
 void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag, slda_doc_t *doc)

@@ -20,7 +20,6 @@ typedef struct slda_bag_s {
     uint32_t *table;        /* tcap slots: index of a word, or UINT32_MAX */
     uint32_t tcap;
     uint64_t seed;
-    int deferred;           /* slda_text_defer: the lookup is still to be done */
     uint32_t *hint;         /* hcap: each word's id when slda_bag_hint ran, or UINT32_MAX */
     uint32_t hcap;
     int hinted;             /* hint[] holds the ids as of hint_evictions */
@@ -35,6 +34,14 @@ void slda_bag_add(slda_bag_t *bag, const char *word, size_t len);
  * seed (the vocabulary's: slda_vocab_seed). */
 slda_err_t slda_bag_tokenize(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
                              const char *text, size_t len, char *errstr, size_t errstr_size);
+/* The n tokens (lens[i] bytes each, or NUL-terminated when lens is NULL)
+ * into bag, each normalised as the tokenizer would (lower-case; stop words
+ * and short words dropped), hashed with seed. Checked first: every token
+ * valid UTF-8 (SLDA_ERR_UTF8 "tokens[i]: ..."), their total within
+ * text.max.bytes (SLDA_ERR_TOO_LARGE). Any thread (only reads tok). */
+slda_err_t slda_bag_tokens(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                           const char *const *tokens, const size_t *lens, size_t n,
+                           char *errstr, size_t errstr_size);
 /* Adds the words to doc through vocab (on the vocabulary's thread), doc
  * holding no pairs yet (its id and time stay); on an error doc is cleared
  * (tok names the rules in the message for an empty document). */

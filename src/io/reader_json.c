@@ -1,0 +1,172 @@
+/* reader_json.c - JSON records {"id", "text"|"tokens"}: a message value, or a line (JSON lines).
+ *
+ * Invariants. A record is an object with a "text" string or a "tokens" array
+ * of strings ("text" wins when both are there; other fields are ignored) and
+ * an optional "id", a string (non-empty, without NUL) or a number (its text
+ * as written); null is no id. Its strings are unescaped into the record's
+ * buffer: nothing points into the value afterwards. The checks come in one
+ * order (the object, text or tokens present, the id, then text's or tokens'
+ * types), so a record has one error whatever else is wrong with it, all
+ * SLDA_ERR_PARSE naming the field. In a file every non-blank line is a
+ * record and a document, its id the "id" field, else its line number; its
+ * words are looked up as it is read (slda_record_doc), errors get the
+ * "path:line: " prefix and are counted (reader.c).
+ */
+#include "io/reader.h"
+
+#include <string.h>
+
+/* ---- the record ---- */
+
+static slda_err_t json_id(slda_record_t *rec, const slda_json_t *js, uint32_t node,
+                          char *errstr, size_t errstr_size)
+{
+    const slda_json_node_t *nd = &js->nodes[node];
+    if (nd->type == SLDA_JSON_NULL)
+        return SLDA_OK;
+    if (nd->type == SLDA_JSON_NUMBER) {
+        size_t n = nd->end - nd->start;
+        const char *s = slda_record_copy(rec, js->src + nd->start, n);
+        rec->field[SLDA_FIELD_ID] = (slda_field_t){s, n};
+        return SLDA_OK;
+    }
+    if (nd->type == SLDA_JSON_STRING) {
+        char *buf = slda_record_room(rec, slda_json_raw_len(js, node) + 1);
+        size_t n = slda_json_string(js, node, buf);
+        if (n == 0 || memchr(buf, '\0', n))
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                                "field \"id\": empty or contains a NUL character");
+        rec->field[SLDA_FIELD_ID] = (slda_field_t){slda_record_take(rec, n + 1), n};
+        return SLDA_OK;
+    }
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                        "field \"id\": must be a string or a number, found %s",
+                        slda_json_type_name(nd->type));
+}
+
+static slda_err_t json_text(slda_record_t *rec, const slda_json_t *js, uint32_t node,
+                            char *errstr, size_t errstr_size)
+{
+    if (js->nodes[node].type != SLDA_JSON_STRING)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "field \"text\": must be a string, found %s",
+                            slda_json_type_name(js->nodes[node].type));
+    char *buf = slda_record_room(rec, slda_json_raw_len(js, node) + 1);
+    size_t n = slda_json_string(js, node, buf);
+    rec->field[SLDA_FIELD_TEXT] = (slda_field_t){slda_record_take(rec, n + 1), n};
+    return SLDA_OK;
+}
+
+static slda_err_t json_tokens(slda_record_t *rec, const slda_json_t *js, uint32_t node,
+                              char *errstr, size_t errstr_size)
+{
+    uint32_t n = js->nodes[node].size, i = 0;
+    size_t room = 0;
+    if (js->nodes[node].type != SLDA_JSON_ARRAY)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "field \"tokens\": must be an array of strings, found %s",
+                            slda_json_type_name(js->nodes[node].type));
+    for (uint32_t e = slda_json_first(js, node); e != SLDA_JSON_NONE && i < n;
+         e = js->nodes[e].next, i++) {
+        if (js->nodes[e].type != SLDA_JSON_STRING)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                                "field \"tokens\": element %u is %s, not a string", i,
+                                slda_json_type_name(js->nodes[e].type));
+        room += slda_json_raw_len(js, e) + 1;
+    }
+    slda_record_room(rec, room); /* one allocation for them all */
+    rec->has_tokens = 1;
+    i = 0;
+    for (uint32_t e = slda_json_first(js, node); e != SLDA_JSON_NONE && i < n;
+         e = js->nodes[e].next, i++) {
+        size_t len = slda_json_string(js, e, slda_record_room(rec, slda_json_raw_len(js, e) + 1));
+        slda_record_add_token(rec, slda_record_take(rec, len + 1), len);
+    }
+    return SLDA_OK;
+}
+
+/* The record in a parsed JSON tree. */
+static slda_err_t json_record(slda_record_t *rec, const slda_json_t *js, char *errstr,
+                              size_t errstr_size)
+{
+    uint32_t idn, text, tokens;
+    slda_err_t err;
+    if (js->nodes[0].type != SLDA_JSON_OBJECT)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "JSON: expected an object, found %s",
+                            slda_json_type_name(js->nodes[0].type));
+    idn = slda_json_object_get(js, 0, "id");
+    text = slda_json_object_get(js, 0, "text");
+    tokens = slda_json_object_get(js, 0, "tokens");
+    if (text == SLDA_JSON_NONE && tokens == SLDA_JSON_NONE)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "JSON: object has no \"text\" or \"tokens\" field");
+    if (idn != SLDA_JSON_NONE && (err = json_id(rec, js, idn, errstr, errstr_size)) != SLDA_OK)
+        return err;
+    if (text != SLDA_JSON_NONE)
+        return json_text(rec, js, text, errstr, errstr_size);
+    return json_tokens(rec, js, tokens, errstr, errstr_size);
+}
+
+/* input.format=auto: a value whose first non-blank byte is '{' and that
+ * parses (the tree stays in rec for the decoder); one that does not parse
+ * is text. */
+static int json_sniff(slda_record_t *rec, const char *val, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (val[i] == ' ' || val[i] == '\t' || val[i] == '\r' || val[i] == '\n'))
+        i++;
+    if (i == len || val[i] != '{' || slda_json_parse(&rec->js, val, len, NULL, 0) != SLDA_OK)
+        return 0;
+    rec->js_parsed = 1;
+    return 1;
+}
+
+static slda_err_t json_decode(slda_record_t *rec, const char *val, size_t len, char *errstr,
+                              size_t errstr_size)
+{
+    slda_err_t err;
+    if (!rec->js_parsed && (err = slda_json_parse(&rec->js, val, len, errstr, errstr_size)))
+        return err;
+    rec->js_parsed = 0;
+    return json_record(rec, &rec->js, errstr, errstr_size);
+}
+
+/* ---- files ---- */
+
+static int json_by_name(const char *path, int fixed)
+{
+    const char *base = slda_reader_base_name(path);
+    (void)fixed;
+    return slda_reader_ends_with(base, ".jsonl") || slda_reader_ends_with(base, ".json");
+}
+
+static int json_by_line(const char *line, size_t len, int fixed)
+{
+    const char *p = slda_reader_skip_space(line, line + len);
+    (void)fixed;
+    return p < line + len && *p == '{';
+}
+
+static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                             size_t errstr_size)
+{
+    char msg[512] = "";
+    slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
+    err = slda_format_decode(rd->row, &rd->rec, rd->line, rd->linelen, msg, sizeof msg);
+    if (err == SLDA_OK)
+        err = slda_record_doc(rd->model, &rd->rec, doc, msg, sizeof msg);
+    if (err != SLDA_OK)
+        return slda_reader_fail(rd, err, errstr, errstr_size, "%s", msg);
+    if (!doc->id)
+        slda_reader_set_id(doc, rd->lineno);
+    return SLDA_OK;
+}
+
+/* Its row of format.c's table. */
+const slda_format_row_t slda_format_json = {
+    .name = "json", .alias = "jsonl", .title = "JSON lines", .file = SLDA_FORMAT_JSONL,
+    .by_name = json_by_name, .by_line = json_by_line, .next = jsonl_next,
+    .sniff = json_sniff, .decode = json_decode};

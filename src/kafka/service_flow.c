@@ -1,0 +1,67 @@
+/* service_flow.c - flow and health: backpressure, stall health, the status line. */
+#include "kafka/service_int.h"
+
+#include <stdio.h>
+
+/* ---- flow: backpressure and stall health ---- */
+
+/* Pause consumption while the producer has a backlog (records waiting for
+ * room or for a retry), resume when it is gone; /healthz turns 503 when
+ * records stay undelivered, consumption stays paused, or lagging partitions
+ * yield nothing, for health.stall.ms. */
+void slda_svc_flow(slda_service_t *svc, double t)
+{
+    size_t backlog = slda_ksink_backlog(svc->sink);
+    int hold = backlog || svc->awaiting;
+    if (hold && !svc->paused) {
+        if (!slda_ksource_pause(svc->src, 1)) {
+            svc->paused = 1;
+            svc->paused_since = t;
+            if (backlog)
+                slda_log(svc->metrics, SLDA_LOG_WARN, "flow-pause",
+                         "consumption paused: %zu dead-letter/output record(s) wait for the "
+                         "brokers", backlog);
+        }
+    } else if (!hold && svc->paused) {
+        if (!slda_ksource_pause(svc->src, 0)) {
+            svc->paused = 0;
+            svc->last_msg_t = t;
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "consumption resumed");
+            slda_log_reset(svc->metrics, "flow-pause");
+        }
+    }
+    if (t - svc->health_t < 0.1) /* the loop turns once a message: judge health 10x a second */
+        return;
+    svc->health_t = t;
+    double stall = svc->conf->health_stall_ms / 1000.0, lag = slda_metrics_gauge(svc->metrics,
+                                                                                SLDA_G_LAG);
+    double undelivered_s = slda_ksink_stalled_s(svc->sink);
+    char why[256] = "";
+    if (undelivered_s >= stall)
+        snprintf(why, sizeof why, "producer stalled: %zu record(s) undelivered, none delivered "
+                 "for %.0f s", slda_ksink_undelivered(svc->sink), undelivered_s);
+    else if (svc->paused && t - svc->paused_since >= stall)
+        snprintf(why, sizeof why, "consumption paused for %.0f s: the producer has a backlog",
+                 t - svc->paused_since);
+    else if (!svc->paused && lag > 0 && slda_ksource_assigned(svc->src) &&
+             t - svc->last_msg_t >= stall)
+        snprintf(why, sizeof why, "consumer stalled: lag %.0f, no message for %.0f s", lag,
+                 t - svc->last_msg_t);
+    slda_metrics_set_flow_health(svc->metrics, !why[0], why);
+    slda_metrics_set(svc->metrics, SLDA_G_UNDELIVERED, (double)slda_ksink_undelivered(svc->sink));
+}
+
+void slda_svc_status(slda_service_t *svc)
+{
+    if (svc->nheld && svc->held_eval_t != slda_model_updates(svc->model)) {
+        double pp;
+        if (!slda_heldout_perplexity(svc->model, svc->held, NULL, svc->conf->p.seed, &pp, NULL))
+            slda_metrics_set(svc->metrics, SLDA_G_PERPLEXITY, pp);
+        svc->held_eval_t = slda_model_updates(svc->model);
+    }
+    slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    slda_svc_event_gauges(svc);
+    char line[512];
+    slda_metrics_status_line(svc->metrics, line, sizeof line);
+    slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "status: %s", line);
+}

@@ -1,0 +1,233 @@
+/* service_track.c - tracking glue: event-time gauges, the live page, drift, engine events.
+ *
+ * The tracker (src/track) gets each trained document's event time and
+ * mixture (service_batch.c); here its gauges, its page documents (served by
+ * the HTTP thread from copies), its drift comparison and state file at each
+ * snapshot, and the engine's topic births, deaths and merges as events.
+ */
+#include "kafka/service_int.h"
+
+#include "core/json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PAGE_WORDS_COST 20.0  /* the topics' top words (K passes over the model) are looked up
+                                 again after at least 20x the time the last look-up took: <= 5% */
+
+/* An engine topic event (births.c) into the tracker, with the topic's top words. */
+static void engine_event(slda_service_t *svc, const slda_event_t *ev)
+{
+    uint32_t ids[10];
+    float probs[10]; /* slda_model_top_words writes them: NULL is not accepted */
+    char words[400] = "";
+    size_t n = slda_model_top_words(svc->model, ev->topic, 10, ids, probs), len = 0;
+    for (size_t j = 0; j < n && len < sizeof words - 1; j++) {
+        const char *w = slda_model_word(svc->model, ids[j]);
+        int r = snprintf(words + len, sizeof words - len, "%s%s", j ? " " : "", w ? w : "?");
+        len += r > 0 ? (size_t)r : 0;
+    }
+    slda_track_engine_event(svc->track, slda_event_kind_name(ev->kind), ev->topic, words,
+                            ev->update);
+}
+
+/* births.c's topic births, deaths and merges since the last call: one line each. */
+void slda_svc_engine_events(slda_service_t *svc)
+{
+    slda_event_t ev[16];
+    size_t nev;
+    while ((nev = slda_model_events(svc->model, svc->events_seen, ev, 16)) > 0) {
+        for (size_t i = 0; i < nev; i++) {
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                     "topic %s topic=%u other=%u update=%llu doc=%llu docs=%u value=%.4f",
+                     slda_event_kind_name(ev[i].kind), ev[i].topic, ev[i].other,
+                     (unsigned long long)ev[i].update, (unsigned long long)ev[i].doc,
+                     ev[i].docs, ev[i].value);
+            if (svc->conf->track && svc->track) /* the tracker publishes them as events */
+                engine_event(svc, &ev[i]);
+        }
+        svc->events_seen = ev[nev - 1].seq;
+    }
+}
+
+/* ---- tracking: event-time gauges, the live page, drift at snapshots ---- */
+
+void slda_svc_event_gauges(slda_service_t *svc)
+{
+    int64_t newest = slda_track_newest(svc->track);
+    slda_metrics_set(svc->metrics, SLDA_G_EVENT_TIME, newest / 1000.0);
+    slda_metrics_set(svc->metrics, SLDA_G_EVENT_LAG,
+                     newest ? (slda_now_ms() - newest) / 1000.0 : 0);
+}
+
+static void track_event_log(const slda_track_event_t *ev, void *opaque)
+{
+    slda_service_t *svc = opaque;
+    char iso[40];
+    slda_time_format(ev->event_ms, iso, sizeof iso);
+    if (ev->other != UINT32_MAX)
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "topic event: %s of topics %u and %u at %s (JS %.2f): %s", ev->kind, ev->topic,
+                 ev->other, iso, ev->js, ev->words);
+    else
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "topic event: %s of topic %u at %s%s: %s",
+                 ev->kind, ev->topic, iso, ev->js >= 0 ? "" : " (engine)", ev->words);
+    const char *topic = svc->conf->track_events_topic;
+    if (!topic || !*topic || !svc->sink)
+        return;
+    char *json = NULL, key[300];
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    fprintf(f, "{\"model\":");
+    slda_json_write_string(f, svc->conf->model_name);
+    fprintf(f, ",\"kind\":");
+    slda_json_write_string(f, ev->kind);
+    fprintf(f, ",\"topic\":%u", ev->topic);
+    if (ev->other != UINT32_MAX)
+        fprintf(f, ",\"other\":%u", ev->other);
+    fprintf(f, ",\"event_time\":");
+    slda_json_write_string(f, iso);
+    fprintf(f, ",\"event_ms\":%lld,\"update\":%llu,\"engine\":%s", (long long)ev->event_ms,
+            (unsigned long long)ev->update, ev->js >= 0 ? "false" : "true");
+    if (ev->js >= 0)
+        fprintf(f, ",\"js\":%.4f", ev->js);
+    fprintf(f, ",\"words\":");
+    slda_json_write_string(f, ev->words);
+    fprintf(f, "}");
+    fclose(f);
+    snprintf(key, sizeof key, "%s/%u", svc->conf->model_name, ev->topic);
+    slda_ksink_event(svc->sink, topic, key, json, len, ev->event_ms > 0 ? ev->event_ms : 0);
+    free(json);
+}
+
+/* The status document of the live page. */
+static void page_status(slda_service_t *svc)
+{
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    if (!f)
+        return;
+    double t = slda_mono_s();
+    uint64_t docs = slda_metrics_get(svc->metrics, SLDA_M_DOCS);
+    double rate = svc->rate_t > 0 && t > svc->rate_t
+                      ? (docs - svc->rate_docs) / (t - svc->rate_t) : 0;
+    if (!svc->rate_t || t - svc->rate_t >= 2.0) { /* a rate over at least 2 s */
+        svc->rate_t = t;
+        svc->rate_docs = docs;
+    }
+    int64_t newest = slda_track_newest(svc->track);
+    fprintf(f, "{\"model\":");
+    slda_json_write_string(f, svc->conf->model_name);
+    fprintf(f, ",\"docs\":%" PRIu64 ",\"docs_per_s\":%.3f,\"updates\":%" PRIu64
+            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":%.6g,"
+            "\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
+            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
+            docs, rate, slda_model_updates(svc->model),
+            slda_metrics_gauge(svc->metrics, SLDA_G_LAG), (long long)newest,
+            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0,
+            slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY),
+            slda_model_vocab_size(svc->model),
+            slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
+            slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
+            slda_track_clamped(svc->track), slda_metrics_gauge(svc->metrics, SLDA_G_RHO));
+    fclose(f);
+    slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
+}
+
+/* Publish what the live page shows (the HTTP thread serves copies). The
+ * topics' words are looked up again only when the model moved, and not more
+ * often than keeps the look-ups under 1/PAGE_WORDS_COST of the time (and at
+ * each snapshot). */
+void slda_svc_page_publish(slda_service_t *svc)
+{
+    if (!svc->page)
+        return;
+    size_t len;
+    char *json;
+    double t = slda_mono_s();
+    if (svc->page_updates != slda_model_updates(svc->model) + 1 &&
+        t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost) {
+        slda_track_model_words(svc->model, svc->words, svc->mass);
+        svc->page_updates = slda_model_updates(svc->model) + 1;
+        svc->words_t = slda_mono_s();
+        svc->words_cost = svc->words_t - t;
+    }
+    if ((json = slda_track_json_topics(svc->track, svc->words, svc->mass, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_TOPICS, json, len);
+    if ((json = slda_track_json_prevalence(svc->track, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_PREVALENCE, json, len);
+    if ((json = slda_track_json_events(svc->track, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
+    page_status(svc);
+    svc->last_page = slda_mono_s();
+}
+
+/* At a snapshot: drift and events against the previous one, and the tracking
+ * state written beside the snapshot file (path, or NULL without snapshot.dir). */
+void slda_svc_track_snapshot(slda_service_t *svc, const char *path)
+{
+    if (!svc->conf->track)
+        return;
+    uint64_t updates = slda_model_updates(svc->model);
+    if (svc->compared_updates != updates + 1) { /* not again when a deferred one is retried */
+        slda_track_model_words(svc->model, svc->words, svc->mass);
+        svc->page_updates = svc->compared_updates = updates + 1;
+        slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
+                           updates);
+    }
+    if (path) {
+        char side[4200], err[600];
+        slda_snapdir_track_path(side, sizeof side, path);
+        if (slda_track_save(svc->track, side, svc->conf->model_name,
+                            slda_model_updates(svc->model), err, sizeof err))
+            slda_log(svc->metrics, SLDA_LOG_WARN, "track-save", "%s", err);
+    }
+    slda_svc_page_publish(svc);
+}
+
+/* The tracker of the restored snapshot's state, or a fresh one (with the
+ * reason logged) when its state is missing, corrupt or for another K. */
+void slda_svc_track_stop(slda_service_t *svc)
+{
+    slda_track_destroy(svc->track);
+    free(svc->words);
+    free(svc->mass);
+    svc->track = NULL;
+    svc->words = NULL;
+    svc->mass = NULL;
+}
+
+void slda_svc_track_start(slda_service_t *svc)
+{
+    slda_track_opts_t opts;
+    slda_track_opts_from_conf(&opts, svc->conf);
+    uint32_t K = slda_model_topics(svc->model);
+    svc->track = slda_track_new(K, &opts);
+    slda_track_set_event_cb(svc->track, track_event_log, svc);
+    svc->words = slda_xcalloc(K, sizeof *svc->words);
+    svc->mass = slda_xcalloc(K, sizeof *svc->mass);
+    slda_track_set_newest(svc->track, svc->restored_event_ms); /* the state may know better */
+    if (!svc->restored[0] || !svc->conf->track)
+        return;
+    char side[4200], err[700];
+    slda_snapdir_track_path(side, sizeof side, svc->restored);
+    if (access(side, F_OK)) {
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "no tracking state beside %s (%s missing): prevalence and drift start afresh "
+                 "from this snapshot", svc->restored, side);
+        return;
+    }
+    if (slda_track_load(svc->track, side, err, sizeof err))
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "%s; prevalence and drift start afresh from this snapshot", err);
+    else {
+        char iso[40];
+        slda_time_format(slda_track_newest(svc->track), iso, sizeof iso);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "tracking state loaded from %s: newest event time %s", side, iso);
+    }
+}
