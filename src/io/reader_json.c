@@ -155,7 +155,8 @@ static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
     slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
-    err = slda_format_decode(rd->row, &rd->rec, rd->line, rd->linelen, msg, sizeof msg);
+    slda_record_reset(&rd->rec);
+    err = json_decode(&rd->rec, rd->line, rd->linelen, msg, sizeof msg);
     if (err == SLDA_OK)
         err = slda_record_doc(rd->model, &rd->rec, doc, msg, sizeof msg);
     if (err != SLDA_OK)

@@ -10,6 +10,7 @@
 #include "io/reader.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 /* "id:count" at *p; advances *p. */
 static int parse_pair(const char **p, const char *end, int64_t *id, int64_t *count)
@@ -119,8 +120,8 @@ static int ldac_by_name(const char *path, int fixed)
 {
     if (!slda_reader_ends_with(slda_reader_base_name(path), ".dat"))
         return 0;
-    char *vocab = slda_reader_guess_vocab(path, SLDA_FORMAT_LDAC);
-    int ldac = vocab != NULL || fixed;
+    char *vocab = ldac_vocab(path, 1); /* beside it, when it exists */
+    int ldac = (vocab && access(vocab, R_OK) == 0) || fixed;
     free(vocab);
     return ldac;
 }

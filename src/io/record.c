@@ -1,0 +1,135 @@
+/* record.c - a decoded record: the fields a format's decoder fills, tokenised, looked up.
+ *
+ * A decoder leaves each string of a record either in the value
+ * it decodes (text: the whole value) or in the record's buffer; the buffer
+ * grows as strings are added, and the fields that point into it move with it
+ * (rebase), so a decoder needs no bound on what it adds. Tokenising
+ * (slda_record_tokenize) only reads the record and the tokenizer: any
+ * thread; looking the words up (slda_record_doc, or the caller's own
+ * slda_doc_from_bag) is the vocabulary's thread's.
+ */
+#include "io/record.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void slda_record_init(slda_record_t *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    slda_json_init(&rec->js);
+}
+
+void slda_record_clear(slda_record_t *rec)
+{
+    if (!rec)
+        return;
+    free(rec->buf);
+    free(rec->tokens);
+    free(rec->token_len);
+    slda_json_clear(&rec->js);
+    slda_record_init(rec);
+}
+
+void slda_record_reset(slda_record_t *rec)
+{
+    memset(rec->field, 0, sizeof rec->field);
+    rec->ntokens = 0;
+    rec->has_tokens = 0;
+    rec->time_ms = 0;
+    rec->blen = 0;
+    rec->js_parsed = 0;
+}
+
+/* p, if it pointed into the buffer before it moved from old, into the new one. */
+static const char *rebase(const char *p, uintptr_t old, size_t len, char *buf)
+{
+    uintptr_t a = (uintptr_t)p;
+    return p && a >= old && a < old + len ? buf + (a - old) : p;
+}
+
+char *slda_record_room(slda_record_t *rec, size_t n)
+{
+    if (rec->blen + n > rec->bcap) {
+        uintptr_t old = (uintptr_t)rec->buf;
+        size_t cap = rec->bcap ? rec->bcap : 256;
+        while (rec->blen + n > cap)
+            cap *= 2;
+        rec->buf = slda_xrealloc(rec->buf, cap);
+        rec->bcap = cap;
+        if ((uintptr_t)rec->buf != old) {
+            for (size_t i = 0; i < SLDA_FIELD__COUNT; i++)
+                rec->field[i].s = rebase(rec->field[i].s, old, rec->blen, rec->buf);
+            for (uint32_t i = 0; i < rec->ntokens; i++)
+                rec->tokens[i] = rebase(rec->tokens[i], old, rec->blen, rec->buf);
+        }
+    }
+    return rec->buf + rec->blen;
+}
+
+const char *slda_record_take(slda_record_t *rec, size_t len)
+{
+    const char *s = rec->buf + rec->blen;
+    rec->blen += len;
+    return s;
+}
+
+const char *slda_record_copy(slda_record_t *rec, const char *s, size_t len)
+{
+    char *out = slda_record_room(rec, len + 1);
+    memcpy(out, s, len);
+    out[len] = '\0';
+    slda_record_take(rec, len + 1);
+    return out;
+}
+
+void slda_record_add_token(slda_record_t *rec, const char *s, size_t len)
+{
+    if (rec->ntokens == rec->tcap) {
+        rec->tcap = rec->tcap ? 2 * rec->tcap : 64;
+        rec->tokens = slda_xrealloc(rec->tokens, rec->tcap * sizeof *rec->tokens);
+        rec->token_len = slda_xrealloc(rec->token_len, rec->tcap * sizeof *rec->token_len);
+    }
+    rec->tokens[rec->ntokens] = s;
+    rec->token_len[rec->ntokens++] = len;
+    rec->has_tokens = 1;
+}
+
+char *slda_record_id(const slda_record_t *rec)
+{
+    const slda_field_t *id = &rec->field[SLDA_FIELD_ID];
+    return id->s ? slda_xstrndup(id->s, id->len) : NULL;
+}
+
+/* The words of a record without text: its tokens (none when it has neither). */
+static const char *const no_tokens[1];
+static const size_t no_lens[1];
+
+slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
+                                const slda_record_t *rec, slda_bag_t *bag, char *errstr,
+                                size_t errstr_size)
+{
+    const slda_field_t *text = &rec->field[SLDA_FIELD_TEXT];
+    if (text->s || !rec->has_tokens)
+        return slda_bag_tokenize(tok, seed, bag, text->s ? text->s : "", text->len, errstr,
+                                 errstr_size);
+    return slda_bag_tokens(tok, seed, bag, rec->ntokens ? rec->tokens : no_tokens,
+                           rec->ntokens ? rec->token_len : no_lens, rec->ntokens, errstr,
+                           errstr_size);
+}
+
+slda_err_t slda_record_doc(slda_model_t *model, const slda_record_t *rec, slda_doc_t *doc,
+                           char *errstr, size_t errstr_size)
+{
+    const slda_field_t *text = &rec->field[SLDA_FIELD_TEXT];
+    slda_err_t err;
+    if (text->s || !rec->has_tokens)
+        err = slda_doc_from_text(model, text->s ? text->s : "", text->len, doc, errstr,
+                                 errstr_size);
+    else
+        err = slda_doc_from_tokens(model, rec->ntokens ? rec->tokens : no_tokens,
+                                   rec->ntokens ? rec->token_len : no_lens, rec->ntokens, doc,
+                                   errstr, errstr_size);
+    if (err == SLDA_OK)
+        doc->id = slda_record_id(rec);
+    return err;
+}

@@ -1,0 +1,79 @@
+/* record.h - a decoded record: what one message value or one line holds, before tokenising (record.c). */
+#ifndef SLDA_RECORD_H
+#define SLDA_RECORD_H
+
+#include "core/config.h"
+#include "core/json.h"
+#include "engine/model.h"
+#include "text/bag.h"
+
+/* len bytes at s, not NUL-terminated; s NULL: the field is absent. */
+typedef struct slda_field_s {
+    const char *s;
+    size_t len;
+} slda_field_t;
+
+/* What a record's fields are for. Today's decoders fill the id and the text
+ * (or the tokens) from the fields named "id", "text" and "tokens". A field of
+ * a later format (issue 25: CSV/TSV with a header, --text-field, --id-field, a
+ * time field, a group field; issue 28: an author) is one more role here, which
+ * its decoder fills from the field the configuration names, and the record's
+ * user reads by role; nothing else in the record changes. */
+typedef enum {
+    SLDA_FIELD_ID = 0, /* the document's id ("id"; a message's key when there is none) */
+    SLDA_FIELD_TEXT,   /* its text ("text"; absent when the words come as tokens) */
+    SLDA_FIELD__COUNT
+} slda_field_role_t;
+
+/* A decoded record. Its fields point into the value decoded (borrowed: valid
+ * while the value is) or into the record's own buffer (valid until the next
+ * decode into the record, or slda_record_clear); a string out of a msgpack
+ * zone is copied. A record belongs to one thread at a time and is reused:
+ * its buffers grow to the largest record decoded into it. */
+typedef struct slda_record_s {
+    slda_field_t field[SLDA_FIELD__COUNT];
+    /* "tokens": the words split already (read only when the text is absent) */
+    const char **tokens;
+    size_t *token_len;
+    uint32_t ntokens;
+    int has_tokens;
+    int64_t time_ms; /* the message's timestamp (the service's event time starts there), or 0 */
+    /* the decoders' scratch */
+    char *buf;
+    size_t blen, bcap;
+    uint32_t tcap;
+    slda_json_t js;
+    int js_parsed;   /* js holds the tree of the value being decoded (auto-detection parsed it) */
+} slda_record_t;
+
+void slda_record_init(slda_record_t *rec);
+/* Frees the record's buffers; accepts NULL. */
+void slda_record_clear(slda_record_t *rec);
+/* The record's words into bag, as slda_doc_from_text / slda_doc_from_tokens
+ * tokenise them (slda_bag_tokenize / slda_bag_tokens, seed: the vocabulary's):
+ * any thread, it only reads tok. Errors: SLDA_ERR_UTF8, SLDA_ERR_TOO_LARGE. */
+slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
+                                const slda_record_t *rec, slda_bag_t *bag, char *errstr,
+                                size_t errstr_size);
+/* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
+char *slda_record_id(const slda_record_t *rec);
+/* The record as a document through model's tokenizer and vocabulary, on the
+ * vocabulary's thread (slda_doc_from_text, or slda_doc_from_tokens), with
+ * the record's id: the errors and the document of those functions. */
+slda_err_t slda_record_doc(slda_model_t *model, const slda_record_t *rec, slda_doc_t *doc,
+                           char *errstr, size_t errstr_size);
+
+/* For decoders: empty the record for the next value (its buffers kept). */
+void slda_record_reset(slda_record_t *rec);
+/* For decoders: room for n bytes at the end of the record's buffer (fields
+ * already set stay valid: they move with it), then slda_record_take(rec, len)
+ * makes the len bytes written there the next string and returns it. */
+char *slda_record_room(slda_record_t *rec, size_t n);
+const char *slda_record_take(slda_record_t *rec, size_t len);
+/* For decoders: a copy of s[0..len) in the record's buffer. */
+const char *slda_record_copy(slda_record_t *rec, const char *s, size_t len);
+/* For decoders: one more token (len bytes at s, which the record must hold
+ * or outlive), and marking the record as one of tokens. */
+void slda_record_add_token(slda_record_t *rec, const char *s, size_t len);
+
+#endif /* SLDA_RECORD_H */
