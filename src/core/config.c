@@ -922,6 +922,14 @@ static slda_err_t kafka_set(slda_conf_t *conf, const char *name, const char *val
     return SLDA_OK;
 }
 
+const char *slda_conf_kafka_find(const slda_conf_t *conf, const char *name)
+{
+    for (size_t i = 0; i < conf->nkafka; i++)
+        if (!strcmp(conf->kafka_names[i], name))
+            return conf->kafka_values[i];
+    return NULL;
+}
+
 size_t slda_conf_kafka_count(const slda_conf_t *conf)
 {
     return conf->nkafka;

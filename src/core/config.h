@@ -227,6 +227,8 @@ typedef struct slda_prop_s {
     const char *desc;           /* one line, user-facing */
 } slda_prop_t;
 
+/* The value of kafka.<name> (name without the prefix), borrowed, or NULL when unset. */
+const char *slda_conf_kafka_find(const slda_conf_t *conf, const char *name);
 /* 1 when name may be a model's name (SLDA_PF_NAME's rule). */
 int slda_conf_name_valid(const char *name);
 /* The table, in documentation order; *n receives its length. */

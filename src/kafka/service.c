@@ -37,18 +37,6 @@
 
 /* ---- life cycle ---- */
 
-/* kafka.bootstrap.servers, or NULL when unset. */
-const char *slda_svc_conf_bootstrap(const slda_conf_t *conf)
-{
-    for (size_t i = 0; i < slda_conf_kafka_count(conf); i++) {
-        const char *n, *v;
-        slda_conf_kafka_get(conf, i, &n, &v);
-        if (!strcmp(n, "bootstrap.servers"))
-            return v;
-    }
-    return NULL;
-}
-
 static slda_err_t start_embedded(slda_service_t *svc, char *errstr, size_t errstr_size)
 {
     svc->mock = slda_mock_new(1, errstr, errstr_size);
@@ -91,7 +79,7 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
             goto fail;
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "http: 127.0.0.1:%d", slda_http_port(svc->http));
     }
-    const char *bootstrap = slda_svc_conf_bootstrap(svc->conf);
+    const char *bootstrap = slda_conf_kafka_find(svc->conf, "bootstrap.servers");
     int replica = svc->conf->updates_topic && *svc->conf->updates_topic;
     if (replica && (!bootstrap || !strcmp(bootstrap, "embedded"))) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,

@@ -17,55 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- output records ---- */
-
-/* {"id","time","event_time","event_ms","topics":[[k,w],...],"model","update"[,"warmup"]}
- * for document i; topic k is the model's slot, the id tracking keeps (docs/tracking.md). */
-void slda_svc_produce_output(slda_service_t *svc, size_t i, uint32_t K, int warmup)
-{
-    if (svc->meta[i].replayed)
-        return;
-    const float *theta = svc->thetas + i * K;
-    uint32_t top = svc->conf->output_top ? svc->conf->output_top : 3;
-    if (top > K)
-        top = K;
-    uint32_t best[64];
-    if (top > 64)
-        top = 64;
-    for (uint32_t j = 0; j < top; j++) { /* selection: top is small */
-        uint32_t arg = UINT32_MAX;
-        for (uint32_t k = 0; k < K; k++) {
-            int taken = 0;
-            for (uint32_t q = 0; q < j; q++)
-                taken |= best[q] == k;
-            if (!taken && (arg == UINT32_MAX || theta[k] > theta[arg]))
-                arg = k;
-        }
-        best[j] = arg;
-    }
-    char *json = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&json, &len);
-    fprintf(f, "{\"id\":");
-    slda_json_write_string(f, svc->docs[i].id);
-    char iso[40];
-    slda_time_format(svc->meta[i].event_ms, iso, sizeof iso);
-    fprintf(f, ",\"time\":%lld,\"event_time\":\"%s\",\"event_ms\":%lld,\"topics\":[",
-            (long long)svc->docs[i].time_ms, iso, (long long)svc->meta[i].event_ms);
-    for (uint32_t j = 0; j < top; j++)
-        fprintf(f, "%s[%u,%.6g]", j ? "," : "", best[j], (double)theta[best[j]]);
-    fprintf(f, "],\"model\":");
-    slda_json_write_string(f, svc->conf->model_name);
-    fprintf(f, ",\"update\":%" PRIu64 "%s}", slda_model_updates(svc->model),
-            warmup ? ",\"warmup\":true" : "");
-    fclose(f);
-    const doc_meta_t *m = &svc->meta[i];
-    slda_kmsg_t msg = {.topic = m->topic, .partition = m->partition, .offset = m->offset,
-                       .timestamp_ms = m->timestamp_ms};
-    slda_ksink_output(svc->sink, &msg, svc->docs[i].id, strlen(svc->docs[i].id), json, len);
-    free(json); /* counted on delivery; a fatal sink stops the loop */
-}
-
 /* One hand-over to the threads: the minibatch's training job (its items
  * first, at their own indices, the caller preparing the pending update
  * meanwhile: engine/model.h), then ndecode items of the decode stage (cost

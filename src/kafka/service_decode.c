@@ -242,3 +242,29 @@ void slda_svc_handle_messages(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     slda_pool_run_longest(slda_model_pool(svc->model), n, decode_cost, decode_one, NULL, svc);
     slda_svc_handle_decoded(svc, 1, 0);
 }
+
+/* The open minibatch covers msg (a document, a dead letter or a held-out one). */
+void slda_svc_note_input(slda_service_t *svc, const slda_kmsg_t *msg)
+{
+    for (size_t i = 0; i < svc->ninputs; i++)
+        if (svc->inputs[i].partition == msg->partition && !strcmp(svc->inputs[i].topic, msg->topic)) {
+            if (msg->offset > svc->input_last[i])
+                svc->input_last[i] = msg->offset;
+            if (msg->offset < svc->inputs[i].offset)
+                svc->inputs[i].offset = msg->offset;
+            return;
+        }
+    if (svc->ninputs == svc->capinputs) {
+        svc->capinputs = svc->capinputs ? 2 * svc->capinputs : 16;
+        svc->inputs = slda_xrealloc(svc->inputs, svc->capinputs * sizeof *svc->inputs);
+        svc->input_last = slda_xrealloc(svc->input_last, svc->capinputs * sizeof *svc->input_last);
+    }
+    if (!svc->ninputs && !svc->ndocs)
+        svc->batch_start = slda_mono_s();
+    slda_offset_t *o = &svc->inputs[svc->ninputs];
+    memset(o, 0, sizeof *o);
+    snprintf(o->topic, sizeof o->topic, "%s", msg->topic);
+    o->partition = msg->partition;
+    o->offset = msg->offset;
+    svc->input_last[svc->ninputs++] = msg->offset;
+}

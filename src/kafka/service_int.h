@@ -136,8 +136,6 @@ typedef enum { STAGED_TO_TXN, STAGED_COMMIT, STAGED_DROP } staged_event_t;
 
 /* ---- between the service's files (slda_svc_: the service's own) ---- */
 
-/* service.c: kafka.bootstrap.servers, or NULL when unset. */
-const char *slda_svc_conf_bootstrap(const slda_conf_t *conf);
 
 /* service_decode.c: the decode stage. setup: n messages polled together to
  * decode (msgs borrowed until handled); item i on any thread (worker: the

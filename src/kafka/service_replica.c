@@ -17,32 +17,6 @@
 
 /* ---- replicas: minibatches published to the update log (replica.c) ---- */
 
-/* The open minibatch covers msg (a document, a dead letter or a held-out one). */
-void slda_svc_note_input(slda_service_t *svc, const slda_kmsg_t *msg)
-{
-    for (size_t i = 0; i < svc->ninputs; i++)
-        if (svc->inputs[i].partition == msg->partition && !strcmp(svc->inputs[i].topic, msg->topic)) {
-            if (msg->offset > svc->input_last[i])
-                svc->input_last[i] = msg->offset;
-            if (msg->offset < svc->inputs[i].offset)
-                svc->inputs[i].offset = msg->offset;
-            return;
-        }
-    if (svc->ninputs == svc->capinputs) {
-        svc->capinputs = svc->capinputs ? 2 * svc->capinputs : 16;
-        svc->inputs = slda_xrealloc(svc->inputs, svc->capinputs * sizeof *svc->inputs);
-        svc->input_last = slda_xrealloc(svc->input_last, svc->capinputs * sizeof *svc->input_last);
-    }
-    if (!svc->ninputs && !svc->ndocs)
-        svc->batch_start = slda_mono_s();
-    slda_offset_t *o = &svc->inputs[svc->ninputs];
-    memset(o, 0, sizeof *o);
-    snprintf(o->topic, sizeof o->topic, "%s", msg->topic);
-    o->partition = msg->partition;
-    o->offset = msg->offset;
-    svc->input_last[svc->ninputs++] = msg->offset;
-}
-
 /* Forget the open minibatch (after publishing it, or to drop it). */
 static void clear_batch(slda_service_t *svc)
 {
@@ -287,7 +261,7 @@ slda_err_t slda_svc_replica_open(slda_service_t *svc, volatile int *stop, char *
         size_t noffs;
         const slda_offset_t *offs = slda_model_offsets(svc->model, &noffs);
         int pruned = 0;
-        svc->replica = slda_replica_new(svc->conf, slda_svc_conf_bootstrap(svc->conf), svc->metrics,
+        svc->replica = slda_replica_new(svc->conf, slda_conf_kafka_find(svc->conf, "bootstrap.servers"), svc->metrics,
                                         offs, noffs, stop, &pruned, errstr, errstr_size);
         if (svc->replica || !pruned || tries == REPLICA_RELOADS || reload_newer(svc))
             break;
