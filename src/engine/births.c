@@ -70,6 +70,7 @@
 #include "engine/global_step.h"
 #include "engine/step.h"
 #include "engine/train.h"
+#include "engine/pending.h"
 #include "core/pool.h"
 
 #include <inttypes.h>

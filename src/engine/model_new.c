@@ -10,6 +10,7 @@
 #include "engine/births.h"
 #include "engine/replay.h"
 #include "engine/train.h"
+#include "engine/pending.h"
 #include "core/pool.h"
 
 #include <errno.h>

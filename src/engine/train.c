@@ -41,6 +41,7 @@
 #include "engine/global_step.h"
 #include "engine/step.h"
 #include "engine/train.h"
+#include "engine/pending.h"
 #include "engine/replay.h"
 #include "core/pool.h"
 
@@ -55,20 +56,6 @@
 #ifndef SLDA_STALE_WARMUP
 #define SLDA_STALE_WARMUP 4
 #endif
-
-/* A minibatch whose global update is not applied yet (see the top). */
-typedef struct slda_pending_s {
-    slda_accum_t *acc;
-    int active;            /* statistics waiting for prepare and commit */
-    int sliced;            /* the statistics are in words/stats, not yet in acc */
-    uint64_t ntokens, tokens_before;
-    size_t ndocs;
-    size_t *off;           /* ndocs + 1 pair offsets into words and stats */
-    uint32_t *words;       /* the documents' word ids, in document order */
-    float *stats;          /* pairs x Kp: each pair's statistics */
-    size_t cap_docs, cap_pairs;
-    slda_gprep_t g;
-} slda_pending_t;
 
 /* A minibatch as a job (train.h): items [0, ndocs) are its documents' local
  * steps, items [ndocs, ndocs + nahead) resolve stored documents ahead
@@ -135,127 +122,12 @@ size_t slda_train_items(const slda_train_t *job)
     return job->ndocs + job->nahead;
 }
 
-/* Statistics of pending minibatches: two, used in turn. */
-static slda_pending_t *pending_get(slda_model_t *model, int which, char *errstr,
-                                   size_t errstr_size)
-{
-    if (!model->pend[which]) {
-        /* 64-byte aligned and zeroed: g.da holds 32-byte vectors */
-        slda_pending_t *pd = slda_big_alloc(sizeof *pd, "minibatch", errstr, errstr_size);
-        if (!pd)
-            return NULL;
-        pd->acc = slda_accum_new(model->W, model->Kp, errstr, errstr_size);
-        if (!pd->acc) {
-            slda_big_free(pd);
-            return NULL;
-        }
-        model->pend[which] = pd;
-    }
-    return model->pend[which];
-}
-
-void slda_model_free_pending(slda_model_t *model)
-{
-    for (int i = 0; i < 2; i++) {
-        slda_pending_t *pd = model->pend[i];
-        if (!pd)
-            continue;
-        slda_accum_free(pd->acc);
-        free(pd->off);
-        free(pd->words);
-        slda_big_free(pd->stats);
-        slda_big_free(pd);
-        model->pend[i] = NULL;
-    }
-    model->pending = NULL;
-}
-
-/* Make room for the slices of ndocs documents (train_doc copies each one's
- * word ids in). */
-static void pending_slice(slda_pending_t *pd, const slda_doc_t *docs, size_t ndocs, uint32_t Kp)
-{
-    size_t pairs = 0;
-    if (pd->cap_docs < ndocs + 1) {
-        pd->cap_docs = ndocs + 1;
-        pd->off = slda_xrealloc(pd->off, pd->cap_docs * sizeof *pd->off);
-    }
-    for (size_t i = 0; i < ndocs; i++) {
-        pd->off[i] = pairs;
-        if (docs[i].npairs && docs[i].ntokens) /* the others are not trained: no slice */
-            pairs += docs[i].npairs;
-    }
-    pd->off[ndocs] = pairs;
-    if (pd->cap_pairs < pairs + 1) {
-        /* doubling: growing to each new largest minibatch reallocated (and
-         * zeroed, and faulted in) the slices 14 times in a KOS run, 5 ms of
-         * its 2-thread training's 140 */
-        pd->cap_pairs = pairs + 1 > 2 * pd->cap_pairs ? pairs + 1 : 2 * pd->cap_pairs;
-        pd->words = slda_xrealloc(pd->words, pd->cap_pairs * sizeof *pd->words);
-        pd->stats = slda_big_grow(pd->stats, pd->cap_pairs * Kp * sizeof(float));
-    }
-}
-
-/* Add the slices into the accumulator, in document order (empty documents
- * were never trained: they add nothing). */
-static void pending_merge(slda_pending_t *pd, uint32_t Kp)
-{
-    if (!pd->sliced)
-        return;
-    slda_accum_reset(pd->acc); /* the sums of two minibatches ago, committed since */
-    for (size_t i = 0; i < pd->ndocs; i++) {
-        size_t n = pd->off[i + 1] - pd->off[i];
-        if (n)
-            slda_accum_add(pd->acc, pd->words + pd->off[i], pd->stats + pd->off[i] * Kp,
-                           (uint32_t)n);
-    }
-    pd->sliced = 0;
-}
-
-void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to)
-{
-    slda_pending_t *pd = model->pending;
-    if (!pd || !pd->active)
-        return;
-    uint32_t Kp = model->Kp;
-    pending_merge(pd, Kp); /* on the sums, so one thread and many agree bit for bit */
-    float *x = pd->acc->sum;
-    for (uint32_t r = 0; r < pd->acc->nslots; r++, x += Kp) {
-        if (to != UINT32_MAX)
-            x[to] += x[from];
-        x[from] = 0;
-    }
-}
-
-static void prepare(const slda_model_t *model, slda_pending_t *pd)
-{
-    pending_merge(pd, model->Kp);
-    slda_global_prepare(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
-}
-
 /* The calling thread's task while the workers run the local steps: the
  * pending update's preparation (none when no update is pending). */
 void slda_train_pre(slda_train_t *job)
 {
     if (job->prev)
-        prepare(job->model, job->prev);
-}
-
-static double commit(slda_model_t *model, slda_pending_t *pd)
-{
-    double rho = slda_global_commit(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
-    pd->active = 0;
-    if (model->pending == pd)
-        model->pending = NULL;
-    return rho;
-}
-
-double slda_model_flush(slda_model_t *model)
-{
-    slda_pending_t *pd = model ? model->pending : NULL;
-    if (!pd || !pd->active)
-        return 0;
-    prepare(model, pd);
-    return commit(model, pd);
+        slda_pending_prepare(job->model, job->prev);
 }
 
 /* Scratch of each worker, kept across minibatches (it grows to the largest
@@ -349,7 +221,7 @@ static slda_err_t begin(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
         return err;
     slda_pending_t *prev = model->pending;
     int which = prev == model->pend[0] && prev ? 1 : 0;
-    slda_pending_t *next = pending_get(model, which, errstr, errstr_size);
+    slda_pending_t *next = slda_pending_get(model, which, errstr, errstr_size);
     if (!next)
         return SLDA_ERR_NOMEM;
     slda_train_t *job = slda_xcalloc(1, sizeof *job);
@@ -383,7 +255,7 @@ static slda_err_t begin(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
     next->ndocs = ndocs;
     next->sliced = nthreads > 1;
     if (next->sliced) /* pending_merge clears the accumulator, on the caller's time */
-        pending_slice(next, docs, ndocs, model->Kp);
+        slda_pending_slice(next, docs, ndocs, model->Kp);
     else
         slda_accum_reset(next->acc);
     job->next = next;
@@ -412,7 +284,7 @@ static void end(slda_train_t *job, slda_train_stats_t *stats)
     slda_pending_t *next = job->next;
     size_t ndocs = job->ndocs;
     if (job->prev)
-        commit(model, job->prev);
+        slda_pending_commit(model, job->prev);
     slda_replay_store(model, job->fill); /* stamped as before the update: it evicts no word */
     next->active = 1;
     next->ntokens = job->ntokens;

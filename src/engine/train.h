@@ -19,14 +19,7 @@ void slda_model_update_done(slda_model_t *model, const slda_doc_t *docs, size_t 
                             const uint32_t *lengths, const float *ntheta, const float *scores,
                             float *const *pw, uint64_t ntokens, uint64_t ntrained, int revisit,
                             double rho);
-/* train.c: free the per-worker scratch and the pending statistics kept in the model. */
+/* train.c: free the per-worker scratch kept in the model. */
 void slda_model_free_locals(slda_model_t *model);
-void slda_model_free_pending(slda_model_t *model);
-/* births.c: topic column from of the pending update's statistics is added
- * to column to (UINT32_MAX: dropped) and zeroed, as the model's column is
- * when a topic is merged or freed: with global.stale=1 the minibatch before
- * a birth, a death or a merge is not applied yet, and its statistics for the
- * old topic must not land on the slot's new one. */
-void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to);
 
 #endif /* SLDA_TRAIN_H */
