@@ -1,0 +1,103 @@
+/* page_json.c - the live page's JSON documents (/api/topics, /prevalence, /events) from the tracker.
+ *
+ * Built on the service thread from the tracker and the model's words, then published to
+ * page.c's store, which the HTTP thread serves; nothing here runs on that thread.
+ */
+#include "track/track_priv.h"
+
+#include "core/json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- page JSON ---- */
+
+char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t *words,
+                             const double *mass, size_t *len)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    fprintf(f, "{\"K\":%u,\"topics\":[", track->K);
+    for (uint32_t k = 0; k < track->K; k++) {
+        const topic_t *t = &track->topics[k];
+        fprintf(f, "%s{\"id\":%u,\"weight\":%.6g,\"words\":[", k ? "," : "", k, mass[k]);
+        for (size_t i = 0; i < words[k].n && i < SLDA_TRACK_SHOW; i++) {
+            fprintf(f, "%s[", i ? "," : "");
+            slda_json_write_string(f, words[k].word[i]);
+            fprintf(f, ",%.5g]", (double)words[k].prob[i]);
+        }
+        const char *flag = slda_track_flag(track, k);
+        fprintf(f, "],\"drift\":");
+        if (t->drift >= 0)
+            fprintf(f, "%.4f", t->drift);
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\"trend\":%.5g,\"flag\":%s%s%s,\"dead\":%s,\"entered\":",
+                slda_track_slope(track, k), flag ? "\"" : "", flag ? flag : "null",
+                flag ? "\"" : "", t->dead ? "true" : "false");
+        slda_track_write_words(f, t->entered);
+        fprintf(f, ",\"left\":");
+        slda_track_write_words(f, t->left);
+        fputc('}', f);
+    }
+    fprintf(f, "]}");
+    fclose(f);
+    if (len)
+        *len = size;
+    return buf;
+}
+
+char *slda_track_json_prevalence(const slda_track_t *track, size_t *len)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    fprintf(f, "{\"K\":%u,\"window_ms\":%lld,\"newest_ms\":%lld,\"windows\":[", track->K,
+            (long long)track->o.window_ms, (long long)track->newest_ms);
+    int first = 1;
+    if (track->newest_win != INT64_MIN)
+        for (int64_t w = track->newest_win - track->o.windows + 1; w <= track->newest_win; w++) {
+            const slot_t *s = slot_of(track, w);
+            if (s->win != w || s->docs <= 0)
+                continue;
+            fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"share\":[", first ? "" : ",",
+                    (long long)(w * track->o.window_ms), s->docs);
+            for (uint32_t k = 0; k < track->K; k++)
+                fprintf(f, "%s%.4g", k ? "," : "", s->sum[k] / s->docs);
+            fprintf(f, "]}");
+            first = 0;
+        }
+    fprintf(f, "]}");
+    fclose(f);
+    if (len)
+        *len = size;
+    return buf;
+}
+
+char *slda_track_json_events(const slda_track_t *track, size_t *len)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    fprintf(f, "{\"events\":[");
+    for (size_t i = 0; i < track->nev; i++) {
+        if (i)
+            fputc(',', f);
+        slda_track_write_event(f, &track->ev[(track->ev_first + i) % SLDA_TRACK_EVENTS]);
+    }
+    fprintf(f, "]}");
+    fclose(f);
+    if (len)
+        *len = size;
+    return buf;
+}

@@ -1,0 +1,441 @@
+/* track_state.c - the tracker's state as JSON: written beside each snapshot, read back at restart.
+ *
+ * <snapshot>.track.json (docs/tracking.md) holds the prevalence ring, each topic's words and
+ * the events, so a restarted service or `streamlda report` continues from the snapshot it
+ * belongs to. Reading is strict: a field of the wrong type or out of range refuses the whole
+ * file with its name, and the tracker starts afresh (the caller logs why).
+ */
+#include "track/track_priv.h"
+
+#include "core/json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- JSON ---- */
+
+void slda_track_write_words(FILE *f, const char *s)
+{
+    /* a space separated list as a JSON array of strings */
+    fputc('[', f);
+    int first = 1;
+    while (*s) {
+        size_t len = strcspn(s, " ");
+        if (len) {
+            char buf[200];
+            snprintf(buf, sizeof buf, "%.*s", (int)len, s);
+            if (!first)
+                fputc(',', f);
+            slda_json_write_string(f, buf);
+            first = 0;
+        }
+        s += len;
+        while (*s == ' ')
+            s++;
+    }
+    fputc(']', f);
+}
+
+void slda_track_write_event(FILE *f, const slda_track_event_t *ev)
+{
+    char iso[40];
+    slda_time_format(ev->event_ms, iso, sizeof iso);
+    fprintf(f, "{\"kind\":");
+    slda_json_write_string(f, ev->kind);
+    fprintf(f, ",\"topic\":%u", ev->topic);
+    if (ev->other != UINT32_MAX)
+        fprintf(f, ",\"other\":%u", ev->other);
+    fprintf(f, ",\"event_ms\":%lld,\"event_time\":\"%s\",\"update\":%llu",
+            (long long)ev->event_ms, iso, (unsigned long long)ev->update);
+    if (ev->js >= 0)
+        fprintf(f, ",\"js\":%.4f", ev->js);
+    fprintf(f, ",\"words\":");
+    slda_track_write_words(f, ev->words);
+    fputc('}', f);
+}
+
+void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model_name,
+                           uint64_t update)
+{
+    fprintf(f, "{\"format\":1,\"model\":");
+    slda_json_write_string(f, model_name ? model_name : "");
+    fprintf(f,
+            ",\"update\":%llu,\"K\":%u,\"window_ms\":%lld,\"windows\":%u,\"newest_ms\":%lld,"
+            "\"clamped\":%llu,\"late\":%llu,\"dropped\":%llu,\"docs\":%llu,\"compared\":%s,"
+            "\"compared_docs\":%llu",
+            (unsigned long long)update, track->K, (long long)track->o.window_ms, track->o.windows,
+            (long long)track->newest_ms, (unsigned long long)track->clamped,
+            (unsigned long long)track->late, (unsigned long long)track->dropped,
+            (unsigned long long)track->docs, track->compared ? "true" : "false",
+            (unsigned long long)track->compared_docs);
+    fprintf(f, ",\n\"prevalence\":[");
+    int first = 1;
+    if (track->newest_win != INT64_MIN)
+        for (int64_t w = track->newest_win - track->o.windows + 1; w <= track->newest_win; w++) {
+            const slot_t *s = slot_of(track, w);
+            if (s->win != w || s->docs <= 0)
+                continue;
+            fprintf(f, "%s\n[%lld,%.17g,[", first ? "" : ",", (long long)(w * track->o.window_ms),
+                    s->docs);
+            for (uint32_t k = 0; k < track->K; k++)
+                fprintf(f, "%s%.9g", k ? "," : "", s->sum[k]);
+            fprintf(f, "]]");
+            first = 0;
+        }
+    fprintf(f, "],\n\"topics\":[");
+    for (uint32_t k = 0; k < track->K; k++) {
+        const topic_t *t = &track->topics[k];
+        fprintf(f, "%s\n{\"id\":%u,\"mass\":%.9g,\"drift\":%.6g,\"dead\":%s,\"words\":[",
+                k ? "," : "", k, t->mass, t->drift, t->dead ? "true" : "false");
+        for (size_t i = 0; i < t->words.n; i++) {
+            fprintf(f, "%s[", i ? "," : "");
+            slda_json_write_string(f, t->words.word[i]);
+            fprintf(f, ",%.9g]", (double)t->words.prob[i]);
+        }
+        fprintf(f, "],\"entered\":");
+        slda_track_write_words(f, t->entered);
+        fprintf(f, ",\"left\":");
+        slda_track_write_words(f, t->left);
+        fputc('}', f);
+    }
+    fprintf(f, "],\n\"merged\":[");
+    for (size_t q = 0; q < track->nmerged; q++)
+        fprintf(f, "%s[%u,%u]", q ? "," : "", track->merged[q][0], track->merged[q][1]);
+    fprintf(f, "],\n\"events\":[");
+    for (size_t i = 0; i < track->nev; i++) {
+        if (i)
+            fputc(',', f);
+        fputc('\n', f);
+        slda_track_write_event(f, &track->ev[(track->ev_first + i) % SLDA_TRACK_EVENTS]);
+    }
+    fprintf(f, "]}\n");
+}
+
+/* ---- reading the sidecar ---- */
+
+typedef struct jr_s {
+    slda_json_t js;
+    char *err;
+    size_t errsize;
+    slda_err_t code;
+} jr_t;
+
+static int jr_fail(jr_t *r, slda_err_t code, const char *fmt, const char *what)
+{
+    if (r->code == SLDA_OK) {
+        r->code = code;
+        snprintf(r->err, r->errsize, fmt, what);
+    }
+    return -1;
+}
+
+static int jr_num(jr_t *r, uint32_t node, const char *what, double *v)
+{
+    if (node == SLDA_JSON_NONE || r->js.nodes[node].type != SLDA_JSON_NUMBER)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": missing or not a number", what);
+    char buf[64];
+    size_t len = r->js.nodes[node].end - r->js.nodes[node].start;
+    if (len >= sizeof buf)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": number too long", what);
+    memcpy(buf, r->js.src + r->js.nodes[node].start, len);
+    buf[len] = '\0';
+    errno = 0;
+    *v = strtod(buf, NULL);
+    if (!isfinite(*v))
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": not finite", what);
+    return 0;
+}
+
+static int jr_field(jr_t *r, uint32_t obj, const char *key, double *v)
+{
+    return jr_num(r, slda_json_object_get(&r->js, obj, key), key, v);
+}
+
+static char *jr_str(jr_t *r, uint32_t node, const char *what)
+{
+    if (node == SLDA_JSON_NONE || r->js.nodes[node].type != SLDA_JSON_STRING) {
+        jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": missing or not a string", what);
+        return NULL;
+    }
+    char *s = slda_xmalloc(slda_json_raw_len(&r->js, node) + 1);
+    slda_json_string(&r->js, node, s);
+    return s;
+}
+
+static int jr_array(jr_t *r, uint32_t node, const char *what)
+{
+    if (node == SLDA_JSON_NONE || r->js.nodes[node].type != SLDA_JSON_ARRAY)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": missing or not an array", what);
+    return 0;
+}
+
+/* A JSON array of strings into a space separated string. */
+static int jr_words(jr_t *r, uint32_t node, const char *what, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (jr_array(r, node, what))
+        return -1;
+    size_t used = 0;
+    for (uint32_t e = slda_json_first(&r->js, node), e_i = 0; e_i < r->js.nodes[node].size; e_i++, e = r->js.nodes[e].next) {
+        char *s = jr_str(r, e, what);
+        if (!s)
+            return -1;
+        size_t len = strlen(s);
+        if (used + len + 2 <= size) {
+            if (used)
+                out[used++] = ' ';
+            memcpy(out + used, s, len + 1);
+            used += len;
+        }
+        free(s);
+    }
+    return 0;
+}
+
+static int read_prevalence(jr_t *r, slda_track_t *t, uint32_t node)
+{
+    if (jr_array(r, node, "prevalence"))
+        return -1;
+    for (uint32_t e = slda_json_first(&r->js, node), e_i = 0; e_i < r->js.nodes[node].size; e_i++, e = r->js.nodes[e].next) {
+        if (r->js.nodes[e].type != SLDA_JSON_ARRAY || r->js.nodes[e].size != 3)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not [start, docs, sums]",
+                           "prevalence");
+        uint32_t a = slda_json_first(&r->js, e), b = r->js.nodes[a].next,
+                 c = r->js.nodes[b].next;
+        double start, docs;
+        if (jr_num(r, a, "prevalence start", &start) || jr_num(r, b, "prevalence docs", &docs))
+            return -1;
+        if (jr_array(r, c, "prevalence sums") || r->js.nodes[c].size != t->K)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": not K sums", "prevalence");
+        if (docs < 0 || fmod(start, (double)t->o.window_ms) != 0)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad window start or count",
+                           "prevalence");
+        int64_t win = (int64_t)start / t->o.window_ms;
+        if (t->newest_win != INT64_MIN && win <= t->newest_win - (int64_t)t->o.windows)
+            continue;
+        if (t->newest_win == INT64_MIN || win > t->newest_win)
+            t->newest_win = win;
+        slot_t *s = slot_of(t, win);
+        s->win = win;
+        s->docs = docs;
+        uint32_t k = 0;
+        for (uint32_t x = slda_json_first(&r->js, c), x_i = 0; x_i < r->js.nodes[c].size && k < t->K; x_i++, x = r->js.nodes[x].next, k++)
+            if (jr_num(r, x, "prevalence sum", &s->sum[k]) || s->sum[k] < 0)
+                return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad sum", "prevalence");
+    }
+    return 0;
+}
+
+static int read_topic(jr_t *r, slda_track_t *t, uint32_t node, uint32_t k)
+{
+    topic_t *tp = &t->topics[k];
+    double id, mass, drift;
+    if (r->js.nodes[node].type != SLDA_JSON_OBJECT)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not an object", "topics");
+    if (jr_field(r, node, "id", &id) || jr_field(r, node, "mass", &mass) ||
+        jr_field(r, node, "drift", &drift))
+        return -1;
+    if (id != k)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": ids out of order", "topics");
+    tp->mass = mass;
+    tp->drift = drift;
+    uint32_t dead = slda_json_object_get(&r->js, node, "dead");
+    tp->dead = dead != SLDA_JSON_NONE && r->js.nodes[dead].type == SLDA_JSON_TRUE;
+    uint32_t words = slda_json_object_get(&r->js, node, "words");
+    if (jr_array(r, words, "words"))
+        return -1;
+    for (uint32_t e = slda_json_first(&r->js, words), e_i = 0; e_i < r->js.nodes[words].size; e_i++, e = r->js.nodes[e].next) {
+        if (r->js.nodes[e].type != SLDA_JSON_ARRAY || r->js.nodes[e].size != 2)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not [word, p]", "words");
+        if (tp->words.n == SLDA_TRACK_TOP)
+            break;
+        uint32_t a = slda_json_first(&r->js, e);
+        double p;
+        if (jr_num(r, r->js.nodes[a].next, "word probability", &p))
+            return -1;
+        char *w = jr_str(r, a, "word");
+        if (!w)
+            return -1;
+        tp->words.word[tp->words.n] = w;
+        tp->words.prob[tp->words.n++] = (float)p;
+    }
+    if (jr_words(r, slda_json_object_get(&r->js, node, "entered"), "entered", tp->entered,
+                 sizeof tp->entered) ||
+        jr_words(r, slda_json_object_get(&r->js, node, "left"), "left", tp->left,
+                 sizeof tp->left))
+        return -1;
+    return 0;
+}
+
+static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
+{
+    if (r->js.nodes[node].type != SLDA_JSON_OBJECT)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not an object", "events");
+    double topic, ms, update, other = -1, js = -1;
+    if (jr_field(r, node, "topic", &topic) || jr_field(r, node, "event_ms", &ms) ||
+        jr_field(r, node, "update", &update))
+        return -1;
+    if (slda_json_object_get(&r->js, node, "other") != SLDA_JSON_NONE &&
+        jr_field(r, node, "other", &other))
+        return -1;
+    if (slda_json_object_get(&r->js, node, "js") != SLDA_JSON_NONE &&
+        jr_field(r, node, "js", &js))
+        return -1;
+    if (topic < 0 || topic >= t->K || other >= t->K)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": topic out of range", "events");
+    char *kind = jr_str(r, slda_json_object_get(&r->js, node, "kind"), "kind");
+    if (!kind)
+        return -1;
+    slda_track_event_t *ev = slda_track_event_push(t);
+    snprintf(ev->kind, sizeof ev->kind, "%s", kind);
+    free(kind);
+    ev->topic = (uint32_t)topic;
+    ev->other = other < 0 ? UINT32_MAX : (uint32_t)other;
+    ev->event_ms = (int64_t)ms;
+    ev->update = (uint64_t)update;
+    ev->js = js;
+    return jr_words(r, slda_json_object_get(&r->js, node, "words"), "words", ev->words,
+                    sizeof ev->words);
+}
+
+static int read_state(jr_t *r, slda_track_t *t)
+{
+    double fmt, K, wms, windows, newest, clamped, late, dropped, docs;
+    if (r->js.nodes[0].type != SLDA_JSON_OBJECT)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "%s: not a JSON object", "tracking state");
+    if (jr_field(r, 0, "format", &fmt) || jr_field(r, 0, "K", &K) ||
+        jr_field(r, 0, "window_ms", &wms) || jr_field(r, 0, "windows", &windows) ||
+        jr_field(r, 0, "newest_ms", &newest) || jr_field(r, 0, "clamped", &clamped) ||
+        jr_field(r, 0, "late", &late) || jr_field(r, 0, "dropped", &dropped) ||
+        jr_field(r, 0, "docs", &docs))
+        return -1;
+    if (fmt != 1)
+        return jr_fail(r, SLDA_ERR_VERSION, "field \"%s\": not 1", "format");
+    if (K != t->K) {
+        snprintf(r->err, r->errsize, "tracking state is for K=%.0f, the model has K=%u", K, t->K);
+        r->code = SLDA_ERR_INVALID;
+        return -1;
+    }
+    int same_window = wms == (double)t->o.window_ms;
+    t->newest_ms = (int64_t)newest;
+    t->clamped = (uint64_t)clamped;
+    t->late = (uint64_t)late;
+    t->dropped = (uint64_t)dropped;
+    t->docs = (uint64_t)docs;
+    uint32_t c = slda_json_object_get(&r->js, 0, "compared");
+    t->compared = c != SLDA_JSON_NONE && r->js.nodes[c].type == SLDA_JSON_TRUE;
+    double cd = 0;
+    if (slda_json_object_get(&r->js, 0, "compared_docs") != SLDA_JSON_NONE &&
+        jr_field(r, 0, "compared_docs", &cd))
+        return -1;
+    t->compared_docs = (uint64_t)cd;
+    /* another track.window: the windows cannot be re-binned; start them again */
+    if (same_window && read_prevalence(r, t, slda_json_object_get(&r->js, 0, "prevalence")))
+        return -1;
+    uint32_t topics = slda_json_object_get(&r->js, 0, "topics");
+    if (jr_array(r, topics, "topics"))
+        return -1;
+    if (r->js.nodes[topics].size != t->K)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": not K entries", "topics");
+    uint32_t k = 0;
+    for (uint32_t e = slda_json_first(&r->js, topics), e_i = 0; e_i < r->js.nodes[topics].size; e_i++, e = r->js.nodes[e].next, k++)
+        if (read_topic(r, t, e, k))
+            return -1;
+    uint32_t merged = slda_json_object_get(&r->js, 0, "merged");
+    if (merged != SLDA_JSON_NONE && !jr_array(r, merged, "merged"))
+        for (uint32_t e = slda_json_first(&r->js, merged), e_i = 0; e_i < r->js.nodes[merged].size && t->nmerged < MERGED_MAX; e_i++, e = r->js.nodes[e].next) {
+            double a, b;
+            if (r->js.nodes[e].type != SLDA_JSON_ARRAY || r->js.nodes[e].size != 2)
+                return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not [i, j]", "merged");
+            uint32_t x = slda_json_first(&r->js, e);
+            if (jr_num(r, x, "merged", &a) || jr_num(r, r->js.nodes[x].next, "merged", &b))
+                return -1;
+            if (a < 0 || b < 0 || a >= t->K || b >= t->K)
+                return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": topic out of range", "merged");
+            t->merged[t->nmerged][0] = (uint32_t)a;
+            t->merged[t->nmerged++][1] = (uint32_t)b;
+        }
+    uint32_t events = slda_json_object_get(&r->js, 0, "events");
+    if (jr_array(r, events, "events"))
+        return -1;
+    for (uint32_t e = slda_json_first(&r->js, events), e_i = 0; e_i < r->js.nodes[events].size; e_i++, e = r->js.nodes[e].next)
+        if (read_event(r, t, e))
+            return -1;
+    return 0;
+}
+
+slda_err_t slda_track_read_json(slda_track_t *track, const char *text, size_t len, char *errstr,
+                                size_t errstr_size)
+{
+    jr_t r;
+    char err[300] = "";
+    memset(&r, 0, sizeof r);
+    r.err = err;
+    r.errsize = sizeof err;
+    slda_json_init(&r.js);
+    slda_err_t e = slda_json_parse(&r.js, text, len, err, sizeof err);
+    if (e) {
+        slda_json_clear(&r.js);
+        return slda_set_err(errstr, errstr_size, e, "%s", err);
+    }
+    /* read into a fresh tracker, then move it in: a failure leaves track as it was */
+    slda_track_t *t = slda_track_new(track->K, &track->o);
+    int bad = read_state(&r, t);
+    slda_json_clear(&r.js);
+    if (bad) {
+        slda_track_destroy(t);
+        return slda_set_err(errstr, errstr_size, r.code ? r.code : SLDA_ERR_CORRUPT, "%s", err);
+    }
+    t->cb = track->cb;
+    t->cb_opaque = track->cb_opaque;
+    slda_track_t tmp = *track;
+    *track = *t;
+    *t = tmp;
+    slda_track_destroy(t);
+    return SLDA_OK;
+}
+
+slda_err_t slda_track_save(const slda_track_t *track, const char *path, const char *model_name,
+                           uint64_t update, char *errstr, size_t errstr_size)
+{
+    slda_outfile_t out;
+    slda_err_t e = slda_outfile_open(&out, "tracking state", path, errstr, errstr_size);
+    if (e)
+        return e;
+    slda_track_write_json(track, out.fp, model_name, update);
+    if (ferror(out.fp)) {
+        int en = errno;
+        slda_outfile_abort(&out);
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "tracking state \"%s\": %s", path,
+                            strerror(en ? en : EIO));
+    }
+    return slda_outfile_commit(&out, errstr, errstr_size);
+}
+
+slda_err_t slda_track_load(slda_track_t *track, const char *path, char *errstr,
+                           size_t errstr_size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "tracking state \"%s\": %s", path,
+                            strerror(errno));
+    size_t len;
+    char *buf = slda_read_all(f, &len);
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr) {
+        free(buf);
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_IO, "tracking state \"%s\": read error",
+                            path);
+    }
+    char err[400];
+    slda_err_t e = slda_track_read_json(track, buf ? buf : "", len, err, sizeof err);
+    free(buf);
+    if (e)
+        return slda_set_err(errstr, errstr_size, e, "tracking state \"%s\": %s", path, err);
+    return SLDA_OK;
+}
+
