@@ -466,7 +466,7 @@ slda_format_t slda_format_parse(const char *name); /* -1 cast if unknown */
 
 /** @name Evaluation
  * @{ */
-/** Held-out per-word perplexity by document completion (ALGORITHM.md,
+/** Held-out per-word perplexity by document completion (docs/algorithm.md,
  *  "Evaluation in stream mode"): for each doc, a random half of its tokens
  *  (seeded) folds in theta, the other half is scored. *ntokens_out (may be
  *  NULL) receives the number of scored tokens. */

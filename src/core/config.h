@@ -4,7 +4,7 @@
 
 #include "core/slda_int.h"
 
-/* The local step's variational variants, one line each (ALGORITHM.md "Local step"): the
+/* The local step's variational variants, one line each (docs/algorithm.md "Local step"): the
  * kind, the name `local=` takes (alone, or NAME+cgs for the hybrid that samples the pairs
  * of count <= local.threshold). The rules of each are in src/engine/local_NAME.c, its row
  * of the variant table in src/engine/local_step.c is made from this list: a new variant is

@@ -1,4 +1,4 @@
-/* config_priv.h - what the configuration's files share: the table, one value's text (core/config*.c). */
+/* config_priv.h - what the configuration's files share: the table, one value's text. */
 #ifndef SLDA_CONFIG_PRIV_H
 #define SLDA_CONFIG_PRIV_H
 

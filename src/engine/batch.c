@@ -1,6 +1,6 @@
 /* batch.c - the hybrid paper's in-place batch algorithms: CGS, CVB0, CVB, SVB and the +CGS hybrids.
  *
- * ALGORITHM.md "Batch mode". Each document's tokens are split once (seeded,
+ * docs/algorithm.md "Batch mode". Each document's tokens are split once (seeded,
  * per token) into training and test tokens; the training tokens of one word in
  * one document form a pair of count n. Pairs with n <= r (slda_params_r) are
  * sampled, one topic z per token (collapsed Gibbs, hybrid paper eq. 12 and

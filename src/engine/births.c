@@ -1,6 +1,6 @@
 /* births.c - topics that are born, retired and merged as a stream changes.
  *
- * ALGORITHM.md, "Streams that change": rho_t -> 0 freezes the model, so
+ * docs/algorithm.md, "Streams that change": rho_t -> 0 freezes the model, so
  * documents of a subject that appears late pile into whatever topic holds
  * their words. Every decision here is part of the global update: it runs on
  * the model's thread at the end of the minibatch's call (train.c), from its

@@ -1,6 +1,6 @@
 /* evaluate.c - held-out perplexity by document completion, and UMass topic coherence.
  *
- * ALGORITHM.md, "Evaluation in stream mode": each held-out document's tokens
+ * docs/algorithm.md, "Evaluation in stream mode": each held-out document's tokens
  * are split at random (seeded per document) into an observed half, on which
  * the local step folds in theta with the model frozen, and a scored half:
  * log p(w) = log sum_k theta_k phi_wk, phi_wk = (Nphi[w][k]+eta)/(NZ[k]+W eta).

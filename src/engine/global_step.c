@@ -1,6 +1,6 @@
 /* global_step.c - the rho_t schedule and the stochastic update of the global counts.
  *
- * ALGORITHM.md, "Global step": rho_t = max(rho_min, s (tau + t)^-kappa);
+ * docs/algorithm.md, "Global step": rho_t = max(rho_min, s (tau + t)^-kappa);
  * Nphi <- (1 - rho) Nphi + rho (C/|M|) sum_j S_j, done lazily: the decay only
  * scales sigma, and the words the minibatch touched get rho (C/|M|) / sigma
  * times their statistics added to A, so an update costs O(words touched x K)

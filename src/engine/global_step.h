@@ -23,7 +23,7 @@ void slda_accum_reset(slda_accum_t *acc);
 void slda_accum_add(slda_accum_t *acc, const uint32_t *words, const float *stats, uint32_t n);
 
 /* Apply the minibatch statistics in acc with ntokens training tokens
- * (ALGORITHM.md "Global step") in place; returns rho_t. The engine uses the
+ * (docs/algorithm.md "Global step") in place; returns rho_t. The engine uses the
  * two halves below (train.c); this one is the reference unit_engine checks. */
 double slda_global_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens);
 /* The same update in two halves, for the pipeline (train.c):

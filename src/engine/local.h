@@ -47,7 +47,7 @@ typedef struct slda_local_s {
     float *v_n;             /* nv: count of each VB pair */
     uint32_t *g_u;          /* ng: unique-word index of each CG token */
     uint32_t *z;            /* ng: topic of each CG token */
-    float *f;               /* nu*Kp: word factor (ALGORITHM.md f[w][k]; SVB: exp E[log phi]
+    float *f;               /* nu*Kp: word factor (docs/algorithm.md f[w][k]; SVB: exp E[log phi]
                                scaled by its largest entry) */
     float *lf;              /* nu*Kp: SVB only: E[log phi] minus its largest entry */
     float *gamma;           /* nv*Kp */
@@ -68,7 +68,7 @@ typedef struct slda_local_s {
     slda_stats_kind_t stats_kind;
 } slda_local_t;
 
-/* What one VB pair's update reads in batch mode (batch.c, ALGORITHM.md "Batch mode"):
+/* What one VB pair's update reads in batch mode (batch.c, docs/algorithm.md "Batch mode"):
  * the live counts of its document and word, which include the pair's own contribution
  * n * g (a rule excludes one token's share g itself where its variant does). */
 typedef struct slda_vb_batch_s {

@@ -1,4 +1,4 @@
-/* local_cgs.c - collapsed Gibbs draws of a document's CG tokens (ALGORITHM.md eq. 25).
+/* local_cgs.c - collapsed Gibbs draws of a document's CG tokens (docs/algorithm.md eq. 25).
  *
  *   p(z_i = k) ∝ f[w_i][k] · (N_theta¬i[k] + alpha_k)
  *

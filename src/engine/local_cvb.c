@@ -1,4 +1,4 @@
-/* local_cvb.c - second-order CVB updates of a document's VB pairs (ALGORITHM.md; Asuncion eq. 18).
+/* local_cvb.c - second-order CVB updates of a document's VB pairs (docs/algorithm.md; eq. 18).
  *
  *   gamma_w[k] ∝ f[w][k] · (E + alpha_k) · exp(−V / (2 (E + alpha_k)²)),
  *   E = N_theta[k] − gamma_w[k],  V = Var[k] − gamma_w[k](1 − gamma_w[k])

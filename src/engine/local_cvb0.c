@@ -1,4 +1,4 @@
-/* local_cvb0.c - CVB0 updates of a document's VB pairs (ALGORITHM.md, "Local step").
+/* local_cvb0.c - CVB0 updates of a document's VB pairs (docs/algorithm.md, "Local step").
  *
  *   gamma_w[k] ∝ f[w][k] · (N_theta[k] − gamma_w[k] + alpha_k),
  *   N_theta += n_wj (gamma_new − gamma_old)

@@ -1,4 +1,4 @@
-/* local_step.c - the per-document hybrid local step (ALGORITHM.md, "Local step").
+/* local_step.c - the per-document hybrid local step (docs/algorithm.md, "Local step").
  *
  * Global state is frozen while a minibatch runs: the word factors of a
  * document's unique words are computed once into loc->f, then S sweeps run
@@ -141,7 +141,7 @@ static void split_doc(slda_local_t *loc, const uint32_t *counts, uint32_t npairs
     }
 }
 
-/* gamma_w proportional to f[w] * alpha (ALGORITHM.md: initialisation). */
+/* gamma_w proportional to f[w] * alpha (docs/algorithm.md: initialisation). */
 static void init_gamma(slda_local_t *loc)
 {
     uint32_t Kp = loc->Kp;

@@ -1,4 +1,4 @@
-/* local_svb.c - standard VB updates of a document's VB pairs (ALGORITHM.md; hybrid paper eq. 21).
+/* local_svb.c - standard VB updates of a document's VB pairs (docs/algorithm.md; eq. 21).
  *
  *   gamma_w[k] ∝ exp(psi(Nphi[w][k]+eta) − psi(NZ[k]+W eta)) · exp(psi(N_theta[k]+alpha_k))
  *
@@ -8,9 +8,9 @@
  * the sweep's start (the usual VB fixed-point iteration), so a sweep costs
  * K digammas plus O(K) per pair. A word is either a VB pair or CG tokens of
  * a document, never both, so loc->f holds the SVB factor for VB words and
- * the plain factor f (ALGORITHM.md) for the CG words of the SVB/CGS hybrid,
+ * the plain factor f (docs/algorithm.md) for the CG words of the SVB/CGS hybrid,
  * which sample from eq. 25 like every hybrid. gamma starts from this factor
- * times alpha (ALGORITHM.md's f·alpha with the variant's own word factor).
+ * times alpha (docs/algorithm.md's f·alpha with the variant's own word factor).
  *
  * Range. psi(x) ~ -1/x for small x, so with a small eta a topic where the
  * word has no counts gets exp(psi(eta)) = exp(-1000) at eta = 0.001: far

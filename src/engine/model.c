@@ -1,6 +1,6 @@
 /* model.c - global state: topic-word counts with a lazy scale, topic totals, alpha, eta.
  *
- * Nphi[w][k] = sigma * A[w*Kp + k] (ALGORITHM.md, "Global step": lazy
+ * Nphi[w][k] = sigma * A[w*Kp + k] (docs/algorithm.md, "Global step": lazy
  * scaling); NZ[k] = sum_w Nphi[w][k] is kept dense in doubles. Rows of the
  * fixed vocabulary get their random initial values at creation; rows of an
  * open vocabulary get them when a word first reaches training (row_ready),
@@ -111,7 +111,7 @@ static double init_weight(slda_model_t *model)
     return model->init_weight;
 }
 
-/* Random initial row (ALGORITHM.md leaves the initial state open; random
+/* Random initial row (docs/algorithm.md leaves the initial state open; random
  * entries break the symmetry between topics): Nphi[w][k] = init.scale * 2u,
  * u ~ U(0,1) from a generator seeded by (seed, the word's key), so a word
  * starts the same whatever id it gets (first-come order, eviction, a fixed

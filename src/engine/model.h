@@ -33,7 +33,7 @@ int slda_model_row_held(const slda_model_t *model, uint32_t id);
  * mode's words without training tokens). */
 int slda_model_row_ready(const slda_model_t *model, uint32_t id);
 /* The stored row of id: K floats, Nphi[id][k] = slda_model_scale() * row[k]
- * (ALGORITHM.md "Lazy scaling"). */
+ * (docs/algorithm.md "Lazy scaling"). */
 const float *slda_model_row(const slda_model_t *model, uint32_t id);
 double slda_model_scale(const slda_model_t *model);
 /* The denominator of phi for topic k: NZ[k] + W eta, W the smoothing words. */
@@ -46,7 +46,7 @@ typedef struct slda_phi_view_s {
     double sigma, eta;
 } slda_phi_view_t;
 void slda_model_phi_view(const slda_model_t *model, slda_phi_view_t *view);
-/* phi[w][k] = (Nphi[w][k] + eta) / (NZ[k] + W eta) in double (ALGORITHM.md
+/* phi[w][k] = (Nphi[w][k] + eta) / (NZ[k] + W eta) in double (docs/algorithm.md
  * "Notation"): the one place the formula is written (exports, top words,
  * alignment, the tracker's views). Inline: alignment calls it K x K x n times. */
 static inline double slda_phi_at(const slda_phi_view_t *view, uint32_t w, uint32_t k,
@@ -83,7 +83,7 @@ void slda_model_set_corpus_tokens(slda_model_t *model, double tokens);
 /* Documents a finite input will train on, when known before training (replay
  * spreads second visits over it; 0 = a stream). */
 void slda_model_set_input_docs(slda_model_t *model, uint64_t docs);
-/* W of the word factor's denominator NZ[k] + W eta (ALGORITHM.md "Notation"):
+/* W of the word factor's denominator NZ[k] + W eta (docs/algorithm.md "Notation"):
  * the fixed vocabulary's size, or the number of words the model holds (rows
  * ready) in open-vocabulary mode; at least 1. */
 uint32_t slda_model_smoothing_words(const slda_model_t *model);

@@ -12,7 +12,7 @@
 #include "text/vocab.h"
 
 /*
- * Nphi[w][k] = sigma * A[w*Kp + k] (lazy scale, ALGORITHM.md "Global step").
+ * Nphi[w][k] = sigma * A[w*Kp + k] (lazy scale, docs/algorithm.md "Global step").
  * Rows are Kp floats (K rounded up to 16) and 64-byte aligned, so the K loops
  * vectorise; padding entries stay 0. NZ[k] = sum_w Nphi[w][k] is kept dense.
  */

@@ -2,7 +2,7 @@
  *
  * Every minibatch's update (global_step.c, update.c's records, births.c's re-seeding)
  * moves the topic-word counts by rho_t towards the minibatch's statistics scaled by
- * C / |M| (ALGORITHM.md "Global step"). Both depend only on the parameters, the update
+ * C / |M| (docs/algorithm.md "Global step"). Both depend only on the parameters, the update
  * count t and the model's C: the same t gives the same step on every replica. A new
  * step-size parameter is a field in core/config.h, a row in core/config.c's property
  * table (flags: stored in snapshots, tunable on restore) and its use here.

@@ -1,10 +1,10 @@
-/* step.h - the stochastic global step's schedule: the step size rho_t and the corpus size C (step.c). */
+/* step.h - the global step's schedule: the step size rho_t and the corpus size C (step.c). */
 #ifndef SLDA_STEP_H
 #define SLDA_STEP_H
 
 #include "core/config.h"
 
-/* rho_t = max(rho.min, rho.s (rho.tau + t)^-rho.kappa), at most 1 (ALGORITHM.md "Global
+/* rho_t = max(rho.min, rho.s (rho.tau + t)^-rho.kappa), at most 1 (docs/algorithm.md "Global
  * step"). */
 double slda_rho(const slda_params_t *p, uint64_t t);
 /* C, the number of tokens the model stands for: corpus.tokens, or on a stream of no known

@@ -1,4 +1,4 @@
-/* update.c - one minibatch's global update as data: the local half makes a record, the apply half applies it.
+/* update.c - a minibatch's global update as data: the local half makes a record, apply applies it.
  *
  * slda_model_train = slda_update_local + slda_update_apply (global.stale=0),
  * bit for bit, so replicas of one model that apply the same log of records

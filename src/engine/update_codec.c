@@ -1,4 +1,4 @@
-/* update_codec.c - update records as bytes: envelope, MessagePack maps, values as float32, float16 or q8.
+/* update_codec.c - update records as bytes: envelope, MessagePack, float32/float16/q8 values.
  *
  * Format (docs/replication.md, "Record format"): "SLDU", uint32 big-endian
  * format version, a MessagePack header map, a MessagePack body map, and a

@@ -1,4 +1,4 @@
-/* update_priv.h - an update record's fields and a replica minibatch's words: private to the update files.
+/* update_priv.h - a record's fields and a replica minibatch's words: the update files' own.
  *
  * update.c makes records (local half) and applies them (apply half),
  * update_codec.c encodes and decodes them, update_scratch.c interns the words

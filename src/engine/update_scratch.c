@@ -1,4 +1,4 @@
-/* update_scratch.c - the words of a replica's minibatch, kept outside the vocabulary (slda_update_scratch_t).
+/* update_scratch.c - a replica minibatch's words, kept outside the vocabulary.
  *
  * A replica's vocabulary must change only by applying records (update.c,
  * "Replicas"), so its documents are tokenised with the model's tokenizer

@@ -1,7 +1,7 @@
 /* export.c - phi as a NumPy .npy matrix and its column vocabulary, written through slda_outfile.
  *
  * phi[k][c] = (sigma * A[w][k] + eta) / (NZ[k] + W * eta), the word factor of
- * ALGORITHM.md ("Notation") with Nphi = sigma * A, where W is the number of
+ * docs/algorithm.md ("Notation") with Nphi = sigma * A, where W is the number of
  * words the model holds (slda_model_smoothing_words: the fixed vocabulary's
  * size, or the rows ready in open-vocabulary mode) and the columns c are
  * those words' ids (slda_model_ids_held), in increasing id order, so each

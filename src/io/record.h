@@ -1,4 +1,4 @@
-/* record.h - a decoded record: what one message value or one line holds, before tokenising (record.c). */
+/* record.h - a decoded record: what a message value or a line holds before tokenising. */
 #ifndef SLDA_RECORD_H
 #define SLDA_RECORD_H
 

@@ -1,4 +1,4 @@
-/* snapshot_births.c - the header's optional "births" map: the births state written, read and attached.
+/* snapshot_births.c - the header's optional "births" map: the births state written and read.
  *
  * The births state (births.c) is everything the births decisions depend on
  * besides the model: the baseline, the topic shares, the free slots, the

@@ -1,4 +1,4 @@
-/* snapshot_header.c - the snapshot's header map: written, read, checked, and the model built from it.
+/* snapshot_header.c - the snapshot's header map: written, read, checked; the model built.
  *
  * The header (docs/snapshot-format.md, "Header") holds the model's state
  * besides its rows: K, W, the vocabulary's kind and seed, alpha, sigma, NZ,

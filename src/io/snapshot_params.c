@@ -1,4 +1,4 @@
-/* snapshot_params.c - the header's "params" map: every engine parameter under its configuration key.
+/* snapshot_params.c - the header's "params" map: every stored parameter by its key.
  *
  * The keys are the configuration table's rows flagged SLDA_PF_SNAPSHOT
  * (core/config.c), so a parameter is stored by adding its row, and each is

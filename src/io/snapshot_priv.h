@@ -1,4 +1,4 @@
-/* snapshot_priv.h - what the snapshot files share: the parsed header, the section functions, packing helpers.
+/* snapshot_priv.h - what the snapshot files share: the header, the sections, packing helpers.
  *
  * Private to src/io/snapshot*.c (io/snapshot.h is what other files use).
  * snapshot.c holds the envelope and the entry points and calls one writer

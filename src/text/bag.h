@@ -1,4 +1,4 @@
-/* bag.h - a text's tokens as a bag of distinct words, so tokenising can run on any thread (bag.c). */
+/* bag.h - a text's tokens as a bag of distinct words, made on any thread (bag.c). */
 #ifndef SLDA_BAG_H
 #define SLDA_BAG_H
 

@@ -1,4 +1,4 @@
-/* tokenize.c - UTF-8 validation, text cleanup (text.* rules), lower-casing, stop words, minimum length.
+/* tokenize.c - UTF-8 checks, text cleanup (text.*), lower-casing, stop words, minimum length.
  *
  * A text is validated as a whole first (strict UTF-8: no overlong forms, no
  * surrogates, nothing above U+10FFFF, no truncated or stray continuation

@@ -1,4 +1,4 @@
-/* tokenize.h - the tokenizer, stop-word lists and cleanup rules shared by the text modules (not installed). */
+/* tokenize.h - the tokenizer, stop-word lists and character rules of the text modules. */
 #ifndef SLDA_TOKENIZE_H
 #define SLDA_TOKENIZE_H
 

@@ -1,4 +1,4 @@
-/* page_json.c - the live page's JSON documents (/api/topics, /prevalence, /events) from the tracker.
+/* page_json.c - the live page's JSON documents (topics, prevalence, events) from the tracker.
  *
  * Built on the service thread from the tracker and the model's words, then published to
  * page.c's store, which the HTTP thread serves; nothing here runs on that thread.
