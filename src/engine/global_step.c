@@ -1,4 +1,4 @@
-/* global_step.c - the rho_t schedule and the stochastic update of the global counts.
+/* global_step.c - the stochastic update of the global counts, and the alpha step.
  *
  * docs/algorithm.md, "Global step": rho_t = max(rho_min, s (tau + t)^-kappa);
  * Nphi <- (1 - rho) Nphi + rho (C/|M|) sum_j S_j, done lazily: the decay only

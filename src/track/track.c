@@ -1,4 +1,4 @@
-/* track.c - topic tracking: event time, prevalence windows, drift, events, the sidecar state.
+/* track.c - topic tracking: event time, prevalence windows, drift, events.
  *
  * A topic's id is its slot in the model (0..K-1), which snapshots and
  * restarts keep; the tracker follows each slot over event time.
