@@ -67,7 +67,7 @@ static slda_model_t *make_model(const slda_params_t *p, uint32_t W)
 
 /* One initialisation plus one sweep of a pure VB variant (r = 0: no
  * sampling, so the result is deterministic), in doubles, straight from
- * ALGORITHM.md. Returns n_w gamma_w[k] into out (npairs x K). */
+ * docs/algorithm.md. Returns n_w gamma_w[k] into out (npairs x K). */
 static void reference_vb(const slda_model_t *model, slda_vb_kind_t vb, const uint32_t *w,
                          const uint32_t *n, uint32_t np, double *out)
 {

@@ -13,11 +13,7 @@
  * frozen.
  */
 #include "engine/model_priv.h"
-#include "engine/births.h"
-#include "engine/replay.h"
-#include "engine/global_step.h"
 #include "engine/step.h"
-#include "engine/train.h"
 #include "core/pool.h"
 
 #include <errno.h>
