@@ -50,14 +50,17 @@ static void complete_doc(const slda_model_t *model, slda_local_t *loc, const sld
                          const half_t *obs, const half_t *test, uint64_t seed, size_t j,
                          float *theta, double *loglik, uint64_t *ntok)
 {
-    uint32_t K = model->K, Kp = model->Kp;
-    double weta = (double)slda_model_smoothing_words(model) * model->p.eta;
+    uint32_t K = model->K;
+    double denom[SLDA_MAX_TOPICS];
+    slda_phi_view_t view;
+    slda_model_phi_view(model, &view);
+    for (uint32_t k = 0; k < K; k++)
+        denom[k] = slda_model_phi_denom(model, k);
     slda_local_run(loc, fz, obs->w, obs->n, obs->len, seed ^ 0x65766c, j, 0, theta);
     for (uint32_t u = 0; u < test->len; u++) {
-        const float *a = model->A + (size_t)test->w[u] * Kp;
         double p = 0;
         for (uint32_t k = 0; k < K; k++)
-            p += theta[k] * (model->sigma * a[k] + model->p.eta) / (model->NZ[k] + weta);
+            p += theta[k] * slda_phi_at(&view, test->w[u], k, denom[k]);
         *loglik += test->n[u] * log(p);
         *ntok += test->n[u];
     }
