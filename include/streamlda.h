@@ -131,7 +131,7 @@ extern "C" {
 const char *slda_version_str(void);
 /** @} */
 
-#define SLDA_MAX_TOPICS 4096
+#define SLDA_MAX_TOPICS 16384
 /* Tokens in one document at most: counts stay exact in float32 (2^24).
  * Readers, slda_model_train and slda_model_infer refuse longer documents. */
 #define SLDA_MAX_DOC_TOKENS 16777216u

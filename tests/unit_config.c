@@ -284,9 +284,9 @@ static void test_invalid(void)
     check_bad(conf, "topics", "0x10", INV, "is not an integer");
     check_bad(conf, "topics", "-", INV, "is not an integer");
     /* integer range and overflow */
-    check_bad(conf, "topics", "0", INV, "value \"0\" out of range 1..4096");
-    check_bad(conf, "topics", "4097", INV, "out of range 1..4096");
-    check_bad(conf, "topics", "-1", INV, "out of range 1..4096");
+    check_bad(conf, "topics", "0", INV, "value \"0\" out of range 1..16384");
+    check_bad(conf, "topics", "16385", INV, "out of range 1..16384");
+    check_bad(conf, "topics", "-1", INV, "out of range 1..16384");
     check_bad(conf, "topics", "99999999999999999999999", INV, "out of range");
     check_bad(conf, "vocab.capacity", "4294967296", INV, "out of range 16..268435456");
     check_bad(conf, "http.port", "65536", INV, "out of range -1..65535");
@@ -654,7 +654,7 @@ static void test_env(void)
     setenv("SLDA_KAFKA_ACKS", "all", 1);
     CHECK_INT(slda_conf_load_env(fresh, err, sizeof err), SLDA_ERR_INVALID);
     CHECK_STR(err, "environment SLDA_TOPICS: property \"topics\": value \"0\" out of range "
-                   "1..4096");
+                   "1..16384");
     CHECK_NEAR(fresh->p.rho_kappa, 0.7, 0);
     CHECK_INT(slda_conf_kafka_count(fresh), 0);
     unsetenv("SLDA_TOPICS");
