@@ -43,6 +43,7 @@ _Static_assert(offsetof(struct slda_conf_s, p) == 0, "params first in a conf");
 /* Enum fields are written through int pointers. */
 _Static_assert(sizeof(slda_alpha_learn_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_stats_kind_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(slda_sparse_mode_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_rows_kind_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_infmt_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_vb_kind_t) == sizeof(int), "enum size");
@@ -56,6 +57,7 @@ static const char *const alpha_learn_values[] = {"off", "fixedpoint", "newton", 
 static const char *const local_values[] = {"cgs", SLDA_VB_VARIANTS(LOCAL_ALONE)
                                            SLDA_VB_VARIANTS(LOCAL_HYBRID) NULL};
 static const char *const stats_values[] = {"rb", "sample", NULL};
+static const char *const sparse_values[] = {"auto", "on", "off", NULL};
 static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
 static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
@@ -131,6 +133,14 @@ const slda_prop_t slda_conf_table[] = {
     P_ENUM("local.stats", stats, "rb", stats_values, TUNABLE, NULL,
            "What sampled tokens contribute to the statistics: rb = their sampling distributions "
            "(Rao-Blackwellised), sample = the one-hot samples."),
+    P_ENUM("local.sparse", sparse, "auto", sparse_values, TUNABLE | SLDA_PF_OPTIONAL, "auto",
+           "The sparse path for many topics: every token sampled by Metropolis-Hastings from "
+           "per-minibatch word tables, its statistics Rao-Blackwellised over the topics its "
+           "document and word hold (entries under 1/64 of a word's dropped, the rest "
+           "renormalised), the global step over the topics each row holds: a token's cost grows "
+           "with those, not with K. local, local.threshold, local.stats and local.tolerance do "
+           "not apply to it; replicas run the dense hybrid. auto takes it from 800 topics on, "
+           "where it executes fewer instructions than the dense hybrid (docs/engine.md)."),
     /* schedule */
     P_DBL("rho.s", rho_s, "1", 0, 1e6, SLDA_PF_MIN_OPEN | TUNABLE, NULL,
           "Scale s of the step size rho_t = max(rho.min, s (tau + t)^-kappa) of update t."),

@@ -27,6 +27,7 @@
  * every bit of the result.
  */
 #include "engine/batch.h"
+#include "engine/rows_nz.h"
 #include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
@@ -546,6 +547,7 @@ slda_err_t slda_batch_store(const slda_batch_t *batch, slda_model_t *model, char
                             "model \"%s\": K=%u with %u rows cannot hold a batch of K=%u over "
                             "%u words",
                             model->name, model->K, model->W, batch->K, batch->W);
+    slda_rows_nz_invalidate(model);
     memset(model->A, 0, (size_t)model->W * model->Kp * sizeof(float));
     memset(model->NZ, 0, K * sizeof(double));
     model->sigma = 1.0;

@@ -71,6 +71,8 @@
 #include "engine/step.h"
 #include "engine/train.h"
 #include "engine/pending.h"
+#include "engine/rows_nz.h"
+#include "engine/sparse.h"
 #include "core/pool.h"
 
 #include <inttypes.h>
@@ -839,6 +841,8 @@ static int find_slot(slda_model_t *model, slda_births_t *b, uint32_t *slot)
         }
         for (uint32_t w = 0; w < model->rows_used; w++) { /* the others are zero */
             float *a = model->A + (size_t)w * model->Kp;
+            if (a[j] != 0)
+                slda_rows_nz_add(model, w, i); /* rows_nz.c */
             a[i] += a[j];
         }
         slda_pending_column(model, j, i);
@@ -931,6 +935,7 @@ static int propose(slda_model_t *model, slda_births_t *b, double rho)
                 if (b->dense[w] > 0 && model->row_ready[w]) {
                     double v = scale * b->dense[w];
                     model->A[(size_t)w * model->Kp + slot] = (float)(v / model->sigma);
+                    slda_rows_nz_add(model, w, slot);
                     seedsum += v;
                 }
                 b->dense[w] = 0;

@@ -28,6 +28,7 @@
  */
 #include "engine/model_priv.h"
 #include "engine/global_step.h"
+#include "engine/rows_nz.h"
 #include "engine/step.h"
 #include "engine/train.h"
 #include "core/pool.h"
@@ -172,8 +173,8 @@ counts_rows(slda_model_t *model, slda_accum_t *acc, double sigma, double lam, do
 
 /* The counts update's constants for a minibatch of ntokens tokens that comes
  * after tokens_before tokens: rho, r, lam = 1 - r, cm = C / ntokens. */
-static void counts_constants(const slda_model_t *model, uint64_t ntokens, uint64_t tokens_before,
-                             slda_gprep_t *g)
+void slda_counts_constants(const slda_model_t *model, uint64_t ntokens, uint64_t tokens_before,
+                           slda_gprep_t *g)
 {
     double C = slda_step_corpus(model);
     double seen = (double)tokens_before + (double)ntokens;
@@ -198,7 +199,7 @@ static void counts_nz(slda_model_t *model, const slda_gprep_t *g)
 static double counts_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
                             uint64_t tokens_before, slda_gprep_t *g)
 {
-    counts_constants(model, ntokens, tokens_before, g);
+    slda_counts_constants(model, ntokens, tokens_before, g);
     memset(g->da, 0, sizeof g->da);
     double lam = g->lam;
     if (lam < 1e-12) { /* the first update: only this minibatch counts */
@@ -259,7 +260,7 @@ void slda_global_prepare(const slda_model_t *model, slda_accum_t *acc, uint64_t 
     g->ready = 0;
     if (model->p.rows != SLDA_ROWS_COUNTS)
         return;
-    counts_constants(model, ntokens, tokens_before, g);
+    slda_counts_constants(model, ntokens, tokens_before, g);
     g->sigma = model->sigma * g->lam;
     if (g->lam < 1e-12 || g->sigma < SLDA_SIGMA_FOLD)
         return; /* clearing or folding rewrites every row: done by the commit */
@@ -296,6 +297,7 @@ static void commit_piece(size_t i, uint32_t worker, void *opaque)
 double slda_global_commit(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
                           uint64_t tokens_before, slda_gprep_t *g)
 {
+    slda_rows_nz_invalidate(model); /* rows_nz.c: the sparse path's lists follow only its own step */
     if (!g->ready) {
         if (model->p.rows == SLDA_ROWS_COUNTS)
             return counts_update(model, acc, ntokens, tokens_before, g);

@@ -39,6 +39,10 @@ typedef struct slda_gprep_s {
     double rho, r, lam, cm, sigma;
     slda_v8f da[SLDA_MAX_TOPICS / 8]; /* the change of each topic's total / sigma */
 } slda_gprep_t;
+/* global.rows=counts: the constants of the update of a minibatch of ntokens
+ * tokens after tokens_before (g's rho, r, lam = 1 - r, cm = C / ntokens). */
+void slda_counts_constants(const slda_model_t *model, uint64_t ntokens, uint64_t tokens_before,
+                           slda_gprep_t *g);
 void slda_global_prepare(const slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,
                          uint64_t tokens_before, slda_gprep_t *g);
 double slda_global_commit(slda_model_t *model, slda_accum_t *acc, uint64_t ntokens,

@@ -62,6 +62,24 @@ typedef struct slda_local_s {
     float *logdig;          /* Kp: SVB psi(N_theta + alpha) - max of the current sweep */
     float *p;               /* Kp: sampling distribution scratch */
     float *alpha;           /* Kp: alpha_k, padding 0 */
+    /* the sparse local step (local_sparse.c) */
+    uint32_t *tab_u;        /* nu: the proposal table of each unique word */
+    uint16_t *zs;           /* samples x ng: each collection sweep's topics */
+    uint32_t *dtop;         /* K: the topics the collection sweeps drew, in first-drawn order */
+    uint32_t ndtop;
+    uint32_t cap_tu;
+    size_t cap_zs;
+    uint32_t *sp_dl;        /* samples x sp_dcap: each collection sweep's document topics */
+    float *sp_nd;           /* samples x Kp: their counts, dense (zero between uses) */
+    uint32_t *sp_dn_n;      /* samples: how many */
+    double *sp_e;           /* samples: sum_k N_c[k] inv_k */
+    float *sp_m;            /* samples: max_k N_c[k] inv_k */
+    uint32_t sp_dcap, cap_dn_n;
+    size_t cap_dl;
+    uint8_t *sp_mark;       /* Kp: a topic touched (zero between uses) */
+    float *sp_acc;          /* Kp: a word's statistics (zero between uses) */
+    float *sp_phi;          /* Kp: phi_w over a sweep's document topics */
+    uint16_t *sp_touch;     /* Kp: the topics touched */
     slda_rng_t rng;
     int collect;            /* this sweep adds to stats */
     int want_stats;
@@ -128,6 +146,13 @@ void slda_local_word_factors(slda_local_t *loc, const slda_model_t *model,
 slda_local_t *slda_local_new(uint32_t K);
 void slda_local_destroy(slda_local_t *loc);
 
+/* The sweeps of a run: local.burnin and local.samples, or with second visits
+ * on (replay.c) their share for a first visit or a second (local_step.c). */
+void slda_local_sweeps(const slda_params_t *p, int want_stats, int revisit, uint32_t *burnin,
+                       uint32_t *samples);
+
+struct slda_wtabs_s;
+
 /* Frozen global view shared by all documents of a minibatch. */
 typedef struct slda_frozen_s {
     const slda_model_t *model;
@@ -137,6 +162,7 @@ typedef struct slda_frozen_s {
     float *alpha;               /* Kp */
     double alpha_sum;
     int revisit;                /* training documents' second visit (replay.c) */
+    const struct slda_wtabs_s *tabs; /* the sparse path's proposal tables (sparse.h), or NULL */
 } slda_frozen_t;
 
 slda_err_t slda_frozen_init(slda_frozen_t *fz, const slda_model_t *model, char *errstr,

@@ -57,6 +57,18 @@ void slda_local_destroy(slda_local_t *loc)
     free(loc->v_n);
     free(loc->g_u);
     free(loc->z);
+    free(loc->tab_u);
+    free(loc->zs);
+    free(loc->dtop);
+    free(loc->sp_dl);
+    free(loc->sp_nd);
+    free(loc->sp_e);
+    free(loc->sp_m);
+    free(loc->sp_dn_n);
+    free(loc->sp_mark);
+    free(loc->sp_acc);
+    free(loc->sp_phi);
+    free(loc->sp_touch);
     slda_big_free(loc->f);
     slda_big_free(loc->lf);
     slda_big_free(loc->gamma);
@@ -196,6 +208,21 @@ static void sweep(slda_local_t *loc, const slda_frozen_t *fz)
     }
 }
 
+/* replay on: a trained document is visited twice (replay.c), the first time
+ * with half of each phase's sweeps (rounded down, at least one collection
+ * sweep: 2 + 2 of the default 5 + 5), the second with replay.burnin +
+ * replay.samples (docs/engine.md, "Second visits"). */
+void slda_local_sweeps(const slda_params_t *p, int want_stats, int revisit, uint32_t *burnin,
+                       uint32_t *samples)
+{
+    *burnin = p->burnin;
+    *samples = p->samples;
+    if (want_stats && SLDA_REPLAY_ACTIVE(p)) {
+        *burnin = revisit ? p->replay_burnin : p->burnin / 2;
+        *samples = revisit ? p->replay_samples : (p->samples >= 2 ? p->samples / 2 : 1);
+    }
+}
+
 void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *words,
                     const uint32_t *counts, uint32_t npairs, uint64_t seed_a, uint64_t seed_b,
                     int want_stats, float *theta)
@@ -229,16 +256,8 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     init_gamma(loc);
     slda_cgs_init(loc);
 
-    /* replay on: a trained document is visited twice (replay.c), the
-     * first time with half of each phase's sweeps (rounded down, at least one
-     * collection sweep: 2 + 2 of the default 5 + 5), the second with
-     * replay.burnin + replay.samples (docs/engine.md, "Second visits") */
-    uint32_t burnin = p->burnin, samples = p->samples;
-    if (want_stats && SLDA_REPLAY_ACTIVE(p)) {
-        burnin = fz->revisit ? p->replay_burnin : p->burnin / 2;
-        samples = fz->revisit ? p->replay_samples
-                              : (p->samples >= 2 ? p->samples / 2 : 1);
-    }
+    uint32_t burnin, samples;
+    slda_local_sweeps(p, want_stats, fz->revisit, &burnin, &samples);
     float before[SLDA_MAX_TOPICS];
     for (uint32_t s = 0; s < burnin; s++) {
         if (p->tolerance > 0)

@@ -13,6 +13,7 @@
  * frozen.
  */
 #include "engine/model_priv.h"
+#include "engine/rows_nz.h"
 #include "engine/step.h"
 #include "core/pool.h"
 
@@ -31,6 +32,7 @@ static void on_evict(uint32_t id, void *opaque)
             model->NZ[k] = 0;
         a[k] = 0;
     }
+    slda_rows_nz_clear_row(model, id);
     if (model->row_ready && model->row_ready[id]) {
         model->row_ready[id] = 0;
         model->nready--;
@@ -128,7 +130,9 @@ void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key)
 {
     slda_rng_t rng;
     float *a = model->A + (size_t)id * model->Kp;
-    double scale = model->p.init_scale * 2.0 * init_weight(model);
+    /* the sparse path starts rows empty: its sampling breaks the symmetry, and
+     * a dense start would list every topic in every row (rows_nz.c) */
+    double scale = slda_params_sparse(&model->p) ? 0 : model->p.init_scale * 2.0 * init_weight(model);
     if (scale > 0) {
         slda_rng_seed3(&rng, model->p.seed, 0x726f77, key);
         for (uint32_t k = 0; k < model->K; k++) {
@@ -139,6 +143,7 @@ void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key)
     } else {
         memset(a, 0, model->Kp * sizeof *a);
     }
+    slda_rows_nz_reset_row(model, id, scale > 0);
     slda_model_mark_row(model, id);
 }
 
@@ -309,6 +314,7 @@ void slda_model_set_state(slda_model_t *model, const slda_model_state_t *st)
 void slda_model_load_row(slda_model_t *model, uint32_t id, const float *row, int held)
 {
     slda_model_row_written(model, id); /* a row not held may hold values too */
+    slda_rows_nz_invalidate(model);
     memcpy(model->A + (size_t)id * model->Kp, row, model->K * sizeof *row);
     if (held)
         slda_model_mark_row(model, id);

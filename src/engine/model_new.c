@@ -11,6 +11,8 @@
 #include "engine/replay.h"
 #include "engine/train.h"
 #include "engine/pending.h"
+#include "engine/rows_nz.h"
+#include "engine/sparse.h"
 #include "core/pool.h"
 
 #include <errno.h>
@@ -97,5 +99,8 @@ void slda_model_destroy(slda_model_t *model)
     slda_births_free(model->births); /* births.c */
     slda_replay_free(model->replay); /* replay.c */
     slda_bag_free(model->bag);       /* doc_text.c */
+    slda_rows_nz_free(model);        /* rows_nz.c */
+    slda_wtabs_free(model->wtabs);   /* sparse_tables.c */
+    free(model->wtabs);
     slda_model_free_state(model);
 }

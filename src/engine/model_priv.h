@@ -54,6 +54,15 @@ struct slda_model_s {
     uint64_t replay_input_docs; /* documents a finite input will train on, when known before
                                  * training (streamlda train holds its files); 0 = a stream */
     slda_bag_t *bag;            /* text.c's scratch for slda_doc_from_text */
+    /* The sparse path (rows_nz.c, docs/engine.md "The sparse path"): each row's
+     * topics that may hold counts, in increasing order; the other entries of the
+     * row are zero. Valid while nz_valid: a writer of A other than the sparse
+     * global step clears it (slda_rows_nz_invalidate) and the next sparse
+     * minibatch builds the lists again from A. */
+    uint16_t **nzt;             /* W lists, NULL until built */
+    uint32_t *nzn, *nzcap;      /* W: entries and capacity of each list */
+    int nz_valid;
+    struct slda_wtabs_s *wtabs; /* the sparse local step's proposal tables (sparse_tables.c) */
 };
 typedef struct slda_births_s slda_births_t;
 

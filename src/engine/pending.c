@@ -45,6 +45,10 @@ void slda_model_free_pending(slda_model_t *model)
         free(pd->off);
         free(pd->words);
         slda_big_free(pd->stats);
+        free(pd->ent);
+        free(pd->eoff);
+        free(pd->ecount);
+        slda_sacc_free(&pd->sacc);
         slda_big_free(pd);
         model->pend[i] = NULL;
     }
@@ -76,12 +80,42 @@ void slda_pending_slice(slda_pending_t *pd, const slda_doc_t *docs, size_t ndocs
     }
 }
 
+void slda_pending_entries(slda_pending_t *pd, const slda_doc_t *docs, size_t ndocs, uint32_t K)
+{
+    uint32_t per = (K < SLDA_SPARSE_KEEP ? K : SLDA_SPARSE_KEEP) + 1;
+    size_t n = 0;
+    if (pd->cap_edocs < ndocs + 1) {
+        pd->cap_edocs = ndocs + 1;
+        pd->eoff = slda_xrealloc(pd->eoff, pd->cap_edocs * sizeof *pd->eoff);
+        pd->ecount = slda_xrealloc(pd->ecount, pd->cap_edocs * sizeof *pd->ecount);
+    }
+    for (size_t i = 0; i < ndocs; i++) {
+        pd->eoff[i] = n;
+        pd->ecount[i] = 0; /* a document not trained adds none */
+        if (docs[i].npairs && docs[i].ntokens)
+            n += (size_t)docs[i].npairs * per;
+    }
+    pd->eoff[ndocs] = n;
+    if (pd->cap_ent < n + 1) {
+        pd->cap_ent = n + 1 > 2 * pd->cap_ent ? n + 1 : 2 * pd->cap_ent;
+        pd->ent = slda_xrealloc(pd->ent, pd->cap_ent * sizeof *pd->ent);
+    }
+    pd->sparse = 1;
+    pd->sliced = 1;
+}
+
 /* Add the slices into the accumulator, in document order (empty documents
  * were never trained: they add nothing). */
-static void pending_merge(slda_pending_t *pd, uint32_t Kp)
+static void pending_merge(slda_pending_t *pd, uint32_t Kp, uint32_t K)
 {
     if (!pd->sliced)
         return;
+    if (pd->sparse) {
+        slda_accum_reset(pd->acc); /* its word index is the merge's */
+        slda_sacc_merge(&pd->sacc, pd->acc->slot_of, pd->ent, pd->eoff, pd->ecount, pd->ndocs, K);
+        pd->sliced = 0;
+        return;
+    }
     slda_accum_reset(pd->acc); /* the sums of two minibatches ago, committed since */
     for (size_t i = 0; i < pd->ndocs; i++) {
         size_t n = pd->off[i + 1] - pd->off[i];
@@ -98,7 +132,11 @@ void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to)
     if (!pd || !pd->active)
         return;
     uint32_t Kp = model->Kp;
-    pending_merge(pd, Kp); /* on the sums, so one thread and many agree bit for bit */
+    pending_merge(pd, Kp, model->K); /* on the sums, so one thread and many agree bit for bit */
+    if (pd->sparse) {
+        slda_sacc_column(&pd->sacc, from, to);
+        return;
+    }
     float *x = pd->acc->sum;
     for (uint32_t r = 0; r < pd->acc->nslots; r++, x += Kp) {
         if (to != UINT32_MAX)
@@ -109,13 +147,17 @@ void slda_pending_column(slda_model_t *model, uint32_t from, uint32_t to)
 
 void slda_pending_prepare(const slda_model_t *model, slda_pending_t *pd)
 {
-    pending_merge(pd, model->Kp);
+    pending_merge(pd, model->Kp, model->K);
+    if (pd->sparse)
+        return; /* the sparse step reads and writes its rows at once: all in the commit */
     slda_global_prepare(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
 }
 
 double slda_pending_commit(slda_model_t *model, slda_pending_t *pd)
 {
-    double rho = slda_global_commit(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
+    double rho = pd->sparse
+                     ? slda_sparse_update(model, &pd->sacc, pd->ntokens, pd->tokens_before)
+                     : slda_global_commit(model, pd->acc, pd->ntokens, pd->tokens_before, &pd->g);
     pd->active = 0;
     if (model->pending == pd)
         model->pending = NULL;

@@ -43,6 +43,8 @@
 #include "engine/train.h"
 #include "engine/pending.h"
 #include "engine/replay.h"
+#include "engine/rows_nz.h"
+#include "engine/sparse.h"
 #include "core/pool.h"
 
 #include <stdlib.h>
@@ -94,6 +96,18 @@ void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
     if (doc->npairs == 0 || doc->ntokens == 0)
         return;
     slda_replay_fill(job->fill, job->model, i, doc);
+    if (job->next->sparse) { /* sparse.h: entries into the document's slice */
+        slda_pending_t *pd = job->next;
+        pd->ecount[i] = slda_sparse_run(loc, &job->fz, doc->word, doc->count, doc->npairs,
+                                        job->t, i, 1, job->thetas ? job->thetas + i * K : NULL,
+                                        pd->ent + pd->eoff[i]);
+        if (job->ntheta)
+            memcpy(job->ntheta + i * K, loc->ntheta_sum, K * sizeof(float));
+        if (job->scores)
+            job->scores[i] = slda_sparse_doc_score(&job->fz, loc, doc->word, doc->count,
+                                                   doc->npairs, job->pw[i]);
+        return;
+    }
     if (job->next->sliced) { /* the statistics go straight into the document's slice */
         memcpy(job->next->words + job->next->off[i], doc->word, doc->npairs * sizeof *doc->word);
         loc->stats_out = job->next->stats + job->next->off[i] * Kp;
@@ -253,11 +267,21 @@ static slda_err_t begin(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
     if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job->scores)
         job->ntheta = slda_xcalloc(ndocs * model->K + 1, sizeof(float));
     next->ndocs = ndocs;
+    next->sparse = 0;
     next->sliced = nthreads > 1;
-    if (next->sliced) /* pending_merge clears the accumulator, on the caller's time */
+    if (slda_params_sparse(&model->p)) { /* sparse.h: the proposal tables, the entries' room */
+        slda_rows_nz_ensure(model);
+        if (!model->wtabs)
+            model->wtabs = slda_xcalloc(1, sizeof *model->wtabs);
+        slda_wtabs_build(model->wtabs, model, &job->fz, docs, ndocs);
+        job->fz.tabs = model->wtabs;
+        slda_pending_entries(next, docs, ndocs, model->K);
+        slda_sacc_frozen(&next->sacc, &job->fz, model->K);
+    } else if (next->sliced) { /* pending_merge clears the accumulator, on the caller's time */
         slda_pending_slice(next, docs, ndocs, model->Kp);
-    else
+    } else {
         slda_accum_reset(next->acc);
+    }
     job->next = next;
     job->prev = prev && prev->active ? prev : NULL;
     job->locs = slda_model_locals(model, nthreads);
