@@ -25,24 +25,21 @@ void slda_sacc_free(slda_sacc_t *acc)
     free(acc->topic);
     free(acc->x);
     free(acc->da);
-    free(acc->inv);
-    free(acc->alpha);
+    free(acc->pf);
     memset(acc, 0, sizeof *acc);
 }
 
 void slda_sacc_frozen(slda_sacc_t *acc, const slda_frozen_t *fz, uint32_t K)
 {
-    if (acc->K != K || !acc->inv) {
+    if (acc->K != K || !acc->pf) {
         free(acc->da);
-        free(acc->inv);
-        free(acc->alpha);
+        free(acc->pf);
         acc->da = slda_xcalloc(K + 1, sizeof *acc->da);
-        acc->inv = slda_xmalloc((K + 1) * sizeof *acc->inv);
-        acc->alpha = slda_xmalloc((K + 1) * sizeof *acc->alpha);
+        acc->pf = slda_xmalloc((K + 1) * sizeof *acc->pf);
         acc->K = K;
     }
-    memcpy(acc->inv, fz->inv_nz, K * sizeof *acc->inv);
-    memcpy(acc->alpha, fz->alpha, K * sizeof *acc->alpha);
+    for (uint32_t k = 0; k < K; k++)
+        acc->pf[k] = fz->alpha[k] * fz->inv_nz[k];
 }
 
 static void grow_slots(slda_sacc_t *acc, uint32_t need)
@@ -224,11 +221,10 @@ static double slot_mass(const slda_model_t *model, const slda_sacc_t *acc, uint3
         *prior = x[ne - 1];
         n -= x[ne - 1];
         const uint16_t *list = model->nzt[w];
-        float eta = (float)model->p.eta;
-        for (uint32_t j = 0; j < model->nzn[w]; j++) {
-            uint32_t k = list[j];
-            pm += acc->alpha[k] * ((acc->sigma * a[k] + eta) * acc->inv[k]);
-        }
+        const float *pf = acc->pf;
+        float eta = (float)model->p.eta, sigma = acc->sigma;
+        for (uint32_t j = 0, nl = model->nzn[w]; j < nl; j++)
+            pm += pf[list[j]] * (sigma * a[list[j]] + eta);
     }
     return n + *prior * pm;
 }
@@ -243,23 +239,24 @@ static void step_row(slda_model_t *model, const slda_sacc_t *acc, uint32_t w, fl
                      float c2, const uint16_t *topic, const float *x, uint32_t ne, double prior,
                      double *da)
 {
-    float *a = model->A + (size_t)w * model->Kp;
-    uint16_t *list = model->nzt[w];
+    float *restrict a = model->A + (size_t)w * model->Kp;
+    uint16_t *restrict list = model->nzt[w];
+    const float *restrict pf = acc->pf;
     float floor_v = (float)(model->p.eta / SLDA_SPARSE_PRUNE / model->sigma);
-    float pw = (float)prior, eta = (float)model->p.eta;
+    float pw = (float)prior, eta = (float)model->p.eta, sigma = acc->sigma;
+    float ps = pw * sigma, pe = pw * eta;
     uint32_t n = model->nzn[w], m = 0, e = 0;
     for (uint32_t j = 0; j < n; j++) {
         uint32_t k = list[j];
-        float add = pw != 0 ? pw * acc->alpha[k] * ((acc->sigma * a[k] + eta) * acc->inv[k]) : 0;
+        float old = a[k], add = pf[k] * (ps * old + pe);
         if (e < ne && topic[e] == k)
             add += x[e++];
-        float v = c1 * a[k] + c2 * add;
-        if (v < floor_v)
-            v = 0;
-        da[k] += (double)v - a[k];
+        float v = c1 * old + c2 * add;
+        v = v < floor_v ? 0 : v;
+        da[k] += (double)v - old;
         a[k] = v;
-        if (v != 0)
-            list[m++] = (uint16_t)k;
+        list[m] = (uint16_t)k;
+        m += v != 0;
     }
     model->nzn[w] = m;
 }

@@ -96,7 +96,7 @@ typedef struct slda_sacc_s {
     size_t cap_e;
     double *da;           /* K: the change of each topic's total / sigma (the update) */
     uint32_t K;
-    float *inv, *alpha;   /* K: the local steps' inv_k and alpha_k (prior entries) */
+    float *pf;            /* K: alpha_k inv_k of the local steps (prior entries) */
     float sigma;          /* the update's: sigma of the rows it reads (global_sparse.c) */
 } slda_sacc_t;
 
