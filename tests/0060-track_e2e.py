@@ -148,8 +148,9 @@ def main():
         if os.path.exists(side):
             with open(side) as f:
                 state = json.load(f)
-        check(state.get("K") == 3 and len(state.get("prevalence", [])) == 20 and
-              state["newest_ms"] == newest * 1000, "sidecar: K, 20 windows, newest event time")
+        hours = [t for t in state.get("tiers", []) if t["window_ms"] == 3600000]
+        check(state.get("K") == 3 and hours and len(hours[0]["prevalence"]) == 20 and
+              state["newest_ms"] == newest * 1000, "sidecar: K, 20 hour windows, newest event time")
         stale = [n for n in os.listdir(snapdir) if n.endswith(".track.json") and
                  not os.path.exists(os.path.join(snapdir, n[:-len(".track.json")]))]
         check(not stale, "no tracking state outlives its snapshot (pruned together)", stale)

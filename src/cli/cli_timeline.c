@@ -110,6 +110,9 @@ static int timeline_write(slda_cli_timeline_t *tl, slda_model_t *model)
     if (tl->track) {
         slda_track_model_words(model, tl->words, tl->mass);
         slda_track_compare(tl->track, tl->words, tl->mass, slda_model_docs(model), t);
+        /* the windows' samples scored again under this snapshot's model: the prevalence the
+         * report shows is then the timeline under one model */
+        slda_track_rescore(tl->track, model, 0);
         char side[4200];
         slda_snapdir_track_path(side, sizeof side, path);
         if (slda_track_save(tl->track, side, tl->name, t, err, sizeof err) != SLDA_OK) {
@@ -130,7 +133,7 @@ int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const s
             /* as the service does: far-future times clamped, late ones counted */
             int clamped;
             int64_t ms = slda_track_time(tl->track, docs[i].time_ms, slda_now_ms(), &clamped);
-            slda_track_add(tl->track, ms, thetas + i * tl->K);
+            slda_track_add_doc(tl->track, ms, thetas + i * tl->K, model, &docs[i]);
         }
     uint64_t d = slda_model_docs(model);
     if (!final && d < tl->next)
@@ -145,11 +148,14 @@ int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const s
             slda_time_format(slda_track_newest(tl->track), newest, sizeof newest);
         fprintf(stderr,
                 "streamlda train: event time: newest %s, %llu late (older than the newest before "
-                "them), %llu in the far future (clamped), %llu older than the %u windows kept "
-                "(left out of the prevalence)\n",
+                "them), %llu in the far future (clamped); prevalence: %llu documents, %llu left "
+                "out (no mixture), %llu older than the %u finest windows kept (counted in the "
+                "coarser ones)\n",
                 newest, (unsigned long long)slda_track_late(tl->track),
                 (unsigned long long)slda_track_clamped(tl->track),
-                (unsigned long long)slda_track_dropped(tl->track), tl->windows);
+                (unsigned long long)slda_track_docs(tl->track),
+                (unsigned long long)slda_track_dropped(tl->track),
+                (unsigned long long)slda_track_beyond(tl->track), tl->windows);
     }
     return rc;
 }

@@ -113,6 +113,7 @@ typedef struct train_run_s {
     char first_error[1024];  /* why the first record was rejected ("" if none) */
     const char *time_field;  /* --time-field: JSON lines with an event time (cli_timed.c) */
     slda_cli_timeline_t *tl; /* --snapshot-dir: snapshots along the way (cli_timeline.c) */
+    uint32_t pass;           /* the pass over the input (-p): only the first feeds the tracker */
 } train_run_t;
 
 /* Keep doc in *set by word key (ids go stale once the vocabulary evicts). */
@@ -196,7 +197,8 @@ static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
     tr->train_seconds += st.seconds;
     tr->last_rho = st.rho;
     progress(tr, 0);
-    return slda_cli_timeline_step(tr->tl, tr->model, docs, n, thetas, 0);
+    /* a second pass trains the same documents again: the prevalence counts them once */
+    return slda_cli_timeline_step(tr->tl, tr->model, docs, tr->pass ? 0 : n, thetas, 0);
 }
 
 static int load_file(train_run_t *tr, const char *path, docvec_t *dv)
@@ -338,6 +340,7 @@ static int train_passes(train_run_t *tr, uint32_t passes)
      * replay.docs, their second visits wait for the end (replay.c) */
     slda_model_set_input_docs(tr->model, (uint64_t)tr->batch.n * passes);
     for (uint32_t pass = 0; pass < passes && !slda_cli_stop; pass++) {
+        tr->pass = pass;
         for (size_t i = 0; i < tr->batch.n && !slda_cli_stop; i += mb) {
             size_t n = tr->batch.n - i < mb ? tr->batch.n - i : mb;
             if (train_minibatch(tr, tr->batch.v + i, n))

@@ -320,10 +320,14 @@ const slda_prop_t slda_conf_table[] = {
     BOOL("track", track, "true",
          "Track topics over event time: prevalence windows, drift and events at each snapshot, "
          "the live page at / of http.port."),
-    ENUM("track.window", track_window, "hour", track_window_values,
-         "Width of a prevalence window of event time: minute, hour, day or week."),
-    UINT("track.windows", track_windows, "168", 2, 100000,
-         "Prevalence windows kept (a ring); older documents are dropped from the prevalence."),
+    ENUM("track.window", track_window, "minute", track_window_values,
+         "The finest prevalence window of event time: minute, hour, day or week; the coarser "
+         "ones are kept as well (hours 3 weeks, days 3 years, weeks beyond, doubling)."),
+    UINT("track.windows", track_windows, "240", 2, 100000,
+         "Windows kept at the finest resolution; older documents stay in the coarser ones."),
+    UINT("track.sample.docs", track_sample_docs, "32", 0, 4096,
+         "Documents kept per window (hours and coarser) to score the timeline again under the "
+         "current model; 0 = off (the shares stay the model's at training time)."),
     NUM("track.warmup.docs", SLDA_PT_UINT64, track_warmup_docs, "1000", 0, 0, 0,
         "Documents trained before the model counts as settled: earlier output records carry "
         "\"warmup\": true and no drift events are raised."),

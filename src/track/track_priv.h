@@ -2,6 +2,7 @@
 #ifndef SLDA_TRACK_PRIV_H
 #define SLDA_TRACK_PRIV_H
 
+#include "track/prev.h"
 #include "track/track.h"
 
 #define MERGED_MAX 4096 /* close pairs remembered (so a merge is reported once) */
@@ -20,21 +21,14 @@ typedef struct topic_s {
     char entered[200], left[200]; /* top-10 changes at the last comparison */
 } topic_t;
 
-typedef struct slot_s {
-    int64_t win;  /* window index (start / window_ms); INT64_MIN = empty */
-    double docs;
-    double *sum;  /* K */
-} slot_t;
-
 struct slda_track_s {
     uint32_t K;
     slda_track_opts_t o;
     /* event time */
     int64_t newest_ms;
     uint64_t clamped, late, dropped, docs;
-    /* prevalence ring */
-    slot_t *slots;
-    int64_t newest_win; /* INT64_MIN = none */
+    /* prevalence at several resolutions (prev.h): tier 0 is track.window x track.windows */
+    slda_prev_t *prev;
     /* drift */
     topic_t *topics;
     int compared;
@@ -47,13 +41,6 @@ struct slda_track_s {
     slda_track_event_cb cb;
     void *cb_opaque;
 };
-
-/* The ring slot of window win. */
-static inline slot_t *slot_of(const slda_track_t *track, int64_t win)
-{
-    int64_t n = track->o.windows, i = win % n;
-    return &track->slots[i < 0 ? i + n : i];
-}
 
 /* track.c: a new event at the ring's end (the oldest dropped when full), time the newest. */
 slda_track_event_t *slda_track_event_push(slda_track_t *track);
