@@ -442,7 +442,9 @@ typedef enum {
     SLDA_FORMAT_UCI,      /* docword.*.txt with vocab (vocab.file) */
     SLDA_FORMAT_LDAC,     /* lda-c: "N id:count ..." per line, vocab.file */
     SLDA_FORMAT_TEXT,     /* raw text, one document per line */
-    SLDA_FORMAT_JSONL     /* {"id":..,"text":..} or {"id":..,"tokens":[..]} */
+    SLDA_FORMAT_JSONL,    /* {"id":..,"text":..} or {"id":..,"tokens":[..]} */
+    SLDA_FORMAT_CSV,      /* CSV with a header: the columns of input.text.field, ... */
+    SLDA_FORMAT_TSV       /* TSV with a header, the same */
 } slda_format_t;
 
 typedef struct slda_reader_s slda_reader_t;

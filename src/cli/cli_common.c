@@ -34,6 +34,19 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
     opts->xprops[opts->nx++] = kv;
 }
 
+int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf)
+{
+    static const char codes[] = "FUI";
+    static const char *const prop[] = {"input.time.field", "input.text.field", "input.id.field"};
+    const char *at = c ? strchr(codes, c) : NULL;
+    if (!at)
+        return 0;
+    int i = (int)(at - codes);
+    snprintf(buf[i], sizeof buf[i], "%s=%s", prop[i], optarg);
+    slda_cli_add_x(opts, buf[i]);
+    return 1;
+}
+
 void slda_cli_opts_clear(slda_cli_opts_t *opts)
 {
     free(opts->xprops);

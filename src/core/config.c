@@ -315,8 +315,13 @@ const slda_prop_t slda_conf_table[] = {
          "keeps (Kafka DeleteRecords); false leaves the log to the topic's retention."),
     /* tracking (docs/tracking.md) */
     STR("input.time.field", input_time_field, "", 0,
-        "JSON field holding each document's event time (ISO 8601 or epoch seconds/ms); empty = "
-        "the message timestamp."),
+        "Field (JSON key or CSV/TSV column) holding each document's event time (ISO 8601, "
+        "YYYYMMDD or epoch seconds/ms); empty = the message timestamp."),
+    STR("input.text.field", input_text_field, "text", SLDA_PF_NONEMPTY,
+        "Field (JSON key or CSV/TSV column) holding each document's text; a comma list joins "
+        "several (title,body)."),
+    STR("input.id.field", input_id_field, "id", SLDA_PF_NONEMPTY,
+        "Field (JSON key or CSV/TSV column) holding each document's id."),
     BOOL("track", track, "true",
          "Track topics over event time: prevalence windows, drift and events at each snapshot, "
          "the live page at / of http.port."),

@@ -142,6 +142,8 @@ struct slda_conf_s {
     int updates_prune;          /* updates.prune: the snapshot writer deletes the log it no longer needs */
     /* tracking (src/track, docs/tracking.md) */
     char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
+    char *input_text_field;     /* input.text.field: the text's field(s) in JSON and CSV/TSV records */
+    char *input_id_field;       /* input.id.field: the id's field */
     int track;                  /* track: prevalence, drift, events, the live page */
     int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
     uint32_t track_windows;     /* track.windows: windows kept at the finest resolution */

@@ -192,8 +192,10 @@ void slda_svc_decode_setup(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     uint32_t threads = slda_pool_threads(slda_model_pool(svc->model));
     if (svc->nrecs < threads) { /* one record per thread: decoding writes it */
         svc->recs = slda_xrealloc(svc->recs, threads * sizeof *svc->recs);
-        for (uint32_t w = svc->nrecs; w < threads; w++)
+        for (uint32_t w = svc->nrecs; w < threads; w++) {
             slda_record_init(&svc->recs[w]);
+            slda_record_names(&svc->recs[w], svc->conf); /* input.text.field, input.id.field */
+        }
         svc->nrecs = threads;
     }
     for (size_t i = 0; i < n; i++) {

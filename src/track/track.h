@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "engine/model.h"
+#include "io/evtime.h"
 #include "io/outfile.h"
 
 #include <stdio.h>
@@ -170,19 +171,7 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
 char *slda_track_json_events(const slda_track_t *track, size_t *len);
 
-/* ---- evtime.c: time values ---- */
-/* Milliseconds since the epoch from an ISO 8601 date-time ("2016-02-01",
- * "2016-02-01T12:30:00Z", "...+01:00", ".123" fractions, ' ' for 'T'), a
- * Twitter created_at ("Wed Oct 10 20:19:24 +0000 2018"), or epoch seconds /
- * milliseconds (a number below 1e11 is seconds). SLDA_ERR_PARSE otherwise. */
-slda_err_t slda_time_parse(const char *s, size_t len, int64_t *ms);
-/* The event time in field `field` of a JSON object message (a string or a
- * number). SLDA_ERR_PARSE when the value is not a JSON object, the field is
- * missing or its value is not a time. */
-slda_err_t slda_time_from_json(const char *val, size_t len, const char *field, int64_t *ms,
-                               char *errstr, size_t errstr_size);
-/* "2016-02-01T12:30:00Z" (UTC, second precision) into buf (>= 32 bytes). */
-void slda_time_format(int64_t ms, char *buf, size_t size);
+/* Time values (event times from fields): io/evtime.h. */
 
 /* ---- page.c: what the HTTP thread serves ---- */
 typedef enum {
