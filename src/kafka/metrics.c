@@ -201,6 +201,8 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_M_DROPPED, "streamlda_replica_dropped_documents_total",
          "Replicas: documents of minibatches dropped at a rebalance or an aborted transaction "
          "(read again from the committed offsets)."},
+        {SLDA_M_RESCORED, "streamlda_track_rescored_windows_total",
+         "Prevalence windows whose sample was scored again under the model of the moment."},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         prom_metric(f, counters[i].name, "counter", counters[i].help, model,

@@ -206,6 +206,8 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
         }
         if (svc->page && t - svc->last_page >= 2 * PAGE_S)
             slda_svc_page_publish(svc); /* status and lags move while idle too */
+        if (!err && !svc->replica)
+            slda_svc_track_rescore(svc, t); /* the timeline under the model now, in slices */
     }
     slda_svc_release_pending(svc);
     if (err) { /* no final snapshot: the last good one stays authoritative */

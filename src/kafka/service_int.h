@@ -108,6 +108,7 @@ struct slda_service_s {
     char restored[4096];       /* the snapshot restored from, "" if none */
     int64_t restored_event_ms; /* its header's newest event time, 0 = none */
     uint64_t restored_updates; /* its update count */
+    double rescore_t0, rescore_spent; /* scoring windows again: since when, time it took */
     double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
     uint64_t rate_docs;
     /* replicas (updates.topic; replica.c, docs/replication.md) */
@@ -189,6 +190,7 @@ void slda_svc_event_gauges(slda_service_t *svc);
 void slda_svc_page_publish(slda_service_t *svc);
 void slda_svc_track_snapshot(slda_service_t *svc, const char *path);
 void slda_svc_track_start(slda_service_t *svc);
+void slda_svc_track_rescore(slda_service_t *svc, double t);
 void slda_svc_track_stop(slda_service_t *svc);
 void slda_svc_engine_events(slda_service_t *svc);
 

@@ -17,6 +17,11 @@
 
 #define PAGE_WORDS_COST 20.0  /* the topics' top words (K passes over the model) are looked up
                                  again after at least 20x the time the last look-up took: <= 5% */
+#define RESCORE_SHARE 0.02    /* scoring the windows' samples again takes at most 2% of the
+                                 service thread's time while documents flow (the Kafka path's
+                                 documents/s: within 5% with the rest of tracking) */
+#define RESCORE_SLICE_S 0.005 /* ... in slices of at most 5 ms, so a minibatch never waits long;
+                                 an idle service (no message for a second) takes 20 ms slices */
 
 /* An engine topic event (births.c) into the tracker, with the topic's top words. */
 static void engine_event(slda_service_t *svc, const slda_event_t *ev)
@@ -164,6 +169,31 @@ void slda_svc_page_publish(slda_service_t *svc)
         slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
     page_status(svc);
     svc->last_page = slda_mono_s();
+}
+
+/* Score again, under the model as it is now, the windows whose sample was scored by a model
+ * that has moved since (track/sample.c): the timeline under one model. Called on the service
+ * thread between minibatches (the model is not training then, and inference only reads it),
+ * within RESCORE_SHARE of the time while documents flow. */
+void slda_svc_track_rescore(slda_service_t *svc, double t)
+{
+    if (!svc->conf->track || !svc->track || !svc->conf->track_sample_docs)
+        return;
+    if (!svc->rescore_t0) {
+        svc->rescore_t0 = t;
+        return;
+    }
+    int idle = !svc->ndocs && t - svc->last_msg_t > 1.0;
+    double slice = idle ? 4 * RESCORE_SLICE_S : RESCORE_SLICE_S;
+    if (!idle && svc->rescore_spent > RESCORE_SHARE * (t - svc->rescore_t0))
+        return;
+    double t0 = slda_mono_s();
+    size_t n = slda_track_rescore(svc->track, svc->model, t0 + slice);
+    double spent = slda_mono_s() - t0;
+    svc->rescore_spent += spent;
+    slda_metrics_add(svc->metrics, SLDA_M_RESCORED, n);
+    if (n && svc->page && slda_mono_s() - svc->last_page >= PAGE_S)
+        slda_svc_page_publish(svc);
 }
 
 /* At a snapshot: drift and events against the previous one, and the tracking

@@ -77,8 +77,9 @@ char *slda_track_json_prevalence(const slda_track_t *track, size_t *len)
     const slda_pwin_t **w = slda_xmalloc((n ? n : 1) * sizeof *w);
     slda_prev_list(p, tier, w, n);
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"share\":[", i ? "," : "",
-                (long long)(w[i]->win * width), w[i]->docs);
+        fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"rescored\":%s,\"share\":[",
+                i ? "," : "", (long long)(w[i]->win * width), w[i]->docs,
+                w[i]->now ? "true" : "false");
         for (uint32_t k = 0; k < track->K; k++)
             fprintf(f, "%s%.4g", k ? "," : "", slda_prev_share(p, w[i], k));
         fprintf(f, "]}");
