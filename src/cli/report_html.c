@@ -13,6 +13,7 @@
 #include "cli/report.h"
 #include "core/slda_int.h"
 #include "engine/model.h"
+#include "track/ticks.h"
 #include "track/track.h"
 
 #include <inttypes.h>
@@ -20,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#define TICK_FONT 8.0 /* the time ticks' labels, in the charts' units */
 
 static void html_text(FILE *f, const char *s)
 {
@@ -46,40 +49,20 @@ static void fmt_time(int64_t ms, int64_t span_ms, char *buf, size_t size)
                         : span_ms < 3LL * 86400 * 1000 ? "%Y-%m-%d %H:%M" : "%Y-%m-%d", &tm);
 }
 
-/* Month (or, under 60 days, week) ticks across a plot: faint lines with a label at the top. */
+/* Calendar ticks across a plot (track/ticks.c: the finest step whose labels fit, years named):
+ * faint lines with a label at the top, class "tick" (tests/0077 measures them). */
 static void html_ticks(FILE *f, int64_t t0, int64_t t1, double L, double pw, double T, double ph)
 {
-    if (t1 - t0 < 14LL * 86400 * 1000)
-        return; /* two weeks or less: the end labels say enough */
-    int monthly = t1 - t0 >= 60LL * 86400 * 1000;
-    time_t s = (time_t)(t0 / 1000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-    if (monthly) {
-        tm.tm_mday = 1;
-        tm.tm_mon++;
-    } else {
-        tm.tm_mday += (8 - tm.tm_wday) % 7 ? (8 - tm.tm_wday) % 7 : 7; /* the next Monday */
-    }
-    int n = 0;
-    for (;;) {
-        time_t at = timegm(&tm);
-        int64_t ms = (int64_t)at * 1000;
-        if (ms >= t1 || n++ > 60)
-            break;
-        double x = L + pw * (double)(ms - t0) / (double)(t1 - t0);
-        char label[16];
-        strftime(label, sizeof label, monthly ? "%b" : "%d %b", &tm);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e3e6ea\"/>"
-                   "<text x=\"%.1f\" y=\"%.0f\" font-size=\"7\" fill=\"#8a93a0\">%s</text>\n",
-                x, T, x, T + ph, x + 1.5, T + 7, label);
-        if (monthly)
-            tm.tm_mon++;
-        else
-            tm.tm_mday += 7;
-        tm.tm_isdst = 0;
-        timegm(&tm); /* normalise */
+    slda_tick_t tk[SLDA_TICKS_MAX];
+    size_t n = slda_ticks(t0, t1, pw, TICK_FONT * 0.62, tk);
+    for (size_t i = 0; i < n; i++) {
+        double x = L + tk[i].x;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e3e6ea\"/>",
+                x, T, x, T + ph);
+        if (tk[i].labelled)
+            fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" font-size=\"%g\" "
+                       "fill=\"#6b7480\">%s</text>", x + 2, T + TICK_FONT, TICK_FONT, tk[i].label);
+        fputc('\n', f);
     }
 }
 
