@@ -208,14 +208,18 @@ size_t slda_track_rescore(slda_track_t *track, const slda_model_t *model, double
                              slda_prev_pick(track->prev, SLDA_TRACK_POINTS), deadline);
 }
 
-/* The last m windows with documents of the finest tier, newest last (at most m). */
+/* The last m windows with documents of the tier the charts show (the finest holding the
+ * stream in at most SLDA_TRACK_POINTS windows), newest last (at most m). Not the finest tier:
+ * a year's stream in minute windows holds a document or none per window, whose shares are
+ * noise (a topic of 8% 'died' in three one-document minutes of a stationary stream). */
 static size_t last_windows(const slda_track_t *track, size_t m, const slda_pwin_t **win)
 {
-    size_t n = slda_prev_list(track->prev, 0, NULL, 0);
+    size_t tier = slda_prev_pick(track->prev, SLDA_TRACK_POINTS);
+    size_t n = slda_prev_list(track->prev, tier, NULL, 0);
     if (!n)
         return 0;
     const slda_pwin_t **all = slda_xmalloc(n * sizeof *all);
-    slda_prev_list(track->prev, 0, all, n);
+    slda_prev_list(track->prev, tier, all, n);
     size_t take = n < m ? n : m;
     memcpy(win, all + (n - take), take * sizeof *win);
     free(all);
