@@ -509,8 +509,10 @@ int slda_report_collect(slda_report_t *r, const char *model)
     g.r = r;
     int rc = report_list(&g, model) == 0 && report_points(&g) == 0 ? 0 : -1;
     gather_clear(&g);
-    if (rc == 0)
+    if (rc == 0) {
         slda_report_pick_tier(r);
+        slda_report_changes(r);
+    }
     return rc;
 }
 
@@ -533,5 +535,6 @@ void slda_report_clear(slda_report_t *r)
         free(r->tiers[t].now);
     }
     free(r->tev);
+    free(r->chg);
     slda_model_destroy(r->ref);
 }

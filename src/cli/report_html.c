@@ -314,6 +314,27 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
     } else {
         fputs("<p class=\"meta\">None.</p>\n", f);
     }
+    if (r->nchg) {
+        fprintf(f, "<h2>Changes in prevalence (%zu)</h2>\n<p class=\"legend\">A topic's share of the "
+                   "documents in a block of windows against its own baseline, the windows before "
+                   "(a test on the documents' counts: z &ge; 5, at least 1.5 times or a third "
+                   "less); the time is where the change shows.</p>\n<table><tr><th>time</th>"
+                   "<th>event</th><th>topic</th><th>share</th><th>z</th><th>words</th></tr>\n",
+                r->nchg);
+        for (size_t e = 0; e < r->nchg; e++) {
+            const slda_report_change_t *c = &r->chg[e];
+            char cw[180] = "";
+            if (r->ref)
+                slda_cli_words_text(r->ref, c->topic, 8, cw, sizeof cw);
+            fmt_time(c->start_ms, t1 - t0, a, sizeof a);
+            fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"ev-%s\">%s</td><td class=\"n\">"
+                       "%u</td><td class=\"n\">%.2f%% &rarr; %.2f%%</td><td class=\"n\">%.1f</td>"
+                       "<td>", a, c->kind, c->kind, c->topic, 100 * c->before, 100 * c->after, c->z);
+            html_text(f, cw);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
     if (r->ntev) {
         fprintf(f, "<h2>Events recorded while training (%zu)</h2>\n<p class=\"legend\">From the "
                    "tracker's state beside the snapshots (docs/tracking.md: birth, change, merge, "

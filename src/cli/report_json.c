@@ -108,6 +108,24 @@ void slda_report_write_json(const slda_report_t *r, FILE *f)
         slda_json_write_string(f, ev->words);
         fputc('}', f);
     }
+    fprintf(f, "],\"changes\":[");
+    for (size_t e = 0; e < r->nchg; e++) {
+        const slda_report_change_t *c = &r->chg[e];
+        char words[180] = "";
+        if (r->ref)
+            slda_cli_words_text(r->ref, c->topic, 8, words, sizeof words);
+        fprintf(f, "%s{\"kind\":\"%s\",\"topic\":%u,\"start_ms\":%" PRId64 ",\"before\":",
+                e ? "," : "", c->kind, c->topic, c->start_ms);
+        slda_cli_json_num(f, c->before);
+        fprintf(f, ",\"after\":");
+        slda_cli_json_num(f, c->after);
+        fprintf(f, ",\"z\":");
+        slda_cli_json_num(f, c->z);
+        fprintf(f, ",\"docs_before\":%.0f,\"docs_after\":%.0f,\"words\":", c->docs_before,
+                c->docs_after);
+        slda_json_write_string(f, words);
+        fputc('}', f);
+    }
     fprintf(f, "],\"skipped\":[");
     for (size_t i = 0; i < r->nskipped; i++) {
         fputs(i ? "," : "", f);
