@@ -147,7 +147,7 @@ static void test_defaults(void)
     CHECK_STR(conf->output_topic, "");
     CHECK_INT(conf->output_top, 5);
     CHECK_STR(conf->deadletter_topic, "streamlda.deadletter");
-    CHECK_INT(conf->http_port, -1);
+    CHECK_INT(conf->http_port, 0); /* the live page on by default, a free port */
     CHECK_INT(conf->status_ms, 5000);
     CHECK_INT(slda_conf_kafka_count(conf), 0);
     /* Every default reads back as written in the table (canonical text). */

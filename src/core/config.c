@@ -286,8 +286,9 @@ const slda_prop_t slda_conf_table[] = {
         SLDA_PF_NONEMPTY | SLDA_PF_TOPICS,
         "Kafka topic receiving input messages that cannot be decoded or tokenised, with the "
         "reason."),
-    NUM("http.port", SLDA_PT_INT, http_port, "-1", -1, 65535, 0,
-        "Port of the HTTP endpoint serving /metrics and /healthz; -1 = off, 0 = any free port."),
+    NUM("http.port", SLDA_PT_INT, http_port, "0", -1, 65535, 0,
+        "Port on 127.0.0.1 of the HTTP endpoint serving the live page (/), /metrics and /healthz; "
+        "0 = any free port (the default; printed at start), -1 = off."),
     UINT("status.ms", status_ms, "5000", 0, 86400000,
          "Milliseconds between status lines on standard error while running; 0 = off."),
     BOOL("snapshot.fresh", snapshot_fresh, "false",

@@ -77,7 +77,13 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
                                     errstr, errstr_size);
         if (!svc->http)
             goto fail;
-        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "http: 127.0.0.1:%d", slda_http_port(svc->http));
+        int port = slda_http_port(svc->http);
+        char page[80] = "";
+        if (svc->conf->track)
+            snprintf(page, sizeof page, "the live page http://127.0.0.1:%d/, ", port);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "http: 127.0.0.1:%d (%s/metrics, /healthz; http.port sets the port, -1 none)",
+                 port, page);
     }
     const char *bootstrap = slda_conf_kafka_find(svc->conf, "bootstrap.servers");
     int replica = svc->conf->updates_topic && *svc->conf->updates_topic;
