@@ -33,8 +33,12 @@ function slda_measure() {
       var b = e.getBoundingClientRect();
       t.push({text: e.textContent, l: b.left, r: b.right, h: b.height});
     });
+    var y = [];  // the value axis' labels ("40%")
+    s.querySelectorAll('text').forEach(function (e) {
+      if (/^[0-9.]+%$/.test(e.textContent)) y.push(parseFloat(e.textContent));
+    });
     out.push({svg: i, cls: s.getAttribute('class') || '', l: sb.left, r: sb.right,
-              pl: pb.left, pr: pb.right, ticks: t});
+              pl: pb.left, pr: pb.right, ticks: t, ymax: y.length ? Math.max.apply(null, y) : null});
   });
   var pre = document.createElement('pre');
   pre.id = 'measured';

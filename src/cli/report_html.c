@@ -23,6 +23,8 @@
 #include <time.h>
 
 #define TICK_FONT 8.0 /* the time ticks' labels, in the charts' units */
+#define SHRINK_DOCS 10.0 /* a window's share on a chart: shrunk toward the topic's mean by the
+                            weight of this many documents (sparse windows do not spike) */
 
 static void html_text(FILE *f, const char *s)
 {
@@ -164,9 +166,18 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
     const double Wd = 320, Hd = 84, L = 40, R = 8, T = 6, B = 18;
     double pw = Wd - L - R, ph = Hd - T - B;
     uint32_t K = r->K;
-    double span = t1 > t0 ? (double)(t1 - t0) : 1, ymax = 0;
+    double span = t1 > t0 ? (double)(t1 - t0) : 1, ymax = 0, mean = 0, ndocs = 0;
+    for (size_t w = 0; k != UINT32_MAX && w < r->nwin; w++) {
+        mean += r->win_share[w * K + k] * r->win_docs[w];
+        ndocs += r->win_docs[w];
+    }
+    mean = ndocs > 0 ? mean / ndocs : 0;
+    /* a window's share shrunk toward the topic's mean by SHRINK_DOCS documents' weight: a
+     * window of two documents cannot spike to 90% and set the scale */
+#define SHARE(w) ((r->win_share[(w) * K + k] * r->win_docs[w] + SHRINK_DOCS * mean) / \
+                  (r->win_docs[w] + SHRINK_DOCS))
     for (size_t w = 0; w < r->nwin; w++) {
-        double v = k == UINT32_MAX ? r->win_docs[w] : r->win_share[w * K + k];
+        double v = k == UINT32_MAX ? r->win_docs[w] : SHARE(w);
         ymax = v > ymax ? v : ymax;
     }
     ymax = ymax > 0 ? ymax * 1.1 : 1;
@@ -194,8 +205,7 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
         } else if (w > 0 && r->win_start[w] - r->win_start[w - 1] == r->win_ms) {
             fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
                        "stroke=\"#2e8b57\" stroke-width=\"1.3\"/>\n",
-                    WX(w - 1), WY(r->win_share[(w - 1) * K + k]), WX(w),
-                    WY(r->win_share[w * K + k]));
+                    WX(w - 1), WY(SHARE(w - 1)), WX(w), WY(SHARE(w)));
         }
     }
     if (k != UINT32_MAX) /* a lone window (no neighbour) still shows */
@@ -204,7 +214,7 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
             int right = w + 1 < r->nwin && r->win_start[w + 1] - r->win_start[w] == r->win_ms;
             if (!left && !right)
                 fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"1.4\" fill=\"#2e8b57\"/>\n",
-                        WX(w), WY(r->win_share[w * K + k]));
+                        WX(w), WY(SHARE(w)));
         }
     char a[40], b[40];
     fmt_time(t0, t1 - t0, a, sizeof a);
@@ -215,6 +225,7 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
             L, Hd - 3, a, Wd - R, Hd - 3, b);
 #undef WX
 #undef WY
+#undef SHARE
 }
 
 static const char *window_name(int64_t ms)
@@ -361,11 +372,14 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
     if (r->nwin) {
         fprintf(f, "<h2>Documents per %s of event time</h2>\n<p class=\"legend\">From the "
                    "tracker's state beside %zu snapshot%s (%zu %ss with documents). Green lines "
-                   "in each topic below: the topic's mean share of the documents of each %s "
-                   "(broken where a %s has no documents).</p>\n<div class=\"card\" "
+                   "in each topic below: the topic's mean share of the documents of each %s, "
+                   "shrunk toward its mean over the span by the weight of %.0f documents, so "
+                   "that a %s of few documents cannot spike (broken where a %s has no "
+                   "documents; the JSON has the shares as measured).</p>\n<div class=\"card\" "
                    "style=\"max-width:480px\">\n",
                 window_name(r->win_ms), r->nsidecars, r->nsidecars == 1 ? "" : "s", r->nwin,
-                window_name(r->win_ms), window_name(r->win_ms), window_name(r->win_ms));
+                window_name(r->win_ms), window_name(r->win_ms), SHRINK_DOCS,
+                window_name(r->win_ms), window_name(r->win_ms));
         html_prev_chart(f, r, UINT32_MAX, t0, t1);
         fputs("</div>\n", f);
     }
