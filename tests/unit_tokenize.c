@@ -265,6 +265,26 @@ static void test_stop_minlen(void)
     slda_tokenizer_destroy(tok);
 }
 
+/* The per-language lists (stopwords-iso) are built-in lists named by their code. */
+static void test_stop_languages(void)
+{
+    slda_tokenizer_t *tok = make("de+ru", 1);
+    CHECK_STR(TOKS(tok, "Die Katze und der Hund, что это кошка"), "katze|hund|кошка");
+    slda_tokenizer_destroy(tok);
+    tok = make("zh", 1);
+    CHECK_STR(TOKS(tok, "我们 的 北京"), "北京");
+    slda_tokenizer_destroy(tok);
+    CHECK(slda_nautolists >= 30);
+    for (size_t i = 0; i < slda_nautolists; i++) {
+        size_t found = 0;
+        for (size_t k = 0; k < slda_nstoplists; k++)
+            found += !strcmp(slda_stoplists[k].name, slda_autolists[i].list) &&
+                     slda_stoplists[k].n >= 20;
+        CHECK_TRUE(found == 1, "language %s: list %s", slda_autolists[i].lang,
+                   slda_autolists[i].list);
+    }
+}
+
 static void test_stop_file(void)
 {
     char *dir = slda_test_tmpdir(), path[4200], bad[4200], err[512] = "";
@@ -442,6 +462,7 @@ int main(void)
     test_bad_rules();
     test_long_token();
     test_stop_minlen();
+    test_stop_languages();
     test_stop_file();
     test_stop_compose();
     test_bad_utf8();

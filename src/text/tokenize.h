@@ -31,6 +31,13 @@ typedef struct slda_stoplist_s {
 } slda_stoplist_t;
 extern const slda_stoplist_t slda_stoplists[];
 extern const size_t slda_nstoplists;
+/* text.stopwords=auto: the built-in list a document of language lang gets. */
+typedef struct slda_autolist_s {
+    const char *lang; /* ISO 639-1 */
+    const char *list; /* a slda_stoplists name */
+} slda_autolist_t;
+extern const slda_autolist_t slda_autolists[];
+extern const size_t slda_nautolists;
 
 /* The tokenizer's rules for one code point (documented in tokenize.c). */
 int slda_char_is_letter(uint32_t cp);
