@@ -203,6 +203,7 @@ void slda_conf_kafka_get(const slda_conf_t *conf, size_t i, const char **name,
 /** @name Documents
  * A document is a bag of (word id, count) pairs with unique word ids.
  * @{ */
+#define SLDA_LANG_LEN 4 /* a language code (ISO 639-1, or 639-3) and its NUL */
 typedef struct slda_doc_s {
     char *id;          /* owned, NUL-terminated; may be NULL */
     int64_t time_ms;   /* message/document time, 0 if unknown */

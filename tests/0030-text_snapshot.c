@@ -28,29 +28,12 @@
 
 static char errbuf[1024];
 
-/* The tokens of text, joined by '|' (static buffer). */
-typedef struct joined_s {
-    char out[2048];
-    size_t len;
-} joined_t;
-
-static void on_token(const char *tok, size_t len, void *opaque)
-{
-    joined_t *j = opaque;
-    if (j->len + len + 2 < sizeof j->out) {
-        if (j->len)
-            j->out[j->len++] = '|';
-        memcpy(j->out + j->len, tok, len);
-        j->len += len;
-        j->out[j->len] = '\0';
-    }
-}
-
 static const char *toks(const slda_tokenizer_t *tok, const char *text)
 {
-    static joined_t j;
+    static slda_test_tokens_t j;
     memset(&j, 0, sizeof j);
-    if (slda_tokenize(tok, text, strlen(text), on_token, &j, errbuf, sizeof errbuf) != SLDA_OK)
+    if (slda_tokenize(tok, text, strlen(text), slda_test_on_token, &j, errbuf, sizeof errbuf) !=
+        SLDA_OK)
         snprintf(j.out, sizeof j.out, "ERR %s", errbuf);
     return j.out;
 }
@@ -97,6 +80,7 @@ static void check_rules(const slda_text_rules_t *got, const slda_text_rules_t *w
     CHECK_INT(got->hashtags, want->hashtags);
     CHECK_INT(got->apostrophes, want->apostrophes);
     CHECK_INT(got->digits, want->digits);
+    CHECK_INT(got->segment, want->segment);
 }
 
 /* Every rule at a non-default value, plus a composed stop list. */
@@ -144,11 +128,12 @@ static void test_defaults(void)
     CHECK_TRUE(model != NULL, "%s", errbuf);
     if (!model)
         goto out;
-    CHECK_STR(toks(model->tok, sample), "rt|miss|debt|talks|o'brien|rt|stop");
+    /* text.stopwords=auto: "miss" is in some language's list, so it waits for the language */
+    CHECK_STR(toks(model->tok, sample), "rt|debt|talks|o'brien|rt|miss|stop");
     back = round_trip(model);
     if (back) {
         check_rules(slda_tokenizer_rules(back->tok), &conf->p.text);
-        CHECK_STR(toks(back->tok, sample), "rt|miss|debt|talks|o'brien|rt|stop");
+        CHECK_STR(toks(back->tok, sample), "rt|debt|talks|o'brien|rt|miss|stop");
         slda_model_destroy(back);
     }
     slda_model_destroy(model);
@@ -194,7 +179,8 @@ static void test_old_snapshot(void)
 {
     static const slda_text_rules_t legacy = {
         SLDA_TEXT_URLS_KEEP,  SLDA_TEXT_HTML_KEEP,  SLDA_TEXT_MENTIONS_KEEP,
-        SLDA_TEXT_HASHTAGS_KEEP, SLDA_TEXT_APOS_SPLIT, SLDA_TEXT_DIGITS_SPLIT};
+        SLDA_TEXT_HASHTAGS_KEEP, SLDA_TEXT_APOS_SPLIT, SLDA_TEXT_DIGITS_SPLIT,
+        SLDA_TEXT_SEGMENT_SIMPLE, 50, 0};
     char path[4200];
     slda_err_t err = SLDA_ERR__COUNT;
     fixture_path(path, sizeof path);

@@ -202,6 +202,9 @@ void slda_scan_init(scan_t *sc, const slda_tokenizer_t *tok, const char *text, s
     const slda_text_rules_t *r = &tok->rules;
     const char *at;
     sc->tok = tok;
+    sc->sink = NULL;
+    sc->cb = NULL;
+    sc->opaque = NULL;
     sc->s = (const unsigned char *)text;
     sc->len = len;
     sc->decode = r->html == SLDA_TEXT_HTML_DECODE;

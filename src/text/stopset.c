@@ -8,6 +8,7 @@
  * after that it is read-only and threads share it.
  */
 #include "text/text_priv.h"
+#include "text/icu.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,44 +40,67 @@ static void stop_grow(slda_tokenizer_t *tok)
     tok->nslots = n;
 }
 
-/* Normalise (lower-case, and U+2019 -> ' when apostrophes are kept, as in
- * tokens; input is valid UTF-8) and add one stop word. */
-void slda_stop_add(slda_tokenizer_t *tok, const char *word, size_t len)
+/* Normalise as tokens are (lower-case, or NFKC_Casefold in the unicode mode;
+ * U+2019 -> ' when apostrophes are kept; input is valid UTF-8) and add one
+ * stop word to the lists in mask. */
+static void stop_add_mask(slda_tokenizer_t *tok, const char *word, size_t len, uint64_t mask)
 {
-    char *norm = slda_xmalloc(len + 1);
+    char *norm, *folded = NULL;
     size_t n = 0, i = 0;
+    int apos = tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP;
+    if (tok->unicode)
+        len = slda_icu_fold_utf8(word, len, &folded);
+    const unsigned char *src = (const unsigned char *)(folded ? folded : word);
+    norm = slda_xmalloc(len + 1);
     while (i < len) {
-        uint32_t cp = slda_char_lower(slda_utf8_decode((const unsigned char *)word, &i));
-        if (cp == APOSTROPHE_RIGHT && tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP)
+        uint32_t cp = slda_utf8_decode(src, &i);
+        if (!tok->unicode)
+            cp = slda_char_lower(cp);
+        if (cp == APOSTROPHE_RIGHT && apos)
             cp = '\'';
         n += slda_utf8_encode(cp, norm + n);
     }
     norm[n] = '\0';
+    free(folded);
     if ((tok->nstop + 1) * 2 > tok->nslots)
         stop_grow(tok);
     uint64_t h = slda_hash64(norm, n, STOP_SEED);
     stop_entry_t *e = stop_slot(tok->stop, tok->nslots, norm, n, h);
     if (e->word) {
         free(norm);
-        return;
+    } else {
+        e->hash = h;
+        e->word = norm;
+        e->len = n;
+        tok->nstop++;
     }
-    e->hash = h;
-    e->word = norm;
-    e->len = n;
-    tok->nstop++;
+    if ((mask & STOP_EXPLICIT) && !(e->mask & STOP_EXPLICIT))
+        tok->nexplicit++;
+    e->mask |= mask;
+}
+
+void slda_stop_add(slda_tokenizer_t *tok, const char *word, size_t len)
+{
+    stop_add_mask(tok, word, len, STOP_EXPLICIT);
+}
+
+uint64_t slda_stop_mask(const slda_tokenizer_t *tok, const char *word, size_t len)
+{
+    uint64_t h = slda_hash64(word, len, STOP_SEED);
+    const stop_entry_t *e = stop_slot(tok->stop, tok->nslots, word, len, h);
+    return e->word ? e->mask : 0;
 }
 
 int slda_tokenizer_is_stopword(const slda_tokenizer_t *tok, const char *word, size_t len)
 {
-    if (tok->nstop == 0)
+    if (tok->nexplicit == 0)
         return 0;
-    uint64_t h = slda_hash64(word, len, STOP_SEED);
-    return stop_slot(tok->stop, tok->nslots, word, len, h)->word != NULL;
+    return (slda_stop_mask(tok, word, len) & STOP_EXPLICIT) != 0;
 }
 
 size_t slda_tokenizer_stopword_count(const slda_tokenizer_t *tok)
 {
-    return tok->nstop;
+    return tok->nexplicit;
 }
 
 /* ---- stop-word lists: text.stopwords is parts joined by '+' ---- */
@@ -116,8 +140,9 @@ static slda_err_t stop_load_file(slda_tokenizer_t *tok, const char *spec, const 
     slda_err_t err = SLDA_OK;
     if (!f)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
-                            "text.stopwords \"%s\": not a built-in list (none, smart, snowball, "
-                            "onix) and cannot open it as a file: %s%s%s%s",
+                            "text.stopwords \"%s\": not a built-in list (auto, none, smart, "
+                            "snowball, onix, a language code) and cannot open it as a file: "
+                            "%s%s%s%s",
                             path, strerror(errno), strcmp(spec, path) ? " (in \"" : "",
                             strcmp(spec, path) ? spec : "", strcmp(spec, path) ? "\")" : "");
     while (err == SLDA_OK && (n = getline(&line, &cap, f)) >= 0)
@@ -162,7 +187,7 @@ static const slda_stoplist_t *stop_builtin(const char *part, size_t len)
     return NULL;
 }
 
-typedef enum { PART_EMPTY, PART_NONE, PART_BUILTIN, PART_WORDS, PART_FILE } part_kind_t;
+typedef enum { PART_EMPTY, PART_NONE, PART_AUTO, PART_BUILTIN, PART_WORDS, PART_FILE } part_kind_t;
 
 static part_kind_t part_kind(const char *part, size_t len)
 {
@@ -170,6 +195,8 @@ static part_kind_t part_kind(const char *part, size_t len)
         return PART_EMPTY;
     if (len == 4 && !memcmp(part, "none", 4))
         return PART_NONE;
+    if (len == 4 && !memcmp(part, "auto", 4))
+        return PART_AUTO;
     if (stop_builtin(part, len))
         return PART_BUILTIN;
     return memchr(part, ',', len) ? PART_WORDS : PART_FILE;
@@ -187,6 +214,7 @@ static slda_err_t stop_load_part(slda_tokenizer_t *tok, const char *spec, const 
                             "text.stopwords \"%s\": empty part at byte %zu (parts are joined "
                             "by a single +)", spec, (size_t)(part - spec));
     case PART_NONE: return SLDA_OK;
+    case PART_AUTO: tok->autolists = 1; return SLDA_OK; /* the lists: slda_stop_load_languages */
     case PART_BUILTIN:
         list = stop_builtin(part, len);
         for (size_t i = 0; i < list->n; i++)
@@ -228,7 +256,7 @@ char *slda_stopwords_without_files(const char *spec)
         const char *plus = strchr(part, '+');
         size_t len = plus ? (size_t)(plus - part) : strlen(part);
         part_kind_t kind = part_kind(part, len);
-        if (kind == PART_BUILTIN || kind == PART_WORDS) {
+        if (kind == PART_AUTO || kind == PART_BUILTIN || kind == PART_WORDS) {
             if (n)
                 out[n++] = '+';
             memcpy(out + n, part, len);
@@ -244,12 +272,22 @@ char *slda_stopwords_without_files(const char *spec)
     return out;
 }
 
+void slda_stop_load_languages(slda_tokenizer_t *tok)
+{
+    for (uint32_t l = 0; l < tok->nlang; l++) {
+        const slda_stoplist_t *list = stop_builtin(slda_autolists[l].list,
+                                                   strlen(slda_autolists[l].list));
+        for (size_t i = 0; list && i < list->n; i++)
+            stop_add_mask(tok, list->words[i], strlen(list->words[i]), LANG_BIT(l));
+    }
+}
+
 void slda_stop_free(slda_tokenizer_t *tok)
 {
     for (size_t i = 0; i < tok->nslots; i++)
         free(tok->stop[i].word);
     free(tok->stop);
     tok->stop = NULL;
-    tok->nslots = tok->nstop = 0;
+    tok->nslots = tok->nstop = tok->nexplicit = 0;
 }
 

@@ -1,30 +1,23 @@
-/* tokenize.c - the tokenizer: its rules as made, and the simple segmentation of a text into tokens.
+/* tokenize.c - the tokenizer: its rules as made, and a document's text or token list through them.
  *
  * A text is validated as a whole first (strict UTF-8: no overlong forms, no
  * surrogates, nothing above U+10FFFF, no truncated or stray continuation
  * bytes), so a bad document is rejected with the byte offset before any
- * token reaches the caller. One pass then skips the cleanup spans
- * (cleanup.c) and cuts tokens, each lower-cased code point by code point
- * (chars.c); docs/text.md has the rules with examples.
- *
- * Word characters are the letters of chars.c, plus ASCII digits unless
- * text.digits=split, plus an apostrophe (' or U+2019, stored as ') between
- * two word characters when text.apostrophes=keep; a final possessive 's is
- * then removed. A token with a digit is kept or dropped whole by
- * text.digits, never cut. Every decoded or cleaned form is no longer in
- * UTF-8 than the bytes it came from (a reference is at least 4 bytes and
- * decodes to at most 4; U+2019 is 3 bytes and becomes 1), so the tokens of a
- * text never hold more bytes than the text. Each rule off in its
- * "keep"/"split" setting reproduces the tokenizer of snapshots written before
- * the rules. A tokenizer is read-only after slda_tokenizer_new and may be
- * shared by threads.
+ * token reaches the caller. Then one scan skips the cleanup spans
+ * (cleanup.c) and cuts words by the mode's rule: text.segment=simple
+ * (simple.c: runs of letters), or unicode (segment.c: ICU's word boundaries,
+ * ASCII words by the simple rule). Tokens go through the sink (sink.c:
+ * language votes, length rules, stop words) whenever languages are
+ * identified; with text.segment=simple and an explicit stop list they take
+ * the old path, so a snapshot made before text.segment tokenizes as it did.
+ * docs/text.md has the rules with examples. A tokenizer is read-only after
+ * slda_tokenizer_new and may be shared by threads.
  */
 #include "text/text_priv.h"
+#include "text/icu.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { C_SEP, C_LETTER, C_DIGIT, C_APOS };
 
 /* ASCII classes before the rules: letters, digits, the apostrophe. */
 static const unsigned char ascii_classes[128] = {
@@ -58,6 +51,7 @@ static slda_err_t check_rules(const slda_text_rules_t *r, char *errstr, size_t e
         {"text.hashtags", offsetof(slda_text_rules_t, hashtags), 2},
         {"text.apostrophes", offsetof(slda_text_rules_t, apostrophes), 2},
         {"text.digits", offsetof(slda_text_rules_t, digits), 4},
+        {"text.segment", offsetof(slda_text_rules_t, segment), 2},
     };
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         int v = *(const int *)((const char *)r + rules[i].off);
@@ -78,6 +72,12 @@ slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_
     tok->max_bytes = p->max_doc_bytes;
     tok->stop_spec = p->stopwords ? slda_xstrdup(p->stopwords) : NULL;
     tok->rules = p->text;
+    tok->unicode = p->text.segment == SLDA_TEXT_SEGMENT_UNICODE;
+    tok->rules.icu = tok->unicode ? slda_icu_major() : 0;
+    if (tok->unicode && p->text.icu && p->text.icu != tok->rules.icu)
+        tok->icu_trained = p->text.icu;
+    if (tok->rules.token_max == 0)
+        tok->rules.token_max = 50; /* a params struct from before text.token.max */
     for (unsigned c = 0; c < 128; c++) {
         int cls = ascii_classes[c];
         if ((cls == C_DIGIT && p->text.digits == SLDA_TEXT_DIGITS_SPLIT) ||
@@ -88,6 +88,13 @@ slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_
     if (slda_stop_load(tok, p->stopwords, errstr, errstr_size) != SLDA_OK) {
         slda_tokenizer_destroy(tok);
         return NULL;
+    }
+    tok->detect = tok->unicode || tok->autolists;
+    if (tok->detect) {
+        tok->nlang = slda_nautolists < LANG_MAX ? (uint32_t)slda_nautolists : LANG_MAX;
+        slda_stop_load_languages(tok);
+        slda_lang_scripts(tok);
+        slda_lang_hints(tok);
     }
     return tok;
 }
@@ -126,164 +133,143 @@ const slda_text_rules_t *slda_tokenizer_rules(const slda_tokenizer_t *tok)
     return &tok->rules;
 }
 
-/* The token being built: on the stack up to TOKEN_STACK bytes, then on the
- * heap (kept for the rest of the text). */
-typedef struct tokbuf_s {
-    char *buf;
-    size_t n, cap; /* cap leaves room for the NUL */
-    char *heap;
-    char stack[TOKEN_STACK + 1];
-} tokbuf_t;
-
-static void tb_put(tokbuf_t *tb, uint32_t cp)
+uint32_t slda_tokenizer_icu_trained(const slda_tokenizer_t *tok)
 {
-    if (tb->n + 4 > tb->cap) {
-        size_t cap = tb->cap * 2;
-        if (tb->buf == tb->stack) {
-            tb->heap = slda_xrealloc(tb->heap, cap + 1);
-            memcpy(tb->heap, tb->stack, tb->n);
-        } else {
-            tb->heap = slda_xrealloc(tb->heap, cap + 1);
-        }
-        tb->buf = tb->heap;
-        tb->cap = cap;
+    return tok->icu_trained;
+}
+
+uint32_t slda_tokenizer_icu_major(void)
+{
+    return slda_icu_major();
+}
+
+slda_err_t slda_tokenize_doc(const slda_tokenizer_t *tok, const char *text, size_t len,
+                             const char *lang, slda_text_info_t *info, slda_token_cb cb,
+                             void *opaque, char *errstr, size_t errstr_size)
+{
+    scan_t sc;
+    tokbuf_t tb;
+    sink_t sink;
+    slda_err_t err = slda_utf8_check(text, len, "text", errstr, errstr_size);
+    if (info)
+        memset(info, 0, sizeof *info);
+    if (err != SLDA_OK)
+        return err;
+    slda_scan_init(&sc, tok, text, len);
+    sc.cb = cb;
+    sc.opaque = opaque;
+    tb_init(&tb);
+    if (tok->detect || (lang && *lang)) {
+        slda_sink_init(&sink, tok, lang, cb, opaque);
+        sc.sink = &sink;
     }
-    tb->n += slda_utf8_encode(cp, tb->buf + tb->n);
-}
-
-static inline int ascii_class(const scan_t *sc, unsigned c)
-{
-    return sc->tok->ascii_class[c];
-}
-
-static int char_class(const scan_t *sc, uint32_t cp)
-{
-    if (cp < 0x80)
-        return ascii_class(sc, cp);
-    if (cp == APOSTROPHE_RIGHT)
-        return sc->apos ? C_APOS : C_SEP;
-    return slda_char_is_letter(cp) ? C_LETTER : C_SEP;
-}
-
-/* Pass a finished token on unless a rule drops it. */
-static void emit(const scan_t *sc, tokbuf_t *tb, uint32_t nchars, uint32_t nletters,
-                 uint32_t ndigits, slda_token_cb cb, void *opaque)
-{
-    const slda_tokenizer_t *tok = sc->tok;
-    char *buf = tb->buf;
-    size_t len = tb->n;
-    if (sc->apos && len >= 3 && buf[len - 2] == '\'' && buf[len - 1] == 's') {
-        len -= 2; /* possessive: obama's -> obama */
-        nchars -= 2;
-        nletters--;
-    }
-    if (ndigits > 0 && (tok->rules.digits == SLDA_TEXT_DIGITS_DROP ||
-                        (tok->rules.digits == SLDA_TEXT_DIGITS_MIXED && nletters == 0)))
-        return;
-    if (nchars < tok->min_length || slda_tokenizer_is_stopword(tok, buf, len))
-        return;
-    buf[len] = '\0';
-    cb(buf, len, opaque);
-}
-
-/* Cut the token that starts at s[i] (a word character); returns its end. */
-static size_t scan_token(const scan_t *sc, size_t i, tokbuf_t *tb, slda_token_cb cb,
-                         void *opaque)
-{
-    uint32_t nchars = 0, nletters = 0, ndigits = 0;
-    tb->n = 0;
-    while (i < sc->len) {
-        unsigned c = sc->s[i];
-        if (c < 0x80 && c != '&' && tb->n < tb->cap) { /* ASCII letters and digits */
-            int cls = ascii_class(sc, c);
-            if (cls == C_LETTER) {
-                tb->buf[tb->n++] = (char)(c | 0x20);
-                nletters++;
-                nchars++;
-                i++;
-                continue;
-            }
-            if (cls == C_DIGIT) {
-                tb->buf[tb->n++] = (char)c;
-                ndigits++;
-                nchars++;
-                i++;
-                continue;
-            }
-            if (cls == C_SEP)
-                break;
-        }
-        size_t j = i;
-        uint32_t cp = next_cp(sc, &j);
-        int cls = char_class(sc, cp);
-        if (cls == C_APOS) {
-            size_t k = j;
-            int next = k < sc->len ? char_class(sc, next_cp(sc, &k)) : C_SEP;
-            if (next != C_LETTER && next != C_DIGIT)
-                break;
-            cp = '\'';
-        } else if (cls == C_SEP) {
-            break;
-        }
-        nletters += cls == C_LETTER;
-        ndigits += cls == C_DIGIT;
-        tb_put(tb, slda_char_lower(cp));
-        nchars++;
-        i = j;
-    }
-    emit(sc, tb, nchars, nletters, ndigits, cb, opaque);
-    return i;
+    if (tok->unicode)
+        slda_segment_text(&sc, &tb);
+    else
+        slda_simple_text(&sc, &tb);
+    if (sc.sink)
+        slda_sink_finish(&sink, info);
+    free(tb.heap);
+    return SLDA_OK;
 }
 
 slda_err_t slda_tokenize(const slda_tokenizer_t *tok, const char *text, size_t len,
                          slda_token_cb cb, void *opaque, char *errstr, size_t errstr_size)
 {
-    scan_t sc;
-    tokbuf_t tb;
+    return slda_tokenize_doc(tok, text, len, NULL, NULL, cb, opaque, errstr, errstr_size);
+}
+
+/* One listed token normalised into tb (lower case, or NFKC_Casefold in the
+ * unicode mode; U+2019 -> ' when apostrophes are kept); its length in
+ * characters, and whether it holds a character of a wide script. */
+static uint32_t normalise_into(const slda_tokenizer_t *tok, const char *in, size_t len,
+                               tokbuf_t *tb, int *wide)
+{
+    char *folded = NULL;
     size_t i = 0;
-    slda_err_t err = slda_utf8_check(text, len, "text", errstr, errstr_size);
-    if (err != SLDA_OK)
-        return err;
-    slda_scan_init(&sc, tok, text, len);
-    tb.buf = tb.stack;
-    tb.cap = TOKEN_STACK;
-    tb.heap = NULL;
+    uint32_t nchars = 0;
+    int apos = tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP;
+    *wide = 0;
+    tb->n = 0;
+    if (tok->unicode)
+        len = slda_icu_fold_utf8(in, len, &folded);
+    const unsigned char *s = (const unsigned char *)(folded ? folded : in);
     while (i < len) {
-        size_t j = i, skip;
-        int cls;
-        if (sc.specials && (skip = scan_span(&sc, i)) > 0) {
-            i += skip;
-            continue;
-        }
-        if (sc.s[i] < 0x80 && sc.s[i] != '&') {
-            j = i + 1;
-            cls = ascii_class(&sc, sc.s[i]);
-        } else {
-            cls = char_class(&sc, next_cp(&sc, &j));
-        }
-        if (cls == C_LETTER || cls == C_DIGIT)
-            j = scan_token(&sc, i, &tb, cb, opaque);
-        i = j;
+        uint32_t cp = slda_utf8_decode(s, &i);
+        if (!tok->unicode)
+            cp = slda_char_lower(cp);
+        else if (slda_script_wide(slda_script_of(cp)))
+            *wide = 1;
+        if (cp == APOSTROPHE_RIGHT && apos)
+            cp = '\'';
+        tb_put(tb, cp);
+        nchars++;
     }
+    free(folded);
+    return nchars;
+}
+
+void slda_tokenize_list(const slda_tokenizer_t *tok, const char *const *tokens,
+                        const size_t *lens, size_t n, const char *lang, slda_text_info_t *info,
+                        slda_token_cb cb, void *opaque)
+{
+    tokbuf_t tb;
+    sink_t sink;
+    int use_sink = tok->detect || (lang && *lang);
+    if (info)
+        memset(info, 0, sizeof *info);
+    tb_init(&tb);
+    if (use_sink)
+        slda_sink_init(&sink, tok, lang, cb, opaque);
+    for (size_t k = 0; k < n; k++) {
+        size_t len = lens ? lens[k] : strlen(tokens[k]);
+        int wide;
+        uint32_t nchars = normalise_into(tok, tokens[k], len, &tb, &wide);
+        if (use_sink) {
+            slda_sink_token(&sink, tb.buf, tb.n, nchars, wide);
+        } else if (nchars >= tok->min_length && nchars > 0 &&
+                   !slda_tokenizer_is_stopword(tok, tb.buf, tb.n)) {
+            tb.buf[tb.n] = '\0';
+            cb(tb.buf, tb.n, opaque);
+        }
+    }
+    if (use_sink)
+        slda_sink_finish(&sink, info);
     free(tb.heap);
-    return SLDA_OK;
 }
 
 size_t slda_token_normalise(const slda_tokenizer_t *tok, const char *in, size_t len, char *out)
 {
-    size_t i = 0, n = 0;
-    uint32_t nchars = 0;
+    tokbuf_t tb;
+    int wide;
+    uint32_t nchars;
+    size_t n = 0;
     if (len == 0 || !slda_utf8_valid(in, len, NULL, NULL))
         return 0;
-    while (i < len) {
-        uint32_t cp = slda_char_lower(slda_utf8_decode((const unsigned char *)in, &i));
-        if (cp == APOSTROPHE_RIGHT && tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP)
-            cp = '\'';
-        n += slda_utf8_encode(cp, out + n);
-        nchars++;
+    tb_init(&tb);
+    uint32_t min = tok->min_length;
+    nchars = normalise_into(tok, in, len, &tb, &wide);
+    if (wide && tok->unicode && min > 2)
+        min = 2; /* the wide scripts' minimum (sink.c) */
+    if (nchars >= min && !(tok->unicode && nchars > tok->rules.token_max) &&
+        tb.n <= 4 * len && !slda_tokenizer_is_stopword(tok, tb.buf, tb.n)) {
+        memcpy(out, tb.buf, tb.n);
+        n = tb.n;
     }
     out[n] = '\0';
-    if (nchars < tok->min_length || slda_tokenizer_is_stopword(tok, out, n))
-        return 0;
+    free(tb.heap);
     return n;
+}
+
+int slda_lang_normalise(const char *s, size_t len, char out[SLDA_LANG_LEN])
+{
+    size_t n = 0;
+    while (n < len && ((unsigned)(s[n] | 0x20) - 'a') < 26u)
+        n++;
+    if (n < 2 || n > 3 || (n < len && s[n] != '-' && s[n] != '_'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)(s[i] | 0x20);
+    out[n] = '\0';
+    return strcmp(out, "und") != 0;
 }
