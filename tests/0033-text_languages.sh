@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # 0033-text_languages.sh - a multilingual stream from the command line (text.segment=unicode,
 # text.stopwords=auto, the defaults): no language's stop words in the topics, Chinese and
-# Japanese cut into words; text.segment=simple keeps the old rule (a clause one token).
+# Japanese cut into words, each document's language in infer's output with a record's "lang"
+# overriding identification; text.segment=simple keeps the old rule (a clause one token).
 set -u
 . "$(dirname "$0")/checks.sh"
 run() { "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
@@ -49,6 +50,18 @@ grep -Eqw '机器|学习|经济|银行' "$T/topics" && grep -Eqw '研究者|人�
     && ok || fail "no CJK words: $(cat "$T/topics")"
 grep -q '我们的机器' "$T/topics" && fail "a Chinese clause is one token: $(cat "$T/topics")" || ok
 
+# infer: each document's language; a record's "lang" overrides identification
+printf '%s\n' '{"id":"a","text":"die Katze und der Hund sind nicht im Garten"}' \
+    '{"id":"b","lang":"fr","text":"die Katze und der Hund sind nicht im Garten"}' \
+    '{"id":"c","text":"我们的机器学习研究"}' '{"id":"d","text":"Кошка и собака в школе"}' \
+    '{"id":"e","language":"pt-BR","tokens":["Katze","Hund"]}' >"$T/q.jsonl"
+run "$S" infer "$T/m.slda" "$T/q.jsonl"
+[ "$(cat "$T/rc")" -eq 0 ] && ok || fail "infer: $(cat "$T/err")"
+for want in 'a de' 'b fr' 'c zh' 'd ru' 'e pt'; do
+    grep -q "\"id\":\"${want% *}\",\"lang\":\"${want#* }\"" "$T/out" && ok \
+        || fail "infer: want $want: $(cat "$T/out")"
+done
+
 # text.segment=simple: the rule of older snapshots, a Chinese clause one token
 run "$S" train -q -k 12 -X seed=3 -X text.segment=simple -X text.stopwords=smart \
     -o "$T/s.slda" "$T/multi.jsonl"
@@ -56,5 +69,8 @@ run "$S" train -q -k 12 -X seed=3 -X text.segment=simple -X text.stopwords=smart
 "$S" topics -n 40 "$T/s.slda" >"$T/s.topics" 2>&1
 grep -q '我们的机器学习研究需要更多的数据和计算' "$T/s.topics" && ok \
     || fail "simple: the clause is not one token: $(cat "$T/s.topics")"
+run "$S" infer "$T/s.slda" "$T/q.jsonl"
+grep -q '"id":"a","topics"' "$T/out" && grep -q '"id":"b","lang":"fr"' "$T/out" && ok \
+    || fail "simple: no identification, the given lang kept: $(cat "$T/out")"
 
 checks_done 0033-text_languages

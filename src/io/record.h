@@ -22,6 +22,8 @@ typedef struct slda_field_s {
 typedef enum {
     SLDA_FIELD_ID = 0, /* the document's id ("id"; a message's key when there is none) */
     SLDA_FIELD_TEXT,   /* its text ("text"; absent when the words come as tokens) */
+    SLDA_FIELD_LANG,   /* its language (JSON/MessagePack "lang" or "language": "de", "pt-BR";
+                          absent: identified from the text) */
     SLDA_FIELD__COUNT
 } slda_field_role_t;
 
@@ -55,6 +57,9 @@ void slda_record_clear(slda_record_t *rec);
 slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
                                 const slda_record_t *rec, slda_bag_t *bag, char *errstr,
                                 size_t errstr_size);
+/* The record's language as a code (slda_lang_normalise) in out: 1, or 0 when
+ * it has none or not a tag (then identification decides). */
+int slda_record_lang(const slda_record_t *rec, char out[SLDA_LANG_LEN]);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
 char *slda_record_id(const slda_record_t *rec);
 /* The record as a document through model's tokenizer and vocabulary, on the

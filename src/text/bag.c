@@ -229,6 +229,7 @@ slda_err_t slda_doc_from_bag(const slda_tokenizer_t *tok, slda_vocab_t *vocab,
 {
     /* hints hold while no eviction has given an id to another word since */
     int hinted = bag->hinted && bag->hint_evictions == slda_vocab_evictions(vocab);
+    memcpy(doc->lang, bag->lang, sizeof doc->lang);
     if (bag->built) { /* slda_bag_hint made doc's words */
         if (hinted && doc->npairs == bag->n) {
             for (uint32_t i = 0; i < bag->n; i++)

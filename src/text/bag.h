@@ -53,7 +53,7 @@ slda_err_t slda_bag_tokens_doc(const slda_tokenizer_t *tok, uint64_t seed, slda_
                                const char *const *tokens, const size_t *lens, size_t n,
                                const char *lang, char *errstr, size_t errstr_size);
 /* Adds the words to doc through vocab (on the vocabulary's thread), doc
- * holding no pairs yet (its id and time stay); on an error doc is cleared
+ * holding no pairs yet (its id and time stay; its lang becomes the bag's); on an error doc is cleared
  * (tok names the rules in the message for an empty document). */
 slda_err_t slda_doc_from_bag(const slda_tokenizer_t *tok, slda_vocab_t *vocab,
                              const slda_bag_t *bag, slda_doc_t *doc, char *errstr,
