@@ -14,6 +14,8 @@ packages=(
 )
 if [ "${SLDA_BENCH:-0}" = 1 ]; then
   packages+=(python3-gensim python3-sklearn linux-perf valgrind)  # bench/ peers and profilers
+  packages+=(manpages-de manpages-fr manpages-es manpages-it manpages-nl manpages-pl manpages-pt-br
+             manpages-ru manpages-ja manpages-zh)  # bench/text: translated manual pages
 fi
 
 missing=()
