@@ -38,8 +38,11 @@ for _ in range(40):
         out.write(json.dumps({"id": "cjk%d" % n, "text": s}, ensure_ascii=False) + "\n")
 PY
 
+printf '{"id":"junk","text":"%s zzzz"}\n' "$(printf 'aGVsbGdvcmxk%.0s' $(seq 6))" >>"$T/multi.jsonl"
 run "$S" train -q -k 12 -X seed=3 -o "$T/m.slda" "$T/multi.jsonl"
 [ "$(cat "$T/rc")" -eq 0 ] && ok || fail "train: $(cat "$T/err")"
+grep -q "1 tokens longer than text.token.max=50 characters were dropped" "$T/err" && ok \
+    || fail "over-long token not counted: $(cat "$T/err")"
 "$S" topics -n 10 "$T/m.slda" >"$T/topics" 2>&1
 stops='die|der|und|ist|das|nicht|le|la|les|et|est|que|el|los|las|por|una|con|para|что|это|как|все|когда|的|和'
 grep -Eqw "$stops" "$T/topics" && fail "stop words in topics: $(cat "$T/topics")" || ok

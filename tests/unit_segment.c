@@ -110,6 +110,7 @@ static void test_bad_input(void)
     CHECK_INT(c.empty, 0);
     CHECK(c.longest <= 2 * 50);
     CHECK(info.capped >= 1);
+    CHECK(slda_tokenizer_capped(tok) >= 1); /* and counted in the tokenizer */
     free(big);
     slda_tokenizer_destroy(tok);
 }

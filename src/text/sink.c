@@ -125,6 +125,8 @@ void slda_sink_finish(sink_t *sink, slda_text_info_t *info)
             if (!(sink->held[i].mask & drop))
                 sink->cb(sink->arena + sink->held[i].off, sink->held[i].len, sink->opaque);
     }
+    if (sink->capped) /* the count is the tokenizer's one mutable field: atomic, any thread */
+        atomic_fetch_add(&((slda_tokenizer_t *)tok)->capped, sink->capped);
     if (info) {
         memcpy(info->lang, code, sizeof info->lang);
         info->capped = sink->capped;

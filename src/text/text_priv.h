@@ -2,7 +2,8 @@
  *
  * Private to src/text/ (tests/0002-layers.py keeps other folders out). The
  * tokenizer (struct slda_tokenizer_s) is written only by slda_tokenizer_new
- * and the stop-word loader it calls, then read by any thread; a scan_t
+ * and the stop-word loader it calls, then read by any thread (but for its
+ * atomic count of over-long tokens); a scan_t
  * belongs to one call of slda_tokenize.
  */
 #ifndef SLDA_TEXT_PRIV_H
@@ -11,6 +12,7 @@
 #include "text/tokenize.h"
 #include "core/utf8.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -64,6 +66,8 @@ struct slda_tokenizer_s {
     uint32_t hint_cp[HINTS_MAX];
     uint64_t hint_mask[HINTS_MAX];
     uint32_t icu_trained; /* text.icu of the parameters when it is not this ICU (else 0) */
+    _Atomic uint64_t capped; /* tokens over text.token.max so far: the one field written
+                                after slda_tokenizer_new (sink.c), by any thread */
 };
 
 /* The token classes of the simple scan. */

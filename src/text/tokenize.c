@@ -138,6 +138,11 @@ uint32_t slda_tokenizer_icu_trained(const slda_tokenizer_t *tok)
     return tok->icu_trained;
 }
 
+uint64_t slda_tokenizer_capped(const slda_tokenizer_t *tok)
+{
+    return atomic_load(&tok->capped);
+}
+
 uint32_t slda_tokenizer_icu_major(void)
 {
     return slda_icu_major();

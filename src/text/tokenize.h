@@ -44,6 +44,9 @@ int slda_lang_normalise(const char *s, size_t len, char out[SLDA_LANG_LEN]);
 /* The ICU major version the tokenizer's snapshot named, when it differs from
  * this program's (a warning: CJK and Thai words may be cut differently), or 0. */
 uint32_t slda_tokenizer_icu_trained(const slda_tokenizer_t *tok);
+/* Tokens dropped as longer than text.token.max since the tokenizer was made
+ * (all threads). */
+uint64_t slda_tokenizer_capped(const slda_tokenizer_t *tok);
 /* This program's ICU major version. */
 uint32_t slda_tokenizer_icu_major(void);
 /* Normalise one token as the tokenizer would (lower-case); returns 0 if it is
