@@ -113,6 +113,20 @@ static void test_bad_input(void)
     CHECK(slda_tokenizer_capped(tok) >= 1); /* and counted in the tokenizer */
     free(big);
     slda_tokenizer_destroy(tok);
+    /* a listed token of ignorables folds to nothing: never an empty token, even with no
+     * minimum length (the fuzz target's setting) */
+    slda_params_t p;
+    char err[256] = "";
+    memset(&p, 0, sizeof p);
+    p.stopwords = "none";
+    tok = slda_tokenizer_new(&p, err, sizeof err);
+    CHECK_TRUE(tok != NULL, "%s", err);
+    const char *list[] = {"\xE2\x80\x8D\xE2\x80\x8D", "\xC2\xAD", "Abc"};
+    memset(&c, 0, sizeof c);
+    slda_tokenize_list(tok, list, NULL, 3, NULL, &info, slda_test_on_token, &c);
+    CHECK_INT(c.empty, 0);
+    CHECK_STR(c.out, "abc");
+    slda_tokenizer_destroy(tok);
 }
 
 /* Languages: identified from scripts, stop words and letters; a given one overrides. */

@@ -92,7 +92,7 @@ void slda_sink_token(sink_t *sink, char *buf, size_t len, uint32_t nchars, int w
     }
     if (wide && min > 2)
         min = 2;
-    if (nchars < min)
+    if (nchars < min || len == 0) /* empty: a listed token of ignorables (ZWJ) folds to nothing */
         return;
     if (tok->unicode && nchars > tok->rules.token_max) {
         sink->capped++;
