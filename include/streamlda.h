@@ -203,6 +203,7 @@ void slda_conf_kafka_get(const slda_conf_t *conf, size_t i, const char **name,
 /** @name Documents
  * A document is a bag of (word id, count) pairs with unique word ids.
  * @{ */
+#define SLDA_LANG_LEN 4 /* a language code (ISO 639-1, or 639-3) and its NUL */
 typedef struct slda_doc_s {
     char *id;          /* owned, NUL-terminated; may be NULL */
     int64_t time_ms;   /* message/document time, 0 if unknown */
@@ -211,6 +212,9 @@ typedef struct slda_doc_s {
     uint32_t *word;    /* npairs word ids (owned) */
     uint32_t *count;   /* npairs counts >= 1 (owned) */
     uint32_t cap;      /* allocated length of word/count */
+    char lang[SLDA_LANG_LEN]; /* its language: given with the record or identified from the
+                                 text ("de", "zh"; "und": none could be; "": not identified,
+                                 as with text.segment=simple and an explicit stop list) */
 } slda_doc_t;
 
 void slda_doc_init(slda_doc_t *doc);
@@ -433,6 +437,14 @@ slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
 slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
                                 const size_t *lens, size_t n, slda_doc_t *doc,
                                 char *errstr, size_t errstr_size);
+/** The same two with the document's language given ("de", "zh": ISO 639-1; NULL or "" to
+ *  identify it from the text): it is doc->lang and picks text.stopwords=auto's list. */
+slda_err_t slda_doc_from_text_lang(slda_model_t *model, const char *text, size_t len,
+                                   const char *lang, slda_doc_t *doc, char *errstr,
+                                   size_t errstr_size);
+slda_err_t slda_doc_from_tokens_lang(slda_model_t *model, const char *const *tokens,
+                                     const size_t *lens, size_t n, const char *lang,
+                                     slda_doc_t *doc, char *errstr, size_t errstr_size);
 /** @} */
 
 /** @name Readers

@@ -491,8 +491,8 @@ static void test_header_is_msgpack(void)
         }
     }
     /* 23 + the six text.* cleanup rules + global.rows, global.stale + births (births.* only
-     * with births on) */
-    CHECK_INT(nparams, 32);
+     * with births on) + text.segment, text.token.max, text.icu */
+    CHECK_INT(nparams, 35);
     msgpack_unpacked_destroy(&up);
     free(mem);
     slda_model_destroy(model);

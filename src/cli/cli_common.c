@@ -10,6 +10,8 @@
 #include "io/reader.h"
 #include "core/slda_int.h"
 #include "io/snapshot.h"
+#include "engine/model.h"
+#include "text/tokenize.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -185,8 +187,16 @@ slda_model_t *slda_cli_load_snapshot(const char *path)
     char err[1024];
     slda_err_t e;
     slda_model_t *model = slda_snapshot_read(path, &e, err, sizeof err);
-    if (!model)
+    if (!model) {
         fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+        return NULL;
+    }
+    uint32_t icu = slda_tokenizer_icu_trained(slda_model_tokenizer(model));
+    if (icu)
+        fprintf(stderr,
+                "streamlda: warning: %s was made with ICU %u, this program has ICU %u: Chinese, "
+                "Japanese and Thai words may be cut differently (text.segment=unicode)\n",
+                path, icu, slda_tokenizer_icu_major());
     return model;
 }
 

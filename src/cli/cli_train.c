@@ -11,6 +11,8 @@
 #include "io/reader.h"
 #include "core/slda_int.h"
 #include "io/snapshot.h"
+#include "engine/model.h"
+#include "text/tokenize.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -556,6 +558,13 @@ int slda_cli_train(int argc, char **argv)
            slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
            tr.obs.n ? tr.obs.n : tr.heldout.n, perplexity_text(heldout_perplexity(&tr), perp),
            (unsigned long long)tr.nerrors, (unsigned long long)refused, wall);
+    uint64_t capped = slda_tokenizer_capped(slda_model_tokenizer(tr.model));
+    if (capped)
+        fprintf(stderr,
+                "streamlda train: %llu tokens longer than text.token.max=%u characters were "
+                "dropped (run-together text or junk: docs/text.md)\n",
+                (unsigned long long)capped,
+                slda_tokenizer_rules(slda_model_tokenizer(tr.model))->token_max);
     if (refused)
         fprintf(stderr,
                 "streamlda train: warning: %llu occurrences of new words were left out: the "

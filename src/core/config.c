@@ -58,7 +58,7 @@ static const char *const local_values[] = {"cgs", SLDA_VB_VARIANTS(LOCAL_ALONE)
 static const char *const stats_values[] = {"rb", "sample", NULL};
 static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
-static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
+static const char *const stopwords_values[] = {"auto", "none", "smart", "snowball", "onix", NULL};
 #define INFMT_NAME(id, name) #name,
 static const char *const infmt_values[] = {"auto", SLDA_INPUT_FORMATS(INFMT_NAME) NULL};
 #undef INFMT_NAME
@@ -70,6 +70,7 @@ static const char *const mentions_values[] = {"drop", "keep", NULL};
 static const char *const hashtags_values[] = {"keep", "drop", NULL};
 static const char *const apostrophes_values[] = {"keep", "split", NULL};
 static const char *const digits_values[] = {"drop", "mixed", "keep", "split", NULL};
+static const char *const segment_values[] = {"unicode", "simple", NULL};
 static const char *const track_window_values[] = {"minute", "hour", "day", "week", NULL};
 
 #define OFF(field) offsetof(struct slda_conf_s, field)
@@ -210,12 +211,13 @@ const slda_prop_t slda_conf_table[] = {
            "overlapped with them, the global step (global.stale); the model is the same for any "
            "thread count. More threads than the CPUs the process may run on are slower than as "
            "many (they then wait blocked instead of polling: docs/engine.md \"Threads\")."),
-    ROW("text.stopwords", SLDA_PT_STRING, p.stopwords, "smart", 0, 0, stopwords_values,
+    ROW("text.stopwords", SLDA_PT_STRING, p.stopwords, "auto", 0, 0, stopwords_values,
         SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH | TOKENIZER, NULL,
-        "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
-        "the path of a file with one word a line, or several of these joined by + (smart+FILE); "
-        "a part with a comma is a list of words (smart+rt,via); a leading + adds to the default "
-        "list (+FILE, +amp,)."),
+        "Stop words removed from text: auto (each document's language's list: smart for "
+        "English, stopwords-iso for the others), none, a built-in list (smart, snowball, onix, or "
+        "a language code: de, fr, zh, ...), the path of a file with one word a line, or several "
+        "of these joined by + (auto+FILE); a part with a comma is a list of words (auto+rt,via); "
+        "a leading + adds to the default (+FILE, +amp,)."),
     P_UINT("text.min.length", min_length, "3", 1, 64, TOKENIZER, NULL,
            "Tokens shorter than this many characters are dropped."),
     P_UINT("text.max.bytes", max_doc_bytes, "1048576", 0, 2147483648.0, TOKENIZER, NULL,
@@ -243,6 +245,20 @@ const slda_prop_t slda_conf_table[] = {
            "Tokens with digits are kept whole or dropped whole: drop removes every token with a "
            "digit (2024, abc123); mixed keeps those with a letter (abc123, mp3); keep keeps all; "
            "split cuts tokens at digits (abc123 -> abc), as snapshots made before this rule did."),
+    /* word boundaries: older snapshots were made with the simple rule */
+    P_ENUM("text.segment", text.segment, "unicode", segment_values,
+           TOKENIZER | SLDA_PF_OPTIONAL, "simple",
+           "Word boundaries: unicode cuts words by Unicode's rules with ICU (dictionaries for "
+           "Chinese, Japanese, Thai, Lao, Khmer, Burmese), NFKC and full case folding, ASCII "
+           "words as simple does; simple is the rule of snapshots made before this setting "
+           "(runs of letters; Chinese and Japanese stay one token per clause)."),
+    P_UINT("text.token.max", text.token_max, "50", 1, 1024, TOKENIZER | SLDA_PF_OPTIONAL, "50",
+           "With text.segment=unicode, tokens longer than this many characters are dropped (and "
+           "counted): base64, run-together junk, a script without word boundaries."),
+    P_UINT("text.icu", text.icu, "0", 0, 100000, SLDA_PF_SNAPSHOT | SLDA_PF_OPTIONAL, "0",
+           "Recorded, not a setting: the ICU major version a model's words came through "
+           "(text.segment=unicode; 0 = none); a snapshot made with another version loads with a "
+           "warning."),
     /* training */
     UINT("minibatch.docs", minibatch_docs, "16", 1, 1000000,
          "Documents per minibatch; each minibatch makes one global update."),

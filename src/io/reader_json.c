@@ -1,9 +1,12 @@
-/* reader_json.c - JSON records {"id", "text"|"tokens"}: a message value, or a line (JSON lines).
+/* reader_json.c - JSON records {"id", "text"|"tokens", "lang"}: a message value, or a line (JSON lines).
  *
  * Invariants. A record is an object with a "text" string or a "tokens" array
  * of strings ("text" wins when both are there; other fields are ignored) and
  * an optional "id", a string (non-empty, without NUL) or a number (its text
- * as written); null is no id. Its strings are unescaped into the record's
+ * as written); null is no id. An optional "lang" (or "language") string
+ * names the document's language (slda_record_lang reads it; a value that is
+ * not a string, or longer than LANG_FIELD_MAX, is ignored: the language is
+ * then identified from the text). Its strings are unescaped into the record's
  * buffer: nothing points into the value afterwards. The checks come in one
  * order (the object, text or tokens present, the id, then text's or tokens'
  * types), so a record has one error whatever else is wrong with it, all
@@ -17,6 +20,22 @@
 #include <string.h>
 
 /* ---- the record ---- */
+
+/* The longest "lang" value kept: a BCP 47 tag's primary, script and region subtags. */
+#define LANG_FIELD_MAX 35
+
+static void json_lang(slda_record_t *rec, const slda_json_t *js)
+{
+    uint32_t node = slda_json_object_get(js, 0, "lang");
+    if (node == SLDA_JSON_NONE)
+        node = slda_json_object_get(js, 0, "language");
+    if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_STRING ||
+        slda_json_raw_len(js, node) > LANG_FIELD_MAX)
+        return;
+    char *buf = slda_record_room(rec, slda_json_raw_len(js, node) + 1);
+    size_t n = slda_json_string(js, node, buf);
+    rec->field[SLDA_FIELD_LANG] = (slda_field_t){slda_record_take(rec, n + 1), n};
+}
 
 static slda_err_t json_id(slda_record_t *rec, const slda_json_t *js, uint32_t node,
                           const char *name, char *errstr, size_t errstr_size)
@@ -164,6 +183,7 @@ static slda_err_t json_record(slda_record_t *rec, const slda_json_t *js, char *e
         return err;
     if ((err = json_value(rec, js, SLDA_FIELD_TIME, errstr, errstr_size)) != SLDA_OK)
         return err;
+    json_lang(rec, js);
     err = json_text(rec, js, text_name ? text_name : "text", errstr, errstr_size);
     if (err != SLDA_ERR_EOF) /* "text" wins over "tokens" */
         return err;

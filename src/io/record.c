@@ -153,31 +153,42 @@ char *slda_record_id(const slda_record_t *rec)
 static const char *const no_tokens[1];
 static const size_t no_lens[1];
 
+int slda_record_lang(const slda_record_t *rec, char out[SLDA_LANG_LEN])
+{
+    const slda_field_t *lang = &rec->field[SLDA_FIELD_LANG];
+    out[0] = '\0';
+    return lang->s && slda_lang_normalise(lang->s, lang->len, out);
+}
+
 slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
                                 const slda_record_t *rec, slda_bag_t *bag, char *errstr,
                                 size_t errstr_size)
 {
     const slda_field_t *text = &rec->field[SLDA_FIELD_TEXT];
+    char lang[SLDA_LANG_LEN];
+    slda_record_lang(rec, lang);
     if (text->s || !rec->has_tokens)
-        return slda_bag_tokenize(tok, seed, bag, text->s ? text->s : "", text->len, errstr,
-                                 errstr_size);
-    return slda_bag_tokens(tok, seed, bag, rec->ntokens ? rec->tokens : no_tokens,
-                           rec->ntokens ? rec->token_len : no_lens, rec->ntokens, errstr,
-                           errstr_size);
+        return slda_bag_tokenize_doc(tok, seed, bag, text->s ? text->s : "", text->len, lang,
+                                     errstr, errstr_size);
+    return slda_bag_tokens_doc(tok, seed, bag, rec->ntokens ? rec->tokens : no_tokens,
+                               rec->ntokens ? rec->token_len : no_lens, rec->ntokens, lang,
+                               errstr, errstr_size);
 }
 
 slda_err_t slda_record_doc(slda_model_t *model, const slda_record_t *rec, slda_doc_t *doc,
                            char *errstr, size_t errstr_size)
 {
     const slda_field_t *text = &rec->field[SLDA_FIELD_TEXT];
+    char lang[SLDA_LANG_LEN];
     slda_err_t err;
+    slda_record_lang(rec, lang);
     if (text->s || !rec->has_tokens)
-        err = slda_doc_from_text(model, text->s ? text->s : "", text->len, doc, errstr,
-                                 errstr_size);
+        err = slda_doc_from_text_lang(model, text->s ? text->s : "", text->len, lang, doc,
+                                      errstr, errstr_size);
     else
-        err = slda_doc_from_tokens(model, rec->ntokens ? rec->tokens : no_tokens,
-                                   rec->ntokens ? rec->token_len : no_lens, rec->ntokens, doc,
-                                   errstr, errstr_size);
+        err = slda_doc_from_tokens_lang(model, rec->ntokens ? rec->tokens : no_tokens,
+                                        rec->ntokens ? rec->token_len : no_lens, rec->ntokens,
+                                        lang, doc, errstr, errstr_size);
     if (err == SLDA_OK)
         doc->id = slda_record_id(rec);
     return err;

@@ -27,6 +27,8 @@ typedef enum {
     SLDA_FIELD_TEXT,   /* its text ("text"; absent when the words come as tokens); its name
                           may list fields ("title,body"), whose values are joined by a newline */
     SLDA_FIELD_TIME,   /* its event time as written (no name: none; parsed by slda_record_time) */
+    SLDA_FIELD_LANG,   /* its language (JSON/MessagePack "lang" or "language": "de", "pt-BR";
+                          absent: identified from the text) */
     SLDA_FIELD__COUNT
 } slda_field_role_t;
 
@@ -76,6 +78,9 @@ slda_err_t slda_record_time(const slda_record_t *rec, int64_t *ms, char *errstr,
 slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
                                 const slda_record_t *rec, slda_bag_t *bag, char *errstr,
                                 size_t errstr_size);
+/* The record's language as a code (slda_lang_normalise) in out: 1, or 0 when
+ * it has none or not a tag (then identification decides). */
+int slda_record_lang(const slda_record_t *rec, char out[SLDA_LANG_LEN]);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
 char *slda_record_id(const slda_record_t *rec);
 /* The record as a document through model's tokenizer and vocabulary, on the

@@ -198,6 +198,8 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Documents whose input.time.field was missing or not a time (newest event time used)."},
         {SLDA_M_UPDATES_PUBLISHED, "streamlda_updates_published_total",
          "Replicas: update records this instance committed to updates.topic."},
+        {SLDA_M_CAPPED, "streamlda_tokens_capped_total",
+         "Tokens dropped as longer than text.token.max (docs/text.md)."},
         {SLDA_M_DROPPED, "streamlda_replica_dropped_documents_total",
          "Replicas: documents of minibatches dropped at a rebalance or an aborted transaction "
          "(read again from the committed offsets)."},

@@ -24,6 +24,7 @@ typedef enum {
     SLDA_M_UPDATES_PUBLISHED, /* replicas: update records this instance committed */
     SLDA_M_DROPPED,      /* replicas: documents of minibatches dropped (read again) */
     SLDA_M_RESCORED,     /* prevalence windows scored again under the model of the moment */
+    SLDA_M_CAPPED,       /* tokens dropped as longer than text.token.max */
     SLDA_M__COUNT
 } slda_metric_counter_t;
 

@@ -216,6 +216,12 @@ slda_err_t slda_svc_load_newest(slda_service_t *svc, uint64_t min_updates, slda_
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
                  "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
                  slda_model_updates(model), slda_model_docs(model));
+        uint32_t icu = slda_tokenizer_icu_trained(slda_model_tokenizer(model));
+        if (icu)
+            slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                     "%s was made with ICU %u, this program has ICU %u: Chinese, Japanese and "
+                     "Thai words may be cut differently (text.segment=unicode)",
+                     files[i].path, icu, slda_tokenizer_icu_major());
     }
     slda_snapdir_list_clear(&list);
     if (!model && bad && !min_updates) {

@@ -162,6 +162,8 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, decoded_t *d)
         return;
     }
     doc.time_ms = msg->timestamp_ms; /* doc.id: the message's, or slda_svc_decode_item's */
+    if (bag->capped)
+        slda_metrics_add(svc->metrics, SLDA_M_CAPPED, bag->capped);
     uint32_t m = svc->conf->heldout_modulo;
     if (m && slda_hash64(doc.id, strlen(doc.id), 0) % m == 0) {
         slda_svc_heldout_add(svc, &doc, svc->replica ? bag : NULL);
