@@ -319,6 +319,10 @@ static int write_snapshot_file(slda_service_t *svc, double *bytes)
     slda_svc_track_snapshot(svc, path);
     slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
     if (slda_snapshot_write_meta(svc->model, &meta, path, err, sizeof err)) {
+        char side[4200]; /* the state written for it: none without its snapshot */
+        slda_snapdir_track_path(side, sizeof side, path);
+        if (access(path, F_OK)) /* (one of the same update count may be there already) */
+            unlink(side);
         slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
         slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err);
         defer(svc);
