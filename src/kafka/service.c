@@ -127,6 +127,8 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
         svc->batch_gen = slda_ksource_generation(svc->src);
     }
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES, (double)slda_model_updates(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
     return svc;
 fail:
     slda_service_destroy(svc);

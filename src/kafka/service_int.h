@@ -92,6 +92,7 @@ struct slda_service_s {
     size_t ngood, capgood;
     int lock_fd;        /* flock on <snapshot.dir>/<model.name>.lock, or -1 */
     int failed;         /* run ended in error: don't wait long for the producers */
+    uint64_t refused_seen; /* the vocabulary's refusals counted in /metrics so far */
     /* flow */
     int paused;         /* consumption paused: the producer has a backlog */
     double paused_since, last_msg_t;

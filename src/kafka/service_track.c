@@ -123,13 +123,17 @@ static void page_status(slda_service_t *svc)
     fprintf(f, "{\"model\":");
     slda_json_write_string(f, svc->conf->model_name);
     fprintf(f, ",\"docs\":%" PRIu64 ",\"docs_per_s\":%.3f,\"updates\":%" PRIu64
-            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":%.6g,"
-            "\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
-            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
+            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":",
             docs, rate, slda_model_updates(svc->model),
             slda_metrics_gauge(svc->metrics, SLDA_G_LAG), (long long)newest,
-            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0,
-            slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY),
+            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0);
+    double perplexity = slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY);
+    if (perplexity > 0)
+        fprintf(f, "%.6g", perplexity);
+    else
+        fputs("null", f); /* not measured: no held-out documents (heldout.modulo) yet */
+    fprintf(f, ",\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
+            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
             slda_model_vocab_size(svc->model),
             slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
             slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
