@@ -12,6 +12,10 @@ On the embedded cluster, with vocab.capacity=1000 and the tracker on:
   - streamlda_model_updates is the model's update count (it stayed 0 beside
     streamlda_updates_total outside replicas): equal to streamlda_updates_total in a fresh run,
     to the restored snapshot's after a restart, where streamlda_updates_total starts again at 0.
+A message over the embedded cluster's limit between good ones (kcat with a raised
+message.max.bytes): refused at produce, the producer told so, and every good message of its
+partition trained (the cluster took it, and dropped the partition's other messages with it:
+neither trained nor dead-lettered, no count).
 Then, under a file-size limit (RLIMIT_FSIZE, as a full disk) that the snapshots outgrow: no
 tracker state is left without its snapshot (a failed snapshot left its `.track.json`), and
 one left by an earlier run is removed with the next pruning.
@@ -154,6 +158,48 @@ def counted_run(tmp):
     check(rc == 0, "restarted: SIGTERM -> exit 0", rc)
 
 
+def kcat_produce(addr, path, extra=()):
+    return subprocess.run(["kcat", "-P", "-b", addr, "-t", "documents", "-p", "0", "-l",
+                           "-X", "message.timeout.ms=20000"] + list(extra) + [path],
+                          capture_output=True, text=True, timeout=120)
+
+
+def big_message_run(tmp):
+    """Good, too big, good on one partition of the embedded cluster."""
+    svc, addr = embedded(tmp, ["topics=4", "minibatch.docs=5", "minibatch.ms=200"], "big")
+    try:
+        good = os.path.join(tmp, "good.txt")
+        with open(good, "w") as f:
+            f.writelines("good document %d about cats and dogs running fast\n" % i
+                         for i in range(10))
+        res = kcat_produce(addr, good)
+        check(res.returncode == 0, "kcat: the first good messages", res.returncode, res.stderr[-200:])
+        check(sc.wait_for(lambda: accounted(svc) >= 10, 120, "the first good messages"),
+              "the first good messages trained", accounted(svc))
+        big = os.path.join(tmp, "big.txt")
+        rng = random.Random(5)
+        with open(big, "w") as f:  # about 6 MiB in one message
+            f.write(" ".join(word(rng) for _ in range(650000)) + "\n")
+        res = kcat_produce(addr, big, ["-X", "message.max.bytes=10000000"])
+        print("kcat, the big message: rc %d: %s" % (res.returncode, res.stderr.strip()[-300:]))
+        check(res.returncode != 0, "a message over the cluster's limit is refused at produce",
+              res.returncode)
+        res = kcat_produce(addr, good)
+        check(res.returncode == 0, "kcat: the next good messages", res.returncode, res.stderr[-200:])
+        got = sc.wait_for(lambda: accounted(svc) >= 20, 120, "every good message")
+        m = svc.metrics()
+        check(got and accounted(svc) == 20, "every good message trained or dead-lettered (20)",
+              accounted(svc))
+        check(m.get("streamlda_documents_total") == 20, "the 20 good messages trained",
+              m.get("streamlda_documents_total"))
+        check(m.get("streamlda_lost_messages_total", -1) == 0, "no message lost",
+              m.get("streamlda_lost_messages_total"))
+        check("Invalid request size" in svc.text(), "the service's log names the refused request")
+    finally:
+        rc = svc.stop()
+    check(rc == 0, "big: SIGTERM -> exit 0", rc)
+
+
 def orphans(snapdir):
     names = set(os.listdir(snapdir)) if os.path.isdir(snapdir) else set()
     return sorted(n for n in names if n.endswith(".slda.track.json") and n[:-11] not in names)
@@ -212,6 +258,7 @@ def full_disk_run(tmp):
 def main():
     tmp = tempfile.mkdtemp(prefix="slda-0057-")
     counted_run(tmp)
+    big_message_run(tmp)
     full_disk_run(tmp)
     return sc.done("0057-kafka_counted", tmp)
 

@@ -42,7 +42,12 @@ static inline int slda_slice_ms(double deadline, int floor_ms)
 typedef struct slda_ksource_s slda_ksource_t;
 
 /* Consumer group member subscribed to conf's input.topics. bootstrap (may be
- * NULL) overrides kafka.bootstrap.servers. positions (the offsets a restored
+ * NULL) overrides kafka.bootstrap.servers: the embedded cluster's address, whose
+ * partitions number their messages from 0 without gaps, so (outside replicas) a
+ * message past a partition's position (0 when none is known) means the ones between
+ * were dropped by the cluster before they were read (it keeps about 5 MiB per
+ * partition: mockbroker.c): they are counted (streamlda_lost_messages_total) and
+ * logged as errors. positions (the offsets a restored
  * snapshot includes, may be NULL) decide where each partition starts when it
  * is assigned; partitions without one start from the committed offset or
  * auto.offset.reset (default earliest). */

@@ -208,6 +208,9 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_M_DROPPED, "streamlda_replica_dropped_documents_total",
          "Replicas: documents of minibatches dropped at a rebalance or an aborted transaction "
          "(read again from the committed offsets)."},
+        {SLDA_M_LOST, "streamlda_lost_messages_total",
+         "Embedded cluster: input messages it dropped before they were read (it keeps about "
+         "5 MiB per partition)."},
         {SLDA_M_DROPPED_TOKENS, "streamlda_dropped_tokens_total",
          "Occurrences of new words left out of documents: the vocabulary (vocab.capacity) was "
          "full of words the current or the previous minibatch uses."},

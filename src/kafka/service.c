@@ -112,8 +112,12 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
     size_t noffs;
     const slda_offset_t *offs = slda_model_offsets(svc->model, &noffs);
     /* replicas start every partition at the group's committed offset: the
-     * offsets of the records in the log, committed with them */
-    svc->src = slda_ksource_new(svc->conf, override, replica ? NULL : offs, replica ? 0 : noffs,
+     * offsets of the records in the log, committed with them; the embedded
+     * cluster is new, every message in it unread: its partitions start at 0 (a
+     * restored snapshot's offsets are the previous cluster's, and would skip
+     * the messages below them) */
+    int seed = !replica && !svc->mock;
+    svc->src = slda_ksource_new(svc->conf, override, seed ? offs : NULL, seed ? noffs : 0,
                                 svc->metrics, stop, errstr, errstr_size);
     if (!svc->src)
         goto fail;
