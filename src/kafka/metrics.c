@@ -218,6 +218,10 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         prom_metric(f, counters[i].name, "counter", counters[i].help, model,
                     (double)slda_metrics_get(m, counters[i].c));
+    prom_metric(f, "streamlda_snapshot_wait_seconds_total", "counter",
+                "Time due snapshots held training and consumption until the dead-letter and "
+                "output records before them were delivered.", model,
+                (double)slda_metrics_get(m, SLDA_M_SNAPSHOT_WAIT_US) / 1e6);
     fprintf(f, "# HELP streamlda_deadletters_total Messages sent to the dead-letter topic, by reason.\n"
                "# TYPE streamlda_deadletters_total counter\n");
     static const slda_err_t reasons[] = {SLDA_ERR_PARSE, SLDA_ERR_UTF8, SLDA_ERR_EMPTY,

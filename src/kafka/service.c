@@ -176,6 +176,10 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             slda_svc_release_pending(svc);
         if (full) /* train it, the next minibatch's messages decoded meanwhile */
             err = slda_svc_train_full(svc, batch_docs, errstr, errstr_size);
+        else if (svc->awaiting && !svc->paused)
+            /* a snapshot waits for its records: read nothing, let librdkafka fetch ahead
+             * meanwhile (slda_svc_flow pauses the partitions if this lasts) */
+            slda_ksink_drain(svc->sink, POLL_MAX_MS);
         else if (slda_ksource_poll(svc->src, timeout, &msgs[0])) { /* polls even while paused */
             /* and what else is there, up to the rest of the minibatch */
             size_t n = 1, room = svc->ndocs < batch_docs ? batch_docs - svc->ndocs : 1;

@@ -87,6 +87,9 @@ struct slda_service_s {
     int deferred;       /* a due snapshot waits for the data producer or the disk */
     int awaiting;       /* ... for the data producer: hold training and consumption, or
                            continuous output would starve the snapshot */
+    double awaiting_since; /* when the hold began */
+    double min_gap;     /* the last hold's length: the next time-driven snapshot comes no
+                           sooner (the service trains at least as long as it held) */
     double retry_at;    /* when a deferred snapshot is tried again */
     uint64_t *good;     /* update counts of this model's snapshot files known to load */
     size_t ngood, capgood;
