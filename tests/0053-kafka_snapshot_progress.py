@@ -26,7 +26,6 @@ slow machine gets there; no figure depends on the machine's speed.
 """
 import os
 import sys
-import tempfile
 import time
 
 sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
@@ -123,17 +122,7 @@ def slow_run(tmp, broker):
             svc.stop()
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="slda-0053-")
-    broker = sc.Broker(tmp, "documents,mixtures,documents2,mixtures2,streamlda.deadletter",
-                       control=True)
-    try:
-        backlog_run(tmp, broker)
-        slow_run(tmp, broker)
-    finally:
-        check(broker.stop() == 0, "broker exits 0 on SIGTERM")
-    return sc.done("0053-kafka_snapshot_progress", tmp)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(sc.broker_runs("0053-kafka_snapshot_progress",
+                            "documents,mixtures,documents2,mixtures2,streamlda.deadletter",
+                            [backlog_run, slow_run]))

@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -130,6 +131,19 @@ class Broker:
         rc = self.proc.wait(timeout=30)
         self.log.close()
         return rc
+
+
+def broker_runs(name, topics, runs):
+    """Each of runs(tmp, broker) in turn on one `streamlda broker --control` of topics, in a
+    temporary directory; the broker stopped; the closing lines. Returns the exit code."""
+    tmp = tempfile.mkdtemp(prefix="slda-%s-" % name[:4])
+    broker = Broker(tmp, topics, control=True)
+    try:
+        for run in runs:
+            run(tmp, broker)
+    finally:
+        check(broker.stop() == 0, "broker exits 0 on SIGTERM")
+    return done(name, tmp)
 
 
 class Service:

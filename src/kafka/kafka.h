@@ -29,6 +29,13 @@ static inline int slda_stopping(volatile int *stop)
     return stop && *stop;
 }
 
+/* *stop negative (SLDA_STOP_NOW, public header: a second signal): the
+ * shutdown's waits (deliveries, a replica's catch-up) end at once. */
+static inline int slda_stop_now(volatile int *stop)
+{
+    return stop && *stop < 0;
+}
+
 /* A start-up wait's next call, in ms: what is left until deadline
  * (slda_mono_s), at most a second so that a stop request is seen, at least
  * floor_ms. */
@@ -122,7 +129,8 @@ slda_err_t slda_ksink_event(slda_ksink_t *sink, const char *topic, const char *k
 /* Serve delivery reports; hand waiting records to librdkafka. */
 void slda_ksink_poll(slda_ksink_t *sink);
 /* Up to timeout_ms: serve reports and the backlog until every data record is
- * delivered: 1 when none is left undelivered (and the sink is not fatal). */
+ * delivered: 1 when none is left undelivered (and the sink is not fatal). Ends
+ * at once when the stop flag given to slda_ksink_new says stop now. */
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms);
 /* Data records not yet delivered (in librdkafka's hands or waiting here). */
 size_t slda_ksink_undelivered(const slda_ksink_t *sink);

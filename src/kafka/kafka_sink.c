@@ -74,6 +74,7 @@ struct slda_ksink_s {
     rd_kafka_t *snap;         /* snapshot chunks (NULL when snapshot.topic is off) */
     rd_kafka_topic_t *snap_rkt;
     slda_metrics_t *metrics;
+    volatile int *stop;       /* the service's stop flag (may be NULL): slda_stop_now */
     char *deadletter_topic, *output_topic;
     size_t chunk_bytes;
     int transactional, txn_open;
@@ -437,6 +438,7 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
 {
     slda_ksink_t *sink = slda_xcalloc(1, sizeof *sink);
     sink->metrics = metrics;
+    sink->stop = stop;
     sink->deadletter_topic = slda_xstrdup(conf->deadletter_topic ? conf->deadletter_topic : "");
     sink->output_topic = slda_xstrdup(conf->output_topic ? conf->output_topic : "");
     sink->chunk_bytes = conf->snapshot_chunk_bytes ? conf->snapshot_chunk_bytes : 900000;
@@ -491,6 +493,8 @@ void slda_ksink_destroy(slda_ksink_t *sink, int flush_ms)
 {
     if (!sink)
         return;
+    if (slda_stop_now(sink->stop))
+        flush_ms = 0; /* asked to stop now: what is undelivered is purged and reported */
     if (sink->data) {
         if (sink->txn_open)
             rd_kafka_error_destroy(rd_kafka_abort_transaction(sink->data, flush_ms));
@@ -742,7 +746,7 @@ int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms)
     for (;;) {
         rd_kafka_poll(sink->data, 0);
         backlog_pump(sink);
-        if (!slda_ksink_undelivered(sink) || sink->fatal[0])
+        if (!slda_ksink_undelivered(sink) || sink->fatal[0] || slda_stop_now(sink->stop))
             break;
         double left = end - slda_mono_s();
         if (left <= 0)

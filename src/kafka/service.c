@@ -152,6 +152,7 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
     const slda_conf_t *c = svc->conf;
     uint32_t batch_docs = c->minibatch_docs ? c->minibatch_docs : 256;
     svc->last_snapshot = svc->last_status = svc->last_msg_t = slda_mono_s();
+    svc->stop = stop;
     slda_err_t err = SLDA_OK;
     if (svc->replica) { /* the first minibatch reads the model at the log's end */
         err = slda_svc_replica_start(svc, stop, errstr, errstr_size);
@@ -240,6 +241,9 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
                      slda_model_digest(svc->model));
         if (!err)
             err = fatal(svc, errstr, errstr_size);
+        if (!err && slda_stop_now(stop)) /* its snapshot holds what it applied: safe */
+            err = slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                               "a second signal ended the shutdown's wait for the update log");
         svc->failed = err != SLDA_OK;
         slda_svc_status(svc);
         return err;
@@ -247,7 +251,13 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
     err = slda_svc_snapshot(svc, 1, errstr, errstr_size);
     if (!err)
         err = fatal(svc, errstr, errstr_size);
-    if (!err && svc->deferred)
+    if (!err && svc->deferred && slda_stop_now(stop))
+        err = slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                           "final snapshot not written: a second signal ended the wait for "
+                           "%zu dead-letter/output record(s); nothing was committed past the "
+                           "last snapshot, which stays authoritative",
+                           slda_ksink_undelivered(svc->sink));
+    else if (!err && svc->deferred)
         err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
                            "final snapshot not written: %zu dead-letter/output record(s) still "
                            "undelivered after shutdown.timeout.ms=%u, or snapshot.dir not "

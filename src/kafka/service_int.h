@@ -95,6 +95,7 @@ struct slda_service_s {
     size_t ngood, capgood;
     int lock_fd;        /* flock on <snapshot.dir>/<model.name>.lock, or -1 */
     int failed;         /* run ended in error: don't wait long for the producers */
+    volatile int *stop; /* slda_service_run's flag (NULL before): slda_stop_now */
     uint64_t refused_seen; /* the vocabulary's refusals counted in /metrics so far */
     /* flow */
     int paused;         /* consumption paused: the producer has a backlog */
