@@ -606,7 +606,8 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
  *  waits (dead-letter/output deliveries, up to shutdown.timeout.ms; a replica's
  *  catch-up) at once: the final snapshot is written only if every record was
  *  delivered, nothing is committed past the last snapshot, and it returns
- *  SLDA_ERR_STOPPED when the cut left something undone. */
+ *  SLDA_ERR_STOPPED when the cut left something undone. stop must stay valid
+ *  until slda_service_destroy (which flushes nothing after SLDA_STOP_NOW). */
 #define SLDA_STOP_NOW (-1)
 slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,
                             size_t errstr_size);

@@ -128,9 +128,12 @@ slda_err_t slda_ksink_event(slda_ksink_t *sink, const char *topic, const char *k
                             const char *json, size_t len, int64_t ts);
 /* Serve delivery reports; hand waiting records to librdkafka. */
 void slda_ksink_poll(slda_ksink_t *sink);
+/* The flag (borrowed until slda_ksink_destroy; may be NULL) whose SLDA_STOP_NOW
+ * ends slda_ksink_drain at once and makes slda_ksink_destroy flush nothing. */
+void slda_ksink_set_stop(slda_ksink_t *sink, volatile int *stop);
 /* Up to timeout_ms: serve reports and the backlog until every data record is
- * delivered: 1 when none is left undelivered (and the sink is not fatal). Ends
- * at once when the stop flag given to slda_ksink_new says stop now. */
+ * delivered: 1 when none is left undelivered (and the sink is not fatal); ends
+ * at once at SLDA_STOP_NOW (slda_ksink_set_stop). */
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms);
 /* Data records not yet delivered (in librdkafka's hands or waiting here). */
 size_t slda_ksink_undelivered(const slda_ksink_t *sink);

@@ -74,7 +74,7 @@ struct slda_ksink_s {
     rd_kafka_t *snap;         /* snapshot chunks (NULL when snapshot.topic is off) */
     rd_kafka_topic_t *snap_rkt;
     slda_metrics_t *metrics;
-    volatile int *stop;       /* the service's stop flag (may be NULL): slda_stop_now */
+    volatile int *stop;       /* slda_ksink_set_stop's flag (NULL before): slda_stop_now */
     char *deadletter_topic, *output_topic;
     size_t chunk_bytes;
     int transactional, txn_open;
@@ -438,7 +438,6 @@ slda_ksink_t *slda_ksink_new(const slda_conf_t *conf, const char *bootstrap,
 {
     slda_ksink_t *sink = slda_xcalloc(1, sizeof *sink);
     sink->metrics = metrics;
-    sink->stop = stop;
     sink->deadletter_topic = slda_xstrdup(conf->deadletter_topic ? conf->deadletter_topic : "");
     sink->output_topic = slda_xstrdup(conf->output_topic ? conf->output_topic : "");
     sink->chunk_bytes = conf->snapshot_chunk_bytes ? conf->snapshot_chunk_bytes : 900000;
@@ -738,6 +737,11 @@ slda_err_t slda_ksink_fatal(const slda_ksink_t *sink, char *errstr, size_t errst
     if (!sink->fatal[0])
         return SLDA_OK;
     return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "%s", sink->fatal);
+}
+
+void slda_ksink_set_stop(slda_ksink_t *sink, volatile int *stop)
+{
+    sink->stop = stop;
 }
 
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms)
