@@ -109,6 +109,7 @@ struct slda_service_s {
     double last_page;
     double words_t, words_cost; /* last look-up of the topics' words: when, how long it took */
     uint64_t page_updates;     /* update count the topics JSON was made at (+1; 0 = never) */
+    uint64_t words_evictions;  /* the vocabulary's evictions when words were looked up */
     uint64_t compared_updates; /* update count of the last drift comparison (+1; 0 = never) */
     char restored[4096];       /* the snapshot restored from, "" if none */
     int64_t restored_event_ms; /* its header's newest event time, 0 = none */

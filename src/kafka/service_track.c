@@ -8,6 +8,7 @@
 #include "kafka/service_int.h"
 
 #include "core/json.h"
+#include "text/vocab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -142,10 +143,19 @@ static void page_status(slda_service_t *svc)
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
 
+/* The topics' words (borrowed from the vocabulary until it evicts a word), and the
+ * evictions they are valid for. */
+static void look_up_words(slda_service_t *svc)
+{
+    slda_track_model_words(svc->model, svc->words, svc->mass);
+    svc->words_evictions = slda_vocab_evictions(slda_model_vocab(svc->model));
+}
+
 /* Publish what the live page shows (the HTTP thread serves copies). The
- * topics' words are looked up again only when the model moved, and not more
+ * topics' words are looked up again when the model moved, and not more
  * often than keeps the look-ups under 1/PAGE_WORDS_COST of the time (and at
- * each snapshot). */
+ * each snapshot); and always after the vocabulary evicted words (those looked
+ * up may be freed: a full vocab.capacity evicts while documents are decoded). */
 void slda_svc_page_publish(slda_service_t *svc)
 {
     if (!svc->page)
@@ -153,9 +163,10 @@ void slda_svc_page_publish(slda_service_t *svc)
     size_t len;
     char *json;
     double t = slda_mono_s();
-    if (svc->page_updates != slda_model_updates(svc->model) + 1 &&
-        t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost) {
-        slda_track_model_words(svc->model, svc->words, svc->mass);
+    int freed = svc->words_evictions != slda_vocab_evictions(slda_model_vocab(svc->model));
+    if (freed || (svc->page_updates != slda_model_updates(svc->model) + 1 &&
+                  t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost)) {
+        look_up_words(svc);
         svc->page_updates = slda_model_updates(svc->model) + 1;
         svc->words_t = slda_mono_s();
         svc->words_cost = svc->words_t - t;
@@ -178,7 +189,7 @@ void slda_svc_track_snapshot(slda_service_t *svc, const char *path)
         return;
     uint64_t updates = slda_model_updates(svc->model);
     if (svc->compared_updates != updates + 1) { /* not again when a deferred one is retried */
-        slda_track_model_words(svc->model, svc->words, svc->mass);
+        look_up_words(svc);
         svc->page_updates = svc->compared_updates = updates + 1;
         slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
                            updates);
