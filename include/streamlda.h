@@ -615,7 +615,14 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
 slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, char *errstr,
                                    size_t errstr_size);
 /** Runs until *stop becomes non-zero (set it from a signal handler), then
- *  finishes the minibatch, writes a final snapshot, commits and returns. */
+ *  finishes the minibatch, writes a final snapshot, commits and returns.
+ *  Setting *stop to SLDA_STOP_NOW (a second signal) while it does so ends its
+ *  waits (dead-letter/output deliveries, up to shutdown.timeout.ms; a replica's
+ *  catch-up) at once: the final snapshot is written only if every record was
+ *  delivered, nothing is committed past the last snapshot, and it returns
+ *  SLDA_ERR_STOPPED when the cut left something undone. stop must stay valid
+ *  until slda_service_destroy (which flushes nothing after SLDA_STOP_NOW). */
+#define SLDA_STOP_NOW (-1)
 slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,
                             size_t errstr_size);
 void slda_service_destroy(slda_service_t *svc);

@@ -492,6 +492,37 @@ static void test_state(void)
     slda_track_destroy(v);
 }
 
+/* A word may hold spaces (a JSON "tokens" field): the words that entered and left a
+ * topic's top 10 stay whole in /api/topics and through the sidecar state (they were split
+ * at the spaces: "new york" came out as "new", "york"). */
+static void test_words_with_spaces(void)
+{
+    slda_track_t *t = new_track(1, 0);
+    static const char *const before[] = {"alpha", "new york", "beta", "ice cream"};
+    static const char *const after[] = {"alpha", "los angeles", "beta", "san  francisco "};
+    slda_track_words_t w[1];
+    double mass[1] = {1};
+    set_words(&w[0], before, 4);
+    slda_track_compare(t, w, mass, 50, 1);
+    set_words(&w[0], after, 4);
+    slda_track_compare(t, w, mass, 60, 2);
+    size_t len;
+    char *j = slda_track_json_topics(t, w, mass, &len);
+    CHECK_CONTAINS(j, "\"entered\":[\"los angeles\",\"san  francisco \"],"
+                      "\"left\":[\"new york\",\"ice cream\"]");
+    char *a = state_json(t);
+    CHECK_CONTAINS(a, "\"entered\":[\"los angeles\",\"san  francisco \"],"
+                      "\"left\":[\"new york\",\"ice cream\"]");
+    slda_track_t *u = new_track(1, 0);
+    char err[400];
+    CHECK_INT(slda_track_read_json(u, a, strlen(a), err, sizeof err), SLDA_OK);
+    char *b = state_json(u);
+    CHECK_STR(b, a); /* read back whole */
+    free(j), free(a), free(b);
+    slda_track_destroy(t);
+    slda_track_destroy(u);
+}
+
 static void test_page(void)
 {
     slda_page_t *page = slda_page_new();
@@ -574,6 +605,7 @@ int main(void)
     test_drift_events();
     test_death();
     test_state();
+    test_words_with_spaces();
     test_page();
     test_snapshot_meta();
     return slda_test_done("unit_track");

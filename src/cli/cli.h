@@ -37,9 +37,12 @@ int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf);
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
 void slda_cli_opts_clear(slda_cli_opts_t *opts);
 
-/* Set to the signal number by SIGINT/SIGTERM (the handler does nothing else);
+/* Set to the signal number by SIGINT/SIGTERM/SIGHUP (the handler does nothing else);
  * loops poll it. A command stopped by it exits 128 + the number. */
 extern volatile sig_atomic_t slda_cli_stop;
+/* The service's stop flag (slda_service_run): 1 at the first of those signals, -1 at the
+ * next one (stop now: the shutdown's waits end at once). */
+extern volatile sig_atomic_t slda_cli_svc_stop;
 void slda_cli_install_signals(void); /* also ignores SIGPIPE */
 /* Set vocab.file from the input's neighbour (vocab.X.txt beside docword.X.txt,
  * vocab.txt beside an lda-c file) unless one is configured; prints and

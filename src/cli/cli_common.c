@@ -147,12 +147,21 @@ int slda_cli_common_opt(int c, slda_cli_opts_t *opts)
 }
 
 volatile sig_atomic_t slda_cli_stop = 0;
+volatile sig_atomic_t slda_cli_svc_stop = 0;
 
 /* No SA_RESTART: a read blocked on a pipe or terminal returns EINTR, so the
- * loop sees the flag; the flag holds the signal number (exit 128 + it). */
+ * loop sees the flag; the flag holds the first signal's number (exit 128 + it).
+ * A second signal asks the service to stop now (SLDA_STOP_NOW). SIGHUP stops
+ * like SIGTERM: a closed terminal or a supervisor's hang-up must not cost the
+ * training since the last snapshot (its default action killed the process). */
 static void on_signal(int sig)
 {
+    if (slda_cli_stop) {
+        slda_cli_svc_stop = -1;
+        return;
+    }
     slda_cli_stop = sig;
+    slda_cli_svc_stop = 1;
 }
 
 void slda_cli_install_signals(void)
@@ -163,6 +172,7 @@ void slda_cli_install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 

@@ -31,10 +31,12 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: streamlda run [-c FILE] [-X key=value ...] [--embedded] [--fresh]\n"
             "Consume documents from Kafka (input.topics), train in minibatches, write\n"
-            "snapshots (snapshot.dir, snapshot.topic) and commit offsets; SIGTERM or\n"
-            "SIGINT finishes the minibatch, writes a final snapshot and exits 0 (1 when\n"
+            "snapshots (snapshot.dir, snapshot.topic) and commit offsets; SIGTERM, SIGINT\n"
+            "or SIGHUP finishes the minibatch, writes a final snapshot and exits 0 (1 when\n"
             "records stayed undelivered for shutdown.timeout.ms: nothing is committed past\n"
-            "the last snapshot). A fatal Kafka error or an undeliverable record exits 1.\n"
+            "the last snapshot); a second one ends that wait at once (exit 1, no final\n"
+            "snapshot unless every record was delivered). A fatal Kafka error or an\n"
+            "undeliverable record exits 1.\n"
             "A signal while it starts (waiting for the brokers) stops it at once, exit 0.\n"
             "  -c, --config FILE   key=value configuration file\n"
             "  -X key=value        set a property (kafka.* go to librdkafka); -X list\n"
@@ -95,7 +97,8 @@ int slda_cli_run(int argc, char **argv)
         goto out;
     }
     slda_cli_install_signals();
-    slda_service_t *svc = slda_service_start(conf, (volatile int *)&slda_cli_stop, err, sizeof err);
+    volatile int *stop = (volatile int *)&slda_cli_svc_stop;
+    slda_service_t *svc = slda_service_start(conf, stop, err, sizeof err);
     if (!svc && slda_cli_stop) { /* a clean stop: nothing was read, nothing to save */
         fprintf(stderr, "streamlda run: %s: stopped by signal %d before reading any input\n",
                 err, (int)slda_cli_stop);
@@ -106,7 +109,7 @@ int slda_cli_run(int argc, char **argv)
         rc = SLDA_EXIT_FAIL;
         goto out;
     }
-    if (slda_service_run(svc, (volatile int *)&slda_cli_stop, err, sizeof err)) {
+    if (slda_service_run(svc, stop, err, sizeof err)) {
         fprintf(stderr, "streamlda run: %s\n", err);
         rc = SLDA_EXIT_FAIL;
     }

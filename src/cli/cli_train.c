@@ -74,7 +74,8 @@ static const char train_usage[] =
     "\n"
     "Exit status: 0 trained; 1 nothing trained (no documents, every record rejected,\n"
     "everything held out: no model is written) or a runtime failure; 2 usage error;\n"
-    "130 (SIGINT) / 143 (SIGTERM): stopped early, the model so far written with -o.\n";
+    "130 (SIGINT) / 143 (SIGTERM) / 129 (SIGHUP): stopped early, the model so far\n"
+    "written with -o.\n";
 
 typedef struct docvec_s {
     slda_doc_t *v;
@@ -370,7 +371,8 @@ static void print_topics(const slda_model_t *model, size_t n, FILE *out)
 
 static const char *signal_name(int sig)
 {
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+                                                                                  : "signal";
 }
 
 /* Why a train run has no model: interrupted, every record rejected, every

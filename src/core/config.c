@@ -311,9 +311,9 @@ const slda_prop_t slda_conf_table[] = {
          "Start a new model even though snapshot.dir holds snapshots of model.name and none of "
          "them loads (they are left in place); without it the service refuses to start."),
     UINT("shutdown.timeout.ms", shutdown_timeout_ms, "10000", 0, 3600000,
-         "On SIGTERM, how long the service waits for undelivered dead-letter/output records "
-         "before it exits without a final snapshot (nothing is lost: their offsets stay "
-         "uncommitted)."),
+         "On SIGTERM, SIGINT or SIGHUP, how long the service waits for undelivered "
+         "dead-letter/output records before it exits without a final snapshot (nothing is "
+         "lost: their offsets stay uncommitted); a second signal ends the wait at once."),
     UINT("health.stall.ms", health_stall_ms, "10000", 100, 86400000,
          "/healthz turns 503 when records stay undelivered, consumption stays paused, or "
          "lagging partitions yield no message for this many milliseconds."),

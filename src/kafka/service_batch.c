@@ -79,6 +79,8 @@ slda_err_t slda_svc_train_batch(slda_service_t *svc, size_t ndecode, char *errst
     slda_metrics_add(svc->metrics, SLDA_M_DOCS, stats.docs);
     slda_metrics_add(svc->metrics, SLDA_M_TOKENS, stats.tokens);
     slda_metrics_add(svc->metrics, SLDA_M_UPDATES, 1);
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES, (double)slda_model_updates(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
     slda_metrics_set(svc->metrics, SLDA_G_RHO, stats.rho);
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
     for (size_t i = 0; svc->conf->track && i < svc->ndocs; i++)

@@ -15,6 +15,7 @@
 
 #include "core/pool.h"
 #include "io/docmsg.h"
+#include "text/vocab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -219,6 +220,25 @@ void slda_svc_release_pending(slda_service_t *svc)
     svc->nrel = 0;
 }
 
+/* Occurrences of new words the vocabulary refused while looking up the words of the
+ * documents (full of words the current or the previous minibatch uses: vocab.c): counted,
+ * and a warning the first time, as `train` does; such a word is left out of its document. */
+static void count_refused(slda_service_t *svc)
+{
+    uint64_t refused = slda_vocab_refused(slda_model_vocab(svc->model));
+    if (refused <= svc->refused_seen)
+        return;
+    if (!svc->refused_seen)
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "%" PRIu64 " occurrence(s) of new words left out of documents: the vocabulary "
+                 "(vocab.capacity=%u) was full of words the current or the previous minibatch "
+                 "uses; raise vocab.capacity (counted in streamlda_dropped_tokens_total; this "
+                 "warning is not repeated)",
+                 refused, slda_vocab_capacity(slda_model_vocab(svc->model)));
+    slda_metrics_add(svc->metrics, SLDA_M_DROPPED_TOKENS, refused - svc->refused_seen);
+    svc->refused_seen = refused;
+}
+
 /* The decoded messages handled in order (ok), or dropped (the service stops
  * and reads them again from the last snapshot); then released, or with defer
  * left to the next slda_svc_train_full's hand-over (svc->rel, empty before). */
@@ -236,6 +256,7 @@ void slda_svc_handle_decoded(slda_service_t *svc, int ok, int defer)
     }
     svc->dec_msgs = NULL;
     svc->ndec = svc->dec_nrel = 0;
+    count_refused(svc);
 }
 
 /* Messages polled while the minibatch is open: decoded in a hand-over of

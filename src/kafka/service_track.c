@@ -8,6 +8,7 @@
 #include "kafka/service_int.h"
 
 #include "core/json.h"
+#include "text/vocab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -128,13 +129,17 @@ static void page_status(slda_service_t *svc)
     fprintf(f, "{\"model\":");
     slda_json_write_string(f, svc->conf->model_name);
     fprintf(f, ",\"docs\":%" PRIu64 ",\"docs_per_s\":%.3f,\"updates\":%" PRIu64
-            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":%.6g,"
-            "\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
-            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
+            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":",
             docs, rate, slda_model_updates(svc->model),
             slda_metrics_gauge(svc->metrics, SLDA_G_LAG), (long long)newest,
-            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0,
-            slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY),
+            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0);
+    double perplexity = slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY);
+    if (perplexity > 0)
+        fprintf(f, "%.6g", perplexity);
+    else
+        fputs("null", f); /* not measured: no held-out documents (heldout.modulo) yet */
+    fprintf(f, ",\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
+            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
             slda_model_vocab_size(svc->model),
             slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
             slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
@@ -143,10 +148,19 @@ static void page_status(slda_service_t *svc)
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
 
+/* The topics' words (borrowed from the vocabulary until it evicts a word), and the
+ * evictions they are valid for. */
+static void look_up_words(slda_service_t *svc)
+{
+    slda_track_model_words(svc->model, svc->words, svc->mass);
+    svc->words_evictions = slda_vocab_evictions(slda_model_vocab(svc->model));
+}
+
 /* Publish what the live page shows (the HTTP thread serves copies). The
- * topics' words are looked up again only when the model moved, and not more
+ * topics' words are looked up again when the model moved, and not more
  * often than keeps the look-ups under 1/PAGE_WORDS_COST of the time (and at
- * each snapshot). */
+ * each snapshot); and always after the vocabulary evicted words (those looked
+ * up may be freed: a full vocab.capacity evicts while documents are decoded). */
 void slda_svc_page_publish(slda_service_t *svc)
 {
     if (!svc->page)
@@ -154,9 +168,10 @@ void slda_svc_page_publish(slda_service_t *svc)
     size_t len;
     char *json;
     double t = slda_mono_s();
-    if (svc->page_updates != slda_model_updates(svc->model) + 1 &&
-        t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost) {
-        slda_track_model_words(svc->model, svc->words, svc->mass);
+    int freed = svc->words_evictions != slda_vocab_evictions(slda_model_vocab(svc->model));
+    if (freed || (svc->page_updates != slda_model_updates(svc->model) + 1 &&
+                  t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost)) {
+        look_up_words(svc);
         svc->page_updates = slda_model_updates(svc->model) + 1;
         svc->words_t = slda_mono_s();
         svc->words_cost = svc->words_t - t;
@@ -204,7 +219,7 @@ void slda_svc_track_snapshot(slda_service_t *svc, const char *path)
         return;
     uint64_t updates = slda_model_updates(svc->model);
     if (svc->compared_updates != updates + 1) { /* not again when a deferred one is retried */
-        slda_track_model_words(svc->model, svc->words, svc->mass);
+        look_up_words(svc);
         svc->page_updates = svc->compared_updates = updates + 1;
         slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
                            updates);

@@ -41,9 +41,9 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
         fprintf(f, ",\"trend\":%.5g,\"flag\":%s%s%s,\"dead\":%s,\"entered\":",
                 slda_track_slope(track, k), flag ? "\"" : "", flag ? flag : "null",
                 flag ? "\"" : "", t->dead ? "true" : "false");
-        slda_track_write_words(f, t->entered);
+        slda_track_write_list(f, t->entered); /* each word its own string, spaces kept */
         fprintf(f, ",\"left\":");
-        slda_track_write_words(f, t->left);
+        slda_track_write_list(f, t->left);
         fputc('}', f);
     }
     fprintf(f, "]}");

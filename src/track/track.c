@@ -401,7 +401,8 @@ double slda_track_drift(const slda_track_t *track, uint32_t k)
     return k < track->K ? track->topics[k].drift : -1;
 }
 
-/* Words of the top SLDA_TRACK_SHOW of a that are not in b's, space separated. */
+/* Words of the top SLDA_TRACK_SHOW of a that are not in b's, as a NUL separated list
+ * (topic_t): a word is kept whole even when it holds spaces. */
 static size_t top_diff(const char *const *a, size_t na, const char *const *b, size_t nb,
                        char *out, size_t size)
 {
@@ -415,12 +416,11 @@ static size_t top_diff(const char *const *a, size_t na, const char *const *b, si
             continue;
         n++;
         size_t len = strlen(a[i]);
-        if (used + len + 2 > size)
+        if (!len || used + len + 2 > size)
             continue;
-        if (used)
-            out[used++] = ' ';
         memcpy(out + used, a[i], len + 1);
-        used += len;
+        used += len + 1;
+        out[used] = '\0';
     }
     return n;
 }

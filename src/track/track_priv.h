@@ -18,7 +18,9 @@ typedef struct topic_s {
     double mass;         /* share of the model's tokens then */
     double drift;        /* JS distance at the last comparison, -1 = none */
     int dead;            /* a death was reported and the topic has not come back */
-    char entered[200], left[200]; /* top-10 changes at the last comparison */
+    /* top-10 changes at the last comparison: lists of words, each ended by a NUL, the
+     * list by an empty one (a word may hold spaces: a JSON "tokens" field) */
+    char entered[200], left[200];
 } topic_t;
 
 struct slda_track_s {
@@ -44,8 +46,10 @@ struct slda_track_s {
 
 /* track.c: a new event at the ring's end (the oldest dropped when full), time the newest. */
 slda_track_event_t *slda_track_event_push(slda_track_t *track);
-/* track_state.c: a word list / an event as JSON (the page's documents write them too). */
+/* track_state.c: a space separated word list, a NUL separated one (topic_t's entered,
+ * left) and an event as JSON arrays (the page's documents write them too). */
 void slda_track_write_words(FILE *f, const char *s);
+void slda_track_write_list(FILE *f, const char *list);
 void slda_track_write_event(FILE *f, const slda_track_event_t *ev);
 
 #endif /* SLDA_TRACK_PRIV_H */

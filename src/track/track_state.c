@@ -39,6 +39,17 @@ void slda_track_write_words(FILE *f, const char *s)
     fputc(']', f);
 }
 
+void slda_track_write_list(FILE *f, const char *list)
+{
+    fputc('[', f);
+    for (const char *s = list; *s; s += strlen(s) + 1) {
+        if (s != list)
+            fputc(',', f);
+        slda_json_write_string(f, s);
+    }
+    fputc(']', f);
+}
+
 void slda_track_write_event(FILE *f, const slda_track_event_t *ev)
 {
     char iso[40];
@@ -71,9 +82,9 @@ static void slda_track_write_rest(const slda_track_t *track, FILE *f)
             fprintf(f, ",%.9g]", (double)t->words.prob[i]);
         }
         fprintf(f, "],\"entered\":");
-        slda_track_write_words(f, t->entered);
+        slda_track_write_list(f, t->entered);
         fprintf(f, ",\"left\":");
-        slda_track_write_words(f, t->left);
+        slda_track_write_list(f, t->left);
         fputc('}', f);
     }
     fprintf(f, "],\n\"merged\":[");
@@ -217,9 +228,13 @@ static int jr_array(jr_t *r, uint32_t node, const char *what)
 }
 
 /* A JSON array of strings into a space separated string. */
-static int jr_words(jr_t *r, uint32_t node, const char *what, char *out, size_t size)
+/* A JSON array of words into out: space separated, or (sep '\0') a NUL separated list
+ * ended by an empty word (topic_t's entered and left). Words that do not fit are left out. */
+static int jr_words(jr_t *r, uint32_t node, const char *what, char sep, char *out, size_t size)
 {
     out[0] = '\0';
+    if (size > 1)
+        out[1] = '\0';
     if (jr_array(r, node, what))
         return -1;
     size_t used = 0;
@@ -228,11 +243,15 @@ static int jr_words(jr_t *r, uint32_t node, const char *what, char *out, size_t 
         if (!s)
             return -1;
         size_t len = strlen(s);
-        if (used + len + 2 <= size) {
+        if (sep && len && used + len + 2 <= size) {
             if (used)
-                out[used++] = ' ';
+                out[used++] = sep;
             memcpy(out + used, s, len + 1);
             used += len;
+        } else if (!sep && len && used + len + 2 <= size) {
+            memcpy(out + used, s, len + 1);
+            used += len + 1;
+            out[used] = '\0';
         }
         free(s);
     }
@@ -419,9 +438,9 @@ static int read_topic(jr_t *r, slda_track_t *t, uint32_t node, uint32_t k)
         tp->words.word[tp->words.n] = w;
         tp->words.prob[tp->words.n++] = (float)p;
     }
-    if (jr_words(r, slda_json_object_get(&r->js, node, "entered"), "entered", tp->entered,
-                 sizeof tp->entered) ||
-        jr_words(r, slda_json_object_get(&r->js, node, "left"), "left", tp->left,
+    if (jr_words(r, slda_json_object_get(&r->js, node, "entered"), "entered", '\0',
+                 tp->entered, sizeof tp->entered) ||
+        jr_words(r, slda_json_object_get(&r->js, node, "left"), "left", '\0', tp->left,
                  sizeof tp->left))
         return -1;
     return 0;
@@ -454,7 +473,7 @@ static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
     ev->event_ms = (int64_t)ms;
     ev->update = (uint64_t)update;
     ev->js = js;
-    return jr_words(r, slda_json_object_get(&r->js, node, "words"), "words", ev->words,
+    return jr_words(r, slda_json_object_get(&r->js, node, "words"), "words", ' ', ev->words,
                     sizeof ev->words);
 }
 
