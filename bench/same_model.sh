@@ -5,7 +5,9 @@
 #
 #   bench/same_model.sh OLD NEW      OLD, NEW: directories holding a `streamlda` binary (and,
 #                                    for the service run, its streamlda-kafka.so)
-#   env: SLDA_SHARED_DIR (default ../shared beside the repository), SERVICE=0 skips the service run
+#   env: SLDA_SHARED_DIR (default ../shared beside the repository), SERVICE=0 skips the service run,
+#        NEW_X="-X k=v ..." train options given to NEW only (e.g. NEW_X="-X text.segment=simple
+#        -X text.stopwords=smart": the tokenizer of builds before text.segment, against one)
 #
 # Runs: KOS (UCI) and Reuters-21578 as raw text (title + body, time order) with 1 and 2 threads;
 # standard input with vocab.capacity=3000 (evictions); the births stream of tests/0080
@@ -57,9 +59,9 @@ train_run() { # name args... (given to train)
     local name=$1
     shift
     for side in old new; do
-        local bin=$OLD
-        [ $side = new ] && bin=$NEW
-        "$bin/streamlda" train -q "$@" -o "$T/$side.$name.slda" >/dev/null 2>"$T/$side.$name.err"
+        local bin=$OLD extra=()
+        [ $side = new ] && bin=$NEW && read -r -a extra <<<"${NEW_X:-}"
+        "$bin/streamlda" train -q "$@" "${extra[@]}" -o "$T/$side.$name.slda" >/dev/null 2>"$T/$side.$name.err"
         model_files "$bin" "$side.$name" "$T/$side.$name.slda"
     done
     compare "$name"
@@ -72,9 +74,9 @@ for t in 1 2; do
     train_run "births.t$t" -k 15 -X births=true -X threads=$t "$T/shift.txt"
 done
 for side in old new; do # standard input, a bounded vocabulary (evictions)
-    bin=$OLD
-    [ $side = new ] && bin=$NEW
-    "$bin/streamlda" train -q -k 30 -X vocab.capacity=3000 -o "$T/$side.stdin.slda" -f text - \
+    bin=$OLD extra=()
+    [ $side = new ] && bin=$NEW && read -r -a extra <<<"${NEW_X:-}"
+    "$bin/streamlda" train -q -k 30 -X vocab.capacity=3000 "${extra[@]}" -o "$T/$side.stdin.slda" -f text - \
         <"$T/reuters.txt" >/dev/null 2>&1
     model_files "$bin" "$side.stdin" "$T/$side.stdin.slda"
 done

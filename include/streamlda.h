@@ -203,6 +203,7 @@ void slda_conf_kafka_get(const slda_conf_t *conf, size_t i, const char **name,
 /** @name Documents
  * A document is a bag of (word id, count) pairs with unique word ids.
  * @{ */
+#define SLDA_LANG_LEN 4 /* a language code (ISO 639-1, or 639-3) and its NUL */
 typedef struct slda_doc_s {
     char *id;          /* owned, NUL-terminated; may be NULL */
     int64_t time_ms;   /* message/document time, 0 if unknown */
@@ -211,6 +212,9 @@ typedef struct slda_doc_s {
     uint32_t *word;    /* npairs word ids (owned) */
     uint32_t *count;   /* npairs counts >= 1 (owned) */
     uint32_t cap;      /* allocated length of word/count */
+    char lang[SLDA_LANG_LEN]; /* its language: given with the record or identified from the
+                                 text ("de", "zh"; "und": none could be; "": not identified,
+                                 as with text.segment=simple and an explicit stop list) */
 } slda_doc_t;
 
 void slda_doc_init(slda_doc_t *doc);
@@ -433,6 +437,14 @@ slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
 slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
                                 const size_t *lens, size_t n, slda_doc_t *doc,
                                 char *errstr, size_t errstr_size);
+/** The same two with the document's language given ("de", "zh": ISO 639-1; NULL or "" to
+ *  identify it from the text): it is doc->lang and picks text.stopwords=auto's list. */
+slda_err_t slda_doc_from_text_lang(slda_model_t *model, const char *text, size_t len,
+                                   const char *lang, slda_doc_t *doc, char *errstr,
+                                   size_t errstr_size);
+slda_err_t slda_doc_from_tokens_lang(slda_model_t *model, const char *const *tokens,
+                                     const size_t *lens, size_t n, const char *lang,
+                                     slda_doc_t *doc, char *errstr, size_t errstr_size);
 /** @} */
 
 /** @name Readers
@@ -442,7 +454,9 @@ typedef enum {
     SLDA_FORMAT_UCI,      /* docword.*.txt with vocab (vocab.file) */
     SLDA_FORMAT_LDAC,     /* lda-c: "N id:count ..." per line, vocab.file */
     SLDA_FORMAT_TEXT,     /* raw text, one document per line */
-    SLDA_FORMAT_JSONL     /* {"id":..,"text":..} or {"id":..,"tokens":[..]} */
+    SLDA_FORMAT_JSONL,    /* {"id":..,"text":..} or {"id":..,"tokens":[..]} */
+    SLDA_FORMAT_CSV,      /* CSV with a header: the columns of input.text.field, ... */
+    SLDA_FORMAT_TSV       /* TSV with a header, the same */
 } slda_format_t;
 
 typedef struct slda_reader_s slda_reader_t;
@@ -601,7 +615,14 @@ slda_service_t *slda_service_new(const slda_conf_t *conf, char *errstr, size_t e
 slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, char *errstr,
                                    size_t errstr_size);
 /** Runs until *stop becomes non-zero (set it from a signal handler), then
- *  finishes the minibatch, writes a final snapshot, commits and returns. */
+ *  finishes the minibatch, writes a final snapshot, commits and returns.
+ *  Setting *stop to SLDA_STOP_NOW (a second signal) while it does so ends its
+ *  waits (dead-letter/output deliveries, up to shutdown.timeout.ms; a replica's
+ *  catch-up) at once: the final snapshot is written only if every record was
+ *  delivered, nothing is committed past the last snapshot, and it returns
+ *  SLDA_ERR_STOPPED when the cut left something undone. stop must stay valid
+ *  until slda_service_destroy (which flushes nothing after SLDA_STOP_NOW). */
+#define SLDA_STOP_NOW (-1)
 slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,
                             size_t errstr_size);
 void slda_service_destroy(slda_service_t *svc);

@@ -7,7 +7,7 @@
 #   FUZZ_BUILD    build directory (default build-libfuzzer)
 #   FUZZ_JOBS     make -j (default 2); the fuzzing itself runs one process
 #   FUZZ_ARGS     extra libFuzzer flags, e.g. "-max_len=8192"
-# Targets: message json snapshot snapshot_fixsum reader tokenize update update_fixsum.
+# Targets: message json snapshot snapshot_fixsum reader tokenize segment update update_fixsum.
 #
 # Dictionaries: tests/fuzzers/{json,snapshot,reader}.dict.
 # Each target starts from a working copy of its seed corpus
@@ -27,13 +27,14 @@ root=$(pwd)
 seconds=${FUZZ_SECONDS:-60}
 build=${FUZZ_BUILD:-build-libfuzzer}
 jobs=${FUZZ_JOBS:-2}
-all_targets="message json snapshot snapshot_fixsum reader tokenize update update_fixsum"
+all_targets="message json snapshot snapshot_fixsum reader tokenize segment update update_fixsum"
 targets=${*:-$all_targets}
 
 corpus_of() {
     case $1 in
     snapshot_fixsum) echo snapshot ;;
     update_fixsum) echo update ;;
+    segment) echo tokenize ;;
     *) echo "$1" ;;
     esac
 }

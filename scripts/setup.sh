@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config          # toolchain
-  librdkafka-dev libmsgpack-dev libxxhash-dev zlib1g-dev   # libraries
+  librdkafka-dev libmsgpack-dev libxxhash-dev zlib1g-dev libicu-dev   # libraries (ICU: text.segment=unicode)
   python3 python3-numpy python3-msgpack python3-kafka kcat        # tests: independent clients
   curl time                                 # tests (/metrics) and bench (peak memory)
   chromium                                  # tests: the live page in a headless browser (0061)
@@ -14,6 +14,8 @@ packages=(
 )
 if [ "${SLDA_BENCH:-0}" = 1 ]; then
   packages+=(python3-gensim python3-sklearn linux-perf valgrind)  # bench/ peers and profilers
+  packages+=(manpages-de manpages-fr manpages-es manpages-it manpages-nl manpages-pl manpages-pt-br
+             manpages-ru manpages-ja manpages-zh)  # bench/text: translated manual pages
 fi
 
 missing=()

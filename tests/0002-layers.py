@@ -90,12 +90,14 @@ def check_includes(files):
 
 def objects():
     """Object file of each source file of src/ (one per source; the module's copies of the
-    Kafka layer are the same code)."""
+    Kafka layer are the same code). A build directory keeps the objects of files moved or
+    removed since: those are left out."""
     found = {}
     for path in glob.glob(os.path.join(BUILD, "CMakeFiles", "*.dir", "src", "*", "*.c.o")):
         rel = os.path.relpath(path, os.path.join(os.path.dirname(path), ".."))
         rel = rel[:-len(".o")]
-        found.setdefault(rel, path)
+        if os.path.exists(os.path.join(SRC, rel)):  # not a moved file's stale object
+            found.setdefault(rel, path)
     return found
 
 

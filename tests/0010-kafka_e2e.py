@@ -9,7 +9,8 @@ SIGTERM must give exit 0 and a final snapshot whose document count equals
 the documents the service trained on = produced - held out - dead letters.
 Also checked: /healthz answers 200 "ok", /metrics carries every documented
 metric, each trained document has one output record keyed by its id with
-source.* headers, the snapshot topic rebuilds (examples/read_snapshot.py)
+source.* headers and its language (German and Chinese identified, a record's
+"lang" over its text; the Austen paragraphs mostly English), the snapshot topic rebuilds (examples/read_snapshot.py)
 into the same model as the file, and `streamlda topics` prints K topics.
 """
 import json
@@ -34,7 +35,15 @@ def main():
         with open(northanger) as f:
             paras = [line.strip() for line in f if line.strip()]
         vals = [json.dumps({"id": "na-%d" % i, "text": p}).encode() for i, p in enumerate(paras)]
-        n2 = sc.produce_python(broker.addr, "documents", vals, keys=[b"na-%d" % i for i in range(len(vals))])
+        ids = ["na-%d" % i for i in range(len(vals))]
+        german = "Die Katze sitzt auf der Matte und schläft, weil es im Haus warm ist"
+        multi = {"de": {"text": german}, "zh": {"text": "我们的机器学习研究需要更多的数据和计算"},
+                 "fr": {"lang": "fr", "text": german}}  # given: over the German text
+        for lang, rec in multi.items():
+            for j in range(3):
+                ids.append("ml-%s-%d" % (lang, j))
+                vals.append(json.dumps(dict(rec, id=ids[-1]), ensure_ascii=False).encode())
+        n2 = sc.produce_python(broker.addr, "documents", vals, keys=[i.encode() for i in ids])
         total = n1 + n2
         print("produced %d documents (%d by kcat, %d by kafka-python)" % (total, n1, n2))
 
@@ -52,6 +61,7 @@ def main():
                      "streamlda_rho", "streamlda_perplexity", "streamlda_vocabulary_words",
                      "streamlda_consumer_lag", "streamlda_snapshots_total",
                      "streamlda_snapshot_seconds", "streamlda_kafka_errors_total",
+                     "streamlda_tokens_capped_total",
                      'streamlda_deadletters_total{reason="utf8"}']:
             check(name in m, "/metrics has " + name, m.get(name))
         status, body = svc.get("/healthz")
@@ -85,8 +95,10 @@ def main():
         outs = sc.reader.fetch_records(broker.addr, "mixtures")
         keys = set()
         good = 0
+        langs = {}
         for key, value, hdrs in outs:
             rec = json.loads(value)
+            langs[rec["id"]] = rec.get("lang")
             h = dict((k, v.decode()) for k, v in hdrs)
             good += (key.decode() == rec["id"] and len(rec["topics"]) == 3 and rec["model"] == "streamlda"
                      and "source.offset" in h and h.get("source.topic") == "documents")
@@ -95,6 +107,11 @@ def main():
         check(good == len(outs), "output records well formed (key = id, 3 topics, source headers)", good)
         check(len(keys) == len(outs), "output records have distinct source offsets", len(keys))
         print("first output record:", outs[0][1][:200] if outs else None)
+        ml = {i: l for i, l in langs.items() if i.startswith("ml-")}
+        check(len(ml) >= 5 and all(l == i.split("-")[1] for i, l in ml.items()),
+              "multilingual records: their language in the output (held out: none)", ml)
+        na = [l for i, l in langs.items() if i.startswith("na-")]
+        check(na.count("en") >= 0.9 * len(na), "Austen's paragraphs: English", na.count("en"), len(na))
 
         data, man = sc.reader.reassemble(sc.reader.fetch_records(broker.addr, "streamlda.snapshots"),
                                          "streamlda")

@@ -6,22 +6,34 @@
 # /metrics shows them all, examples/read_snapshot.c (built here against the
 # library) and examples/read_snapshot.py rebuild the newest snapshot from the
 # snapshot topic and print its topics; SIGTERM then gives exit 0 and a final
-# snapshot file with every document.
+# snapshot file with every document. With no http.port given the live page is served on a free
+# loopback port printed at start (the old default, -1, served nothing), and `run --help` names
+# the settings people set first (http.port, input.time.field, track.*); `produce --time-field`
+# keeps the stream in partition 0.
 set -u
 . "$(dirname "$0")/checks.sh"
 : "${SLDA_SOURCE_DIR:?}" "${SLDA_BUILD_DIR:?}"
 at_exit '[ -n "${svc:-}" ] && kill "$svc" 2>/dev/null; wait 2>/dev/null'
 
 cd "$T" || exit 1
-"$S" run --embedded -X topics=6 -X http.port=0 -X status.ms=1000 -X minibatch.docs=64 \
+"$S" run --embedded -X topics=6 -X status.ms=1000 -X minibatch.docs=64 \
     -X snapshot.every.ms=1000 -X snapshot.dir=snaps -X snapshot.chunk.bytes=65536 \
     -X kafka.session.timeout.ms=6000 -X kafka.heartbeat.interval.ms=500 2> run.log &
 svc=$!
 for _ in $(seq 300); do grep -q "http: 127.0.0.1:" run.log && grep -q "bootstrap: " run.log && break; sleep 0.2; done
 addr=$(sed -n 's/.*bootstrap: //p' run.log | head -1)
-port=$(sed -n 's/.*http: 127.0.0.1://p' run.log | head -1)
+port=$(sed -n 's/.*http: 127\.0\.0\.1:\([0-9]*\) .*/\1/p' run.log | head -1)
 echo "embedded bootstrap: $addr, http port: $port"
 check "service printed its bootstrap address" test -n "$addr"
+# the page is on by default (no http.port given): a free port on loopback, its URL printed
+grep -q "http: 127.0.0.1:$port (the live page http://127.0.0.1:$port/, /metrics" run.log && ok ||
+    fail "the start line names the live page: $(grep 'http:' run.log)"
+/usr/bin/python3 -c 'import sys, urllib.request; sys.exit(b"<html" not in urllib.request.urlopen(sys.argv[1], timeout=5).read())' \
+    "http://127.0.0.1:$port/" && ok || fail "GET / serves the live page by default"
+"$S" run --help >help.txt
+for name in http.port input.time.field track.window kafka.bootstrap.servers input.topics; do
+    grep -q "$name" help.txt && ok || fail "run --help names $name"
+done
 
 # JSON lines with ids, one per paragraph.
 /usr/bin/python3 -c '
@@ -69,6 +81,18 @@ cat py.out py.err
 check "read_snapshot.py verified the chunks" grep -q "chunks, .* verified" py.out
 check "C and Python readers agree on the topics" \
     diff <(grep '^topic ' c.out) <(grep '^topic ' py.out)
+
+# produce --time-field keeps a time-ordered stream in one partition by default (before, the
+# partitioner spread it and the service counted most documents late)
+printf '{"id":"t%d","date":"2020-01-%02dT00:00:00Z","text":"dated words"}\n' 1 1 2 2 3 3 4 4 5 5 6 6 >dated.jsonl
+"$S" produce --brokers "$addr" --topic dated --time-field date dated.jsonl 2>produce.err
+grep -q "every message to partition 0" produce.err && ok || fail "produce says where: $(cat produce.err)"
+for p in 0 1 2 3; do
+    got=$(timeout 30 kcat -C -b "$addr" -t dated -p "$p" -o beginning -e -q 2>/dev/null | wc -l)
+    want=0
+    [ "$p" -eq 0 ] && want=6
+    [ "$got" -eq "$want" ] && ok || fail "dated stream: partition $p holds $got messages, wanted $want"
+done
 
 kill -TERM "$svc"
 wait "$svc"

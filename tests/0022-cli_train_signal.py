@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""0022-cli_train_signal - SIGINT/SIGTERM during `train` on standard input.
+"""0022-cli_train_signal - SIGINT/SIGTERM/SIGHUP during `train` on standard input.
 
 `cat stream | streamlda train -o m.slda` is stopped with Ctrl-C. The signal
 interrupts the blocked read; that read is not a rejected record. The run
 says "interrupted" on stderr, exits 128 + the signal (130 for SIGINT), and
 with -o writes the model of every document read in full (docs/cli.md in
 README: "Exit codes"). A signal before any document was trained writes no
-model and still exits 130.
+model and still exits 130. SIGHUP (a closed terminal) does the same, exit 129 (it killed
+the process: no model, no summary).
 
 Synchronisation without timing assumptions: the test waits for the progress
 line of the first minibatch, then until the process sleeps (blocked in read)
@@ -129,6 +130,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         after_documents(tmp, signal.SIGINT, 130)
         after_documents(tmp, signal.SIGTERM, 128 + signal.SIGTERM)
+        after_documents(tmp, signal.SIGHUP, 128 + signal.SIGHUP)
         before_documents(tmp)
     if FAILS:
         print("%d checks failed" % len(FAILS), file=sys.stderr)

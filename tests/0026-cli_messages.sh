@@ -3,7 +3,8 @@
 #
 #  - `train --help` prints the usage as written: no printf escape (`%%`) left in it;
 #  - `export` and `report` without an output option exit 2 naming what is missing (before,
-#    both printed only the usage), and a command given too many snapshots says so;
+#    both printed only the usage), and a command given too many snapshots says so; report's
+#    bad option values are named with what they must be;
 #  - train's summary says what its figures are: `rejected=N` for records left out (it said
 #    `errors=`), `perplexity=-` without held-out documents (it said `nan`), and
 #    `dropped_tokens=N` for the occurrences of new words a full vocabulary could not take
@@ -23,6 +24,14 @@ expect_rc 2 "export with no snapshot" "$S" export --npy "$T/x.npy"
 says "export names the missing snapshot" 'missing a SNAPSHOT'
 expect_rc 2 "export with two snapshots" "$S" export "$T/m.slda" "$T/m.slda" --npy "$T/x.npy"
 says "export says one snapshot" 'one SNAPSHOT, not 2 arguments'
+expect_rc 2 "report with no output option" "$S" report "$T"
+says "report names the missing output" 'missing an output: --html FILE and/or --json FILE'
+expect_rc 2 "report with no directory" "$S" report --json "$T/r.json"
+says "report names the missing directory" 'missing a SNAPSHOT_DIR'
+expect_rc 2 "report with two directories" "$S" report "$T" "$T" --json "$T/r.json"
+says "report says one directory" 'one SNAPSHOT_DIR, not 2 arguments'
+expect_rc 2 "report with --words 0" "$S" report "$T" --json "$T/r.json" --words 0
+says "report names the bad value" 'report: --words "0": not a whole number in 1\.\.30'
 printf 'alpha beta gamma\n\n12 34\n%s\n' "$(head -c 3000 /dev/zero | tr '\0' '\377')" >"$T/mixed.txt"
 python3 -c '
 import sys

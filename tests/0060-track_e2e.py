@@ -9,7 +9,9 @@ keeps the order. Checked through the service on a `streamlda broker` cluster:
  - the status (/api/status, /metrics, the status line) reports the newest
    event time of the stream (2020, not the wall clock) and its lag;
  - the prevalence windows are the stream's hours, and the topic of theme C
-   jumps within one window of the change;
+   jumps within one window of the change; once the stream is trained, every
+   window is scored again under the model of the moment (/api/prevalence
+   "rescored", /metrics streamlda_track_rescored_windows_total);
  - output records carry event_time and a warm-up flag on the first ones;
  - bad times: one far in the future (clamped, counted, the windows intact),
    one going back (late, counted), one without the field (counted);
@@ -126,6 +128,22 @@ def main():
               round(before, 3), round(after, 3))
         check(all(len(t["words"]) == 10 for t in topics["topics"]) and topics["K"] == 3,
               "/api/topics: 3 topics with 10 words each")
+        # the timeline under one model: with the stream trained, every window's sample is
+        # scored again under the model of the moment, off the training path
+        def all_rescored():
+            p = svc.api("prevalence") or {"windows": []}
+            return p["windows"] and all(w.get("rescored") for w in p["windows"])
+        check(sc.wait_for(all_rescored, 60, "every window rescored"),
+              "every prevalence window scored again under the model of the moment")
+        check(svc.metric("streamlda_track_rescored_windows_total") >= 20,
+              "/metrics counts the windows scored again",
+              svc.metric("streamlda_track_rescored_windows_total"))
+        prev = svc.api("prevalence") or {"windows": []}
+        share = [w["share"][c] for w in prev["windows"]] if c is not None else []
+        print("rescored share of topic %s per hour:" % c, " ".join("%.2f" % s for s in share))
+        before, after = sum(share[:8]) / 8, sum(share[12:]) / max(1, len(share[12:]))
+        check(after > 2 * before and after > 0.5, "rescored: theme C before vs after the change",
+              round(before, 3), round(after, 3))
         # output records: event_time and warm-up
         res = subprocess.run(["kcat", "-C", "-b", broker.addr, "-t", "out", "-o", "beginning", "-e",
                               "-q"], capture_output=True, text=True, timeout=60)
@@ -148,8 +166,9 @@ def main():
         if os.path.exists(side):
             with open(side) as f:
                 state = json.load(f)
-        check(state.get("K") == 3 and len(state.get("prevalence", [])) == 20 and
-              state["newest_ms"] == newest * 1000, "sidecar: K, 20 windows, newest event time")
+        hours = [t for t in state.get("tiers", []) if t["window_ms"] == 3600000]
+        check(state.get("K") == 3 and hours and len(hours[0]["prevalence"]) == 20 and
+              state["newest_ms"] == newest * 1000, "sidecar: K, 20 hour windows, newest event time")
         stale = [n for n in os.listdir(snapdir) if n.endswith(".track.json") and
                  not os.path.exists(os.path.join(snapdir, n[:-len(".track.json")]))]
         check(not stale, "no tracking state outlives its snapshot (pruned together)", stale)

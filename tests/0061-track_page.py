@@ -103,6 +103,8 @@ def main():
         check(f2["points"] and max(f2["points"]) > max(f1["points"] or [0]),
               "page 2: more windows in the chart", max(f1["points"] or [0]), max(f2["points"] or [0]))
         check(f2["cards"] == K and len(f2["words"]) == K, "page 2: K topics with words")
+        check(re.search(r"<b>late documents: </b>0 \(0\.0%\)", dom2),
+              "page 2: the late documents shown (none: one partition, in order)")
         shot = os.path.join(art, "0061-track_page.png")
         if os.path.exists(shot):
             os.unlink(shot)

@@ -155,7 +155,8 @@ for path in sys.argv[1:]:
                 sys.exit(0)
 PY
 # one far in the future (clamped to the newest time), one going back a year (late, and older
-# than the 60 windows kept), one without a time (rejected with its line)
+# than the 60 day windows kept: counted there, and kept in the weeks), one without a time
+# (rejected with its line)
 echo '{"id":"future","time":"2099-01-01T00:00:00Z","text":"anne elliot captain"}' >>"$T/timed.jsonl"
 echo '{"id":"back","time":"2019-01-01T00:00:00Z","text":"anne elliot captain"}' >>"$T/timed.jsonl"
 echo '{"id":"bad","time":"not a time","text":"anne elliot"}' >>"$T/timed.jsonl"
@@ -163,7 +164,7 @@ echo '{"id":"bad","time":"not a time","text":"anne elliot"}' >>"$T/timed.jsonl"
     --snapshot-every 200 "$T/timed.jsonl" >/dev/null 2>"$T/err" && ok || fail "train --time-field: $(cat "$T/err")"
 grep -q "timed.jsonl:$(wc -l <"$T/timed.jsonl"): .*not a time" "$T/err" &&
     ok || fail "bad time not reported with file:line: $(cat "$T/err")"
-grep -q "event time: newest 2020-01-28T23:00:00Z, 1 late .*, 1 in the far future (clamped), 1 older than the 60 windows" "$T/err" &&
+grep -q "event time: newest 2020-01-28T23:00:00Z, 1 late .*, 1 in the far future (clamped); prevalence: [0-9]* documents, 0 left out (no mixture), 1 older than the 60 finest windows kept (counted in the coarser ones)" "$T/err" &&
     ok || fail "event-time summary: $(grep 'event time' "$T/err")"
 ls "$T/tm" | grep -q '\.slda\.track\.json$' && ok || fail "no tracker sidecar written"
 "$S" report "$T/tm" --json "$T/tm.json" --html "$T/tm.html" 2>"$T/err" && ok || fail "report timed: $(cat "$T/err")"
@@ -180,6 +181,12 @@ assert d["prevalence"]["window_ms"] == 86400000 and len(w) == 28, (d["prevalence
 # 24 lines a day, less the few paragraphs left without tokens
 assert all(20 <= x["docs"] <= 24 for x in w), [x["docs"] for x in w]
 assert all(abs(sum(x["share"]) - 1) < 1e-3 for x in w)
+# nothing left out: the document of a year before is in the weeks, and the days shown say
+# one document of the stream lies outside them
+tiers = {t["window_ms"]: t for t in d["prevalence"]["tiers"]}
+assert set(tiers) == {86400000, 604800000}, tiers
+assert tiers[604800000]["windows"] == 6, tiers
+assert d["prevalence"]["outside"] == 1, d["prevalence"]["outside"]
 PY
 [ "$(grep -o 'class="prev"' "$T/tm.html" | wc -l)" -eq 5 ] && ok || fail "wanted 4 prevalence charts and the documents chart"
 

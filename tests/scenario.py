@@ -1,6 +1,6 @@
 """scenario.py - what the Python scenario tests share (tests/00NN-*.py, and through
 tests/realkafka.py the real-broker tier): a check counter and the closing lines, polling for a
-condition, `streamlda broker` and `streamlda run` in their own processes (killed at exit if
+condition or for progress, `streamlda broker` and `streamlda run` in their own processes (killed at exit if
 still running), the snapshot readers of examples/read_snapshot.py, producers (kcat,
 `streamlda produce`, kafka-python), and the dated three-theme stream of the tracking tests
 (0060, 0061).
@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -84,6 +85,21 @@ def wait_for(pred, timeout, what, step=0.2):
         time.sleep(step)
 
 
+def wait_progress(value, target, what, stall=120, step=0.5):
+    """Poll value() until it reaches target; give up only when it has not grown for stall
+    seconds (a machine that is slow, not stuck, still gets there). Returns its last value."""
+    last, since = value(), time.time()
+    while last < target:
+        time.sleep(step)
+        v = value()
+        if v > last:
+            last, since = v, time.time()
+        elif time.time() - since > stall:
+            print("no progress for %ds waiting for %s: %s of %s" % (stall, what, last, target))
+            break
+    return last
+
+
 class Broker:
     """`streamlda broker` in its own process."""
 
@@ -115,6 +131,19 @@ class Broker:
         rc = self.proc.wait(timeout=30)
         self.log.close()
         return rc
+
+
+def broker_runs(name, topics, runs):
+    """Each of runs(tmp, broker) in turn on one `streamlda broker --control` of topics, in a
+    temporary directory; the broker stopped; the closing lines. Returns the exit code."""
+    tmp = tempfile.mkdtemp(prefix="slda-%s-" % name[:4])
+    broker = Broker(tmp, topics, control=True)
+    try:
+        for run in runs:
+            run(tmp, broker)
+    finally:
+        check(broker.stop() == 0, "broker exits 0 on SIGTERM")
+    return done(name, tmp)
 
 
 class Service:

@@ -58,6 +58,22 @@ char *slda_test_tmpdir(void)
     return path;
 }
 
+void slda_test_on_token(const char *tok, size_t len, void *opaque)
+{
+    slda_test_tokens_t *c = opaque;
+    c->empty += len == 0;
+    if (len > c->longest)
+        c->longest = len;
+    if (c->len + len + 2 < sizeof c->out) {
+        if (c->calls)
+            c->out[c->len++] = '|';
+        memcpy(c->out + c->len, tok, len);
+        c->len += len;
+        c->out[c->len] = '\0';
+    }
+    c->calls++;
+}
+
 int slda_test_write_file(const char *path, const char *content)
 {
     FILE *f = fopen(path, "wb");

@@ -154,5 +154,13 @@ char *slda_test_tmpdir(void);
 size_t slda_test_spell(char *buf, size_t cap, char prefix, uint64_t n);
 /* Write a string to a file; returns 0 on success. */
 int slda_test_write_file(const char *path, const char *content);
+/* The tokens a tokenizer hands its callback (slda_token_cb): joined by '|' in out (those that
+ * fit), how many, how many empty, the longest's bytes. Zero it before use. */
+typedef struct slda_test_tokens_s {
+    char out[8192];
+    size_t len, longest;
+    int calls, empty;
+} slda_test_tokens_t;
+void slda_test_on_token(const char *tok, size_t len, void *opaque);
 
 #endif

@@ -127,7 +127,7 @@ static void test_defaults(void)
     CHECK_NULL(conf->p.vocab_file);
     CHECK_INT(conf->p.seed, 42);
     CHECK_INT(conf->p.threads, 1);
-    CHECK_STR(conf->p.stopwords, "smart");
+    CHECK_STR(conf->p.stopwords, "auto");
     CHECK_INT(conf->p.min_length, 3);
     CHECK_INT(conf->p.max_doc_bytes, 1048576);
     CHECK_INT(conf->minibatch_docs, 16);
@@ -147,7 +147,7 @@ static void test_defaults(void)
     CHECK_STR(conf->output_topic, "");
     CHECK_INT(conf->output_top, 5);
     CHECK_STR(conf->deadletter_topic, "streamlda.deadletter");
-    CHECK_INT(conf->http_port, -1);
+    CHECK_INT(conf->http_port, 0); /* the live page on by default, a free port */
     CHECK_INT(conf->status_ms, 5000);
     CHECK_INT(slda_conf_kafka_count(conf), 0);
     /* Every default reads back as written in the table (canonical text). */
@@ -463,7 +463,7 @@ static void test_params_copy(void)
     CHECK_PTR_NE(copy.vocab_file, conf->p.vocab_file);
     CHECK_PTR_NE(copy.stopwords, conf->p.stopwords);
     CHECK_STR(copy.vocab_file, "words.txt");
-    CHECK_STR(copy.stopwords, "smart");
+    CHECK_STR(copy.stopwords, "auto");
     CHECK_INT(copy.topics, conf->p.topics);
     CHECK_INT(copy.seed, conf->p.seed);
     slda_conf_destroy(conf); /* the copy owns its strings */

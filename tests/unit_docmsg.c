@@ -343,6 +343,47 @@ static void test_fixed_vocab(void)
     model = saved;
 }
 
+/* The language of the document a message makes (static buffer), or the error's name. */
+static const char *lang_of(slda_infmt_t fmt, const void *val, size_t len)
+{
+    static char out[64];
+    char err[512] = "";
+    slda_doc_t doc;
+    slda_err_t e = slda_doc_from_message(model, fmt, val, len, NULL, 0, 0, &doc, err, sizeof err);
+    snprintf(out, sizeof out, "%s", e == SLDA_OK ? doc.lang : slda_err_name(e));
+    slda_doc_clear(&doc);
+    return out;
+}
+#define LANG_OF(fmt, s) lang_of(fmt, s, strlen(s))
+
+/* A language in the record ("lang" or "language") overrides identification; one that is not
+ * a tag, or not a string, is ignored. */
+static void test_lang(void)
+{
+    static const char german[] = "Die Katze sitzt auf der Matte und schläft";
+    char buf[256];
+    CHECK_STR(LANG_OF(SLDA_INFMT_TEXT, german), "de");
+    snprintf(buf, sizeof buf, "{\"text\": \"%s\"}", german);
+    CHECK_STR(LANG_OF(SLDA_INFMT_JSON, buf), "de");
+    snprintf(buf, sizeof buf, "{\"lang\": \"pt-BR\", \"text\": \"%s\"}", german);
+    CHECK_STR(LANG_OF(SLDA_INFMT_JSON, buf), "pt");
+    snprintf(buf, sizeof buf, "{\"language\": \"EN\", \"tokens\": [\"Katze\", \"Matte\"]}");
+    CHECK_STR(LANG_OF(SLDA_INFMT_JSON, buf), "en");
+    snprintf(buf, sizeof buf, "{\"lang\": 7, \"text\": \"%s\"}", german);
+    CHECK_STR(LANG_OF(SLDA_INFMT_JSON, buf), "de");
+    snprintf(buf, sizeof buf, "{\"lang\": \"German!\", \"text\": \"%s\"}", german);
+    CHECK_STR(LANG_OF(SLDA_INFMT_JSON, buf), "de");
+    mp_t m;
+    mp_begin(&m);
+    msgpack_pack_map(&m.pk, 2);
+    mp_str(&m, "text");
+    mp_str(&m, german);
+    mp_str(&m, "lang");
+    mp_str(&m, "fr");
+    CHECK_STR(lang_of(SLDA_INFMT_MSGPACK, m.sb.data, m.sb.size), "fr");
+    msgpack_sbuffer_destroy(&m.sb);
+}
+
 int main(void)
 {
     model = make_model(0, 0);
@@ -352,6 +393,7 @@ int main(void)
     test_msgpack_bad();
     test_auto();
     test_fixed_vocab();
+    test_lang();
     free_model(model);
     return slda_test_done("unit_docmsg");
 }

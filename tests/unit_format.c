@@ -43,7 +43,7 @@ static void test_table(void)
     size_t files = 0, messages = 0;
     slda_conf_t *conf = slda_conf_new();
     char err[256], name[64];
-    CHECK_EQ(n, 5);
+    CHECK_EQ(n, 7);
     for (size_t i = 0; i < n; i++) {
         const slda_format_row_t *r = rows[i];
         if (r->next) {
@@ -62,7 +62,7 @@ static void test_table(void)
         }
         CHECK_TRUE(r->title && r->name, "row %zu", i);
     }
-    CHECK_EQ(files, 4);
+    CHECK_EQ(files, 6);
     CHECK_EQ(messages, 3);
     /* input.format's values are the message rows, auto first; each value has its row */
     for (int f = 0; f < SLDA_INFMT__COUNT; f++) {
@@ -78,8 +78,10 @@ static void test_table(void)
     CHECK_STR(slda_format_file(SLDA_FORMAT_LDAC)->name, "ldac");
     CHECK_STR(slda_format_file(SLDA_FORMAT_TEXT)->name, "text");
     CHECK_STR(slda_format_file(SLDA_FORMAT_JSONL)->name, "json");
-    CHECK_TRUE(!slda_format_file(SLDA_FORMAT_AUTO) && !slda_format_file((slda_format_t)5),
-               "no rows for auto and 5");
+    CHECK_STR(slda_format_file(SLDA_FORMAT_CSV)->name, "csv");
+    CHECK_STR(slda_format_file(SLDA_FORMAT_TSV)->name, "tsv");
+    CHECK_TRUE(!slda_format_file(SLDA_FORMAT_AUTO) && !slda_format_file((slda_format_t)7),
+               "no rows for auto and 7");
     CHECK_INT(slda_format_parse("msgpack"), (slda_format_t)-1);
     CHECK_INT(slda_format_parse("JSONL"), SLDA_FORMAT_JSONL);
 }

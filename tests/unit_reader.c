@@ -570,7 +570,9 @@ static void test_guess_vocab(void)
     CHECK_INT(slda_format_parse("TEXT"), SLDA_FORMAT_TEXT);
     CHECK_INT(slda_format_parse("jsonl"), SLDA_FORMAT_JSONL);
     CHECK_INT(slda_format_parse("auto"), SLDA_FORMAT_AUTO);
-    CHECK_INT(slda_format_parse("csv"), (slda_format_t)-1);
+    CHECK_INT(slda_format_parse("csv"), SLDA_FORMAT_CSV);
+    CHECK_INT(slda_format_parse("tsv"), SLDA_FORMAT_TSV);
+    CHECK_INT(slda_format_parse("xml"), (slda_format_t)-1);
     CHECK_INT(slda_format_parse(NULL), (slda_format_t)-1);
 }
 

@@ -1,5 +1,6 @@
 /* unit_snapdir.c - snapshot directories: names, parsing, listing one model in update order,
- * names of other models and look-alikes ignored, pruning to the newest N with their states. */
+ * names of other models and look-alikes ignored, pruning to the newest N with their states
+ * (and states whose snapshot is missing). */
 #include "io/snapdir.h"
 #include "testutil.h"
 
@@ -267,6 +268,21 @@ static void test_prune(void)
     unlink(sub);
     snprintf(sub, sizeof sub, "%s/news-00000000000000000100.slda", dir);
     rmdir(sub);
+
+    /* tracker states without their snapshot (a writer that failed or died between the two:
+     * the service writes the state first) go with the next pruning, older or newer than the
+     * snapshots kept; a state with its snapshot, another model's and temp files stay */
+    touch("news-00000000000000000150.slda.track.json");
+    touch("news-00000000000000000300.slda.track.json");
+    touch("news-00000000000000000200.slda.track.json");
+    touch("sport-00000000000000000099.slda.track.json");
+    CHECK_OK(slda_snapdir_prune(dir, "news", 1, NULL, err, sizeof err), err);
+    CHECK(!exists("news-00000000000000000150.slda.track.json"));
+    CHECK(!exists("news-00000000000000000300.slda.track.json"));
+    CHECK(exists("news-00000000000000000200.slda"));
+    CHECK(exists("news-00000000000000000200.slda.track.json"));
+    CHECK(exists("sport-00000000000000000099.slda.track.json"));
+    CHECK(exists("news-00000000000000000050.slda.track.json.tmp.9"));
 }
 
 static void test_make_check(void)

@@ -7,29 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct collect_s {
-    char out[4096]; /* tokens joined by '|' */
-    size_t len;
-    int calls;
-} collect_t;
-
-static void on_token(const char *tok, size_t len, void *opaque)
-{
-    collect_t *c = opaque;
-    if (c->len + len + 2 < sizeof c->out) {
-        if (c->calls)
-            c->out[c->len++] = '|';
-        memcpy(c->out + c->len, tok, len);
-        c->len += len;
-        c->out[c->len] = '\0';
-    }
-    c->calls++;
-}
-
 /* The rules of snapshots made before text.* cleanup existed: every rule off. */
 static const slda_text_rules_t legacy = {SLDA_TEXT_URLS_KEEP,    SLDA_TEXT_HTML_KEEP,
                                          SLDA_TEXT_MENTIONS_KEEP, SLDA_TEXT_HASHTAGS_KEEP,
-                                         SLDA_TEXT_APOS_SPLIT,   SLDA_TEXT_DIGITS_SPLIT};
+                                         SLDA_TEXT_APOS_SPLIT,   SLDA_TEXT_DIGITS_SPLIT,
+                                         SLDA_TEXT_SEGMENT_SIMPLE, 50, 0};
 
 static slda_tokenizer_t *make_rules(const char *stop, uint32_t min_length,
                                     const slda_text_rules_t *rules)
@@ -39,6 +21,7 @@ static slda_tokenizer_t *make_rules(const char *stop, uint32_t min_length,
     memset(&p, 0, sizeof p); /* rules: every field 0 is its default */
     p.stopwords = (char *)stop;
     p.min_length = min_length;
+    p.text.segment = SLDA_TEXT_SEGMENT_SIMPLE; /* these tests are the simple rule's */
     if (rules)
         p.text = *rules;
     slda_tokenizer_t *tok = slda_tokenizer_new(&p, err, sizeof err);
@@ -60,6 +43,8 @@ static slda_tokenizer_t *make_with(const char *stop, uint32_t min_length, const 
     slda_conf_t *conf = slda_conf_new();
     char err[512] = "";
     CHECK_INT(slda_conf_set(conf, key, value, err, sizeof err), SLDA_OK);
+    if (strcmp(key, "text.segment"))
+        conf->p.text.segment = SLDA_TEXT_SEGMENT_SIMPLE;
     slda_tokenizer_t *tok = make_rules(stop, min_length, &conf->p.text);
     slda_conf_destroy(conf);
     return tok;
@@ -68,10 +53,10 @@ static slda_tokenizer_t *make_with(const char *stop, uint32_t min_length, const 
 /* Tokenise text with tok; returns the joined tokens (static buffer). */
 static const char *toks(const slda_tokenizer_t *tok, const char *text, size_t len)
 {
-    static collect_t c;
+    static slda_test_tokens_t c;
     char err[256] = "";
     memset(&c, 0, sizeof c);
-    slda_err_t e = slda_tokenize(tok, text, len, on_token, &c, err, sizeof err);
+    slda_err_t e = slda_tokenize(tok, text, len, slda_test_on_token, &c, err, sizeof err);
     if (e != SLDA_OK)
         snprintf(c.out, sizeof c.out, "ERR %s: %s", slda_err_name(e), err);
     return c.out;
@@ -136,6 +121,7 @@ static void test_rule_defaults(void)
     slda_conf_t *conf = slda_conf_new();
     slda_text_rules_t zero;
     memset(&zero, 0, sizeof zero);
+    zero.token_max = 50; /* a number, not an index */
     CHECK_MEM(&conf->p.text, &zero, sizeof zero);
     slda_conf_destroy(conf);
 }
@@ -265,6 +251,26 @@ static void test_stop_minlen(void)
     slda_tokenizer_destroy(tok);
 }
 
+/* The per-language lists (stopwords-iso) are built-in lists named by their code. */
+static void test_stop_languages(void)
+{
+    slda_tokenizer_t *tok = make("de+ru", 1);
+    CHECK_STR(TOKS(tok, "Die Katze und der Hund, что это кошка"), "katze|hund|кошка");
+    slda_tokenizer_destroy(tok);
+    tok = make("zh", 1);
+    CHECK_STR(TOKS(tok, "我们 的 北京"), "北京");
+    slda_tokenizer_destroy(tok);
+    CHECK(slda_nautolists >= 30);
+    for (size_t i = 0; i < slda_nautolists; i++) {
+        size_t found = 0;
+        for (size_t k = 0; k < slda_nstoplists; k++)
+            found += !strcmp(slda_stoplists[k].name, slda_autolists[i].list) &&
+                     slda_stoplists[k].n >= 20;
+        CHECK_TRUE(found == 1, "language %s: list %s", slda_autolists[i].lang,
+                   slda_autolists[i].list);
+    }
+}
+
 static void test_stop_file(void)
 {
     char *dir = slda_test_tmpdir(), path[4200], bad[4200], err[512] = "";
@@ -328,11 +334,11 @@ static void test_stop_compose(void)
     /* "+x" in the configuration adds to the default list */
     slda_conf_t *conf = slda_conf_new();
     CHECK_INT(slda_conf_set(conf, "text.stopwords", "+amp,rt", err, sizeof err), SLDA_OK);
-    CHECK_STR(conf->p.stopwords, "smart+amp,rt");
+    CHECK_STR(conf->p.stopwords, "auto+amp,rt");
     tok = slda_tokenizer_new(&conf->p, err, sizeof err);
     CHECK_TRUE(tok != NULL, "%s", err);
-    if (tok)
-        CHECK_INT(slda_tokenizer_stopword_count(tok), 572);
+    if (tok) /* the explicit words; auto's lists are each language's */
+        CHECK_INT(slda_tokenizer_stopword_count(tok), 2);
     slda_tokenizer_destroy(tok);
     slda_conf_destroy(conf);
 
@@ -391,10 +397,10 @@ static void test_bad_utf8(void)
     };
     slda_tokenizer_t *tok = make("none", 1);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        collect_t c;
+        slda_test_tokens_t c;
         char err[256] = "", want[128];
         memset(&c, 0, sizeof c);
-        slda_err_t e = slda_tokenize(tok, cases[i].text, strlen(cases[i].text), on_token, &c,
+        slda_err_t e = slda_tokenize(tok, cases[i].text, strlen(cases[i].text), slda_test_on_token, &c,
                                      err, sizeof err);
         CHECK_INT(e, SLDA_ERR_UTF8);
         CHECK_INT(c.calls, 0);
@@ -442,6 +448,7 @@ int main(void)
     test_bad_rules();
     test_long_token();
     test_stop_minlen();
+    test_stop_languages();
     test_stop_file();
     test_stop_compose();
     test_bad_utf8();

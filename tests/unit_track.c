@@ -61,6 +61,8 @@ static slda_track_t *new_track(uint32_t K, uint64_t warmup)
 {
     slda_track_opts_t o;
     slda_track_opts_default(&o);
+    o.window_ms = HOUR; /* these tests were written for a ring of 168 hours */
+    o.windows = 168;
     o.warmup_docs = warmup;
     return slda_track_new(K, &o);
 }
@@ -146,14 +148,113 @@ static void test_prevalence_change(void)
     CHECK_NEAR(docs[5], 100, 1e-9);
     CHECK_NEAR(share[5 * K] + share[5 * K + 1] + share[5 * K + 2] + share[5 * K + 3], 1, 1e-6);
     CHECK_NEAR(share[20 * K + 3], 0.5, 0.05);
-    /* a document older than the ring (168 windows back) is dropped and counted */
+    /* a document older than the finest ring (168 windows back) is counted there and kept in
+     * the coarser tiers (days) */
     float theta[4] = {0.25f, 0.25f, 0.25f, 0.25f};
     slda_track_add(t, t0 + 23 * HOUR - 200 * HOUR, theta);
-    CHECK_INT(slda_track_dropped(t), 1);
+    CHECK_INT(slda_track_beyond(t), 1);
+    CHECK_INT(slda_track_dropped(t), 0);
+    double ddocs[8];
+    CHECK_INT(slda_track_tier_windows(t, 1, NULL, ddocs, NULL), 3); /* three days */
+    CHECK_NEAR(ddocs[0] + ddocs[1] + ddocs[2], 2401, 1e-9);
     /* late but inside the ring: counted in its window */
     slda_track_add(t, t0 + 3 * HOUR, theta);
     n = slda_track_windows(t, start, docs, NULL);
     CHECK_NEAR(docs[3], 101, 1e-9);
+    slda_track_destroy(t);
+}
+
+/* Several resolutions at once with the defaults (minute x 240, hours, days, weeks doubling):
+ * a stream of nine years keeps its whole span, in bounded windows; every document is in every
+ * tier that covers its time; the last tier doubles when even weeks no longer fit; a saved
+ * state restores every tier. */
+static void test_tiers(void)
+{
+    slda_track_opts_t o;
+    slda_track_opts_default(&o);
+    o.sample_docs = 0;
+    const uint32_t K = 3;
+    slda_track_t *t = slda_track_new(K, &o);
+    CHECK_INT(slda_track_tiers(t), 4);
+    int64_t t0 = 1230768000000LL; /* 2009-01-01 */
+    int64_t span = (int64_t)(9 * 365.25 * 24) * HOUR;
+    const int N = 20000;
+    for (int i = 0; i < N; i++) {
+        float theta[3] = {i < N / 2 ? 0.7f : 0.1f, 0.2f, i < N / 2 ? 0.1f : 0.7f};
+        slda_track_add(t, t0 + span / N * i, theta);
+    }
+    CHECK_INT(slda_track_docs(t), (uint64_t)N);
+    CHECK_INT(slda_track_dropped(t), 0);
+    size_t tier = slda_track_pick(t, SLDA_TRACK_POINTS);
+    int64_t width = slda_track_tier_width(t, tier);
+    static int64_t start[2000];
+    static double docs[2000];
+    size_t n = slda_track_tier_windows(t, tier, start, docs, NULL);
+    double total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += docs[i];
+    printf("nine years: tier %zu of %lld ms, %zu windows from %lld, %.0f documents\n", tier,
+           (long long)width, n, (long long)start[0], total);
+    CHECK_INT(width, 7 * 24 * HOUR); /* days cover three years only: weeks, the last tier */
+    CHECK_NEAR(total, N, 1e-9);
+    CHECK_LE(start[0], t0);
+    CHECK_GE(start[n - 1] + width, t0 + span / N * (N - 1));
+    /* days: the ring of 1096 holds the last three years only */
+    n = slda_track_tier_windows(t, 2, start, docs, NULL);
+    CHECK_LE(n, 1096);
+    CHECK_GE(start[0], t0 + span - 1100 * 24 * HOUR);
+    /* the state restores every tier */
+    char *a = NULL;
+    size_t alen = 0;
+    FILE *f = open_memstream(&a, &alen);
+    slda_track_write_json(t, f, "m", 1);
+    fclose(f);
+    slda_track_t *u = slda_track_new(K, &o);
+    char err[300];
+    CHECK_INT(slda_track_read_json(u, a, alen, err, sizeof err), SLDA_OK);
+    for (size_t q = 0; q < 4; q++) {
+        static int64_t s2[2000];
+        static double d2[2000];
+        size_t n1 = slda_track_tier_windows(t, q, start, docs, NULL);
+        size_t n2 = slda_track_tier_windows(u, q, s2, d2, NULL);
+        CHECK_INT(n2, n1);
+        CHECK_INT(slda_track_tier_width(u, q), slda_track_tier_width(t, q));
+        for (size_t i = 0; i < n1 && i < n2; i++)
+            if (s2[i] != start[i] || d2[i] != docs[i]) {
+                CHECK_TRUE(0, "tier %zu window %zu: %lld %g vs %lld %g", q, i, (long long)s2[i],
+                           d2[i], (long long)start[i], docs[i]);
+                break;
+            }
+    }
+    free(a);
+    slda_track_destroy(u);
+    /* older data than the last tier holds: it moves its base back, or doubles */
+    float theta[3] = {0.3f, 0.3f, 0.4f};
+    slda_track_add(t, t0 - 30LL * 365 * 24 * HOUR, theta);
+    CHECK_INT(slda_track_dropped(t), 0);
+    n = slda_track_tier_windows(t, 3, start, docs, NULL);
+    total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += docs[i];
+    CHECK_NEAR(total, N + 1, 1e-9);
+    printf("with a document 30 years older: weeks doubled to %lld ms, %zu windows\n",
+           (long long)slda_track_tier_width(t, 3), n);
+    CHECK_INT(slda_track_tier_width(t, 3), 2 * 7 * 24 * HOUR); /* 39 years: 1017 fortnights */
+    /* a format-1 state (one ring of hours) feeds the days and weeks too */
+    slda_track_t *v = slda_track_new(2, &o);
+    const char *old = "{\"format\":1,\"K\":2,\"window_ms\":3600000,\"windows\":168,"
+                      "\"newest_ms\":1500003600000,\"clamped\":0,\"late\":0,\"dropped\":0,"
+                      "\"docs\":30,\"prevalence\":[[1500001200000,10,[5,5]],"
+                      "[1500004800000,20,[4,16]]],\"topics\":[{\"id\":0,\"mass\":0.5,"
+                      "\"drift\":-1,\"words\":[],\"entered\":[],\"left\":[]},{\"id\":1,"
+                      "\"mass\":0.5,\"drift\":-1,\"words\":[],\"entered\":[],\"left\":[]}],"
+                      "\"events\":[]}";
+    CHECK_INT(slda_track_read_json(v, old, strlen(old), err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_track_tier_windows(v, 0, NULL, NULL, NULL), 0); /* minutes: cannot split */
+    CHECK_INT(slda_track_tier_windows(v, 1, NULL, docs, NULL), 2);
+    CHECK_INT(slda_track_tier_windows(v, 2, NULL, docs, NULL), 1);
+    CHECK_NEAR(docs[0], 30, 1e-9);
+    slda_track_destroy(v);
     slda_track_destroy(t);
 }
 
@@ -391,6 +492,37 @@ static void test_state(void)
     slda_track_destroy(v);
 }
 
+/* A word may hold spaces (a JSON "tokens" field): the words that entered and left a
+ * topic's top 10 stay whole in /api/topics and through the sidecar state (they were split
+ * at the spaces: "new york" came out as "new", "york"). */
+static void test_words_with_spaces(void)
+{
+    slda_track_t *t = new_track(1, 0);
+    static const char *const before[] = {"alpha", "new york", "beta", "ice cream"};
+    static const char *const after[] = {"alpha", "los angeles", "beta", "san  francisco "};
+    slda_track_words_t w[1];
+    double mass[1] = {1};
+    set_words(&w[0], before, 4);
+    slda_track_compare(t, w, mass, 50, 1);
+    set_words(&w[0], after, 4);
+    slda_track_compare(t, w, mass, 60, 2);
+    size_t len;
+    char *j = slda_track_json_topics(t, w, mass, &len);
+    CHECK_CONTAINS(j, "\"entered\":[\"los angeles\",\"san  francisco \"],"
+                      "\"left\":[\"new york\",\"ice cream\"]");
+    char *a = state_json(t);
+    CHECK_CONTAINS(a, "\"entered\":[\"los angeles\",\"san  francisco \"],"
+                      "\"left\":[\"new york\",\"ice cream\"]");
+    slda_track_t *u = new_track(1, 0);
+    char err[400];
+    CHECK_INT(slda_track_read_json(u, a, strlen(a), err, sizeof err), SLDA_OK);
+    char *b = state_json(u);
+    CHECK_STR(b, a); /* read back whole */
+    free(j), free(a), free(b);
+    slda_track_destroy(t);
+    slda_track_destroy(u);
+}
+
 static void test_page(void)
 {
     slda_page_t *page = slda_page_new();
@@ -469,9 +601,11 @@ int main(void)
     test_time_parse();
     test_event_time();
     test_prevalence_change();
+    test_tiers();
     test_drift_events();
     test_death();
     test_state();
+    test_words_with_spaces();
     test_page();
     test_snapshot_meta();
     return slda_test_done("unit_track");

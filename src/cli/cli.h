@@ -25,6 +25,11 @@ int slda_cli_common_opt(int c, slda_cli_opts_t *opts);
 slda_model_t *slda_cli_load_snapshot(const char *path);
 /* Remember one -X key=value (the string is borrowed from argv). */
 void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
+/* A record's fields named on the command line (train, timeline): --time-field, --text-field,
+ * --id-field, whose getopt codes are 'F', 'U' and 'I', as -X input.time.field=NAME, ...; buf
+ * holds the "key=value" strings until the options are applied. 1 when c was one of them. */
+typedef char slda_cli_fieldbuf_t[3][300];
+int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf);
 /* Apply defaults < config file < environment < -X into conf. `-X list`
  * prints the property table and `-X dump` the effective configuration, and
  * then return SLDA_EXIT_OK with *done set. Prints errors on stderr and
@@ -32,9 +37,12 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
 void slda_cli_opts_clear(slda_cli_opts_t *opts);
 
-/* Set to the signal number by SIGINT/SIGTERM (the handler does nothing else);
+/* Set to the signal number by SIGINT/SIGTERM/SIGHUP (the handler does nothing else);
  * loops poll it. A command stopped by it exits 128 + the number. */
 extern volatile sig_atomic_t slda_cli_stop;
+/* The service's stop flag (slda_service_run): 1 at the first of those signals, -1 at the
+ * next one (stop now: the shutdown's waits end at once). */
+extern volatile sig_atomic_t slda_cli_svc_stop;
 void slda_cli_install_signals(void); /* also ignores SIGPIPE */
 /* Set vocab.file from the input's neighbour (vocab.X.txt beside docword.X.txt,
  * vocab.txt beside an lda-c file) unless one is configured; prints and
@@ -53,31 +61,23 @@ int slda_cli_train(int argc, char **argv);
 int slda_cli_topics(int argc, char **argv);  /* cli_topics.c */
 int slda_cli_diff(int argc, char **argv);    /* cli_diff.c */
 int slda_cli_report(int argc, char **argv);  /* cli_report.c, report_*.c */
+int slda_cli_timeline(int argc, char **argv); /* cli_timeline.c */
 
-/* train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME] (cli_timeline.c): a snapshot
+/* train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME] (cli_snapshots.c): a snapshot
  * <DIR>/<model>-<updates, 20 digits>.slda every N documents and at the end; with a time field,
  * the tracker (src/track) gets each document's mixture at its event time and writes its state
  * beside each snapshot (<snapshot>.track.json). NULL (after printing why) if DIR cannot be
  * used. */
-typedef struct slda_cli_timeline_s slda_cli_timeline_t;
-slda_cli_timeline_t *slda_cli_timeline_new(const slda_conf_t *conf, const slda_model_t *model,
+typedef struct slda_cli_snaps_s slda_cli_snaps_t;
+slda_cli_snaps_t *slda_cli_snaps_new(const slda_conf_t *conf, const slda_model_t *model,
                                            const char *dir, uint64_t every, int timed);
-void slda_cli_timeline_destroy(slda_cli_timeline_t *tl);
+void slda_cli_snaps_destroy(slda_cli_snaps_t *tl);
 /* Room for n mixtures when the tracker wants them, else NULL (owned by tl). */
-float *slda_cli_timeline_thetas(slda_cli_timeline_t *tl, size_t n);
+float *slda_cli_snaps_thetas(slda_cli_snaps_t *tl, size_t n);
 /* After a minibatch (final: the end of training): feed the tracker, write a snapshot when due.
  * Accepts tl NULL. -1 after printing why a snapshot could not be written. */
-int slda_cli_timeline_step(slda_cli_timeline_t *tl, slda_model_t *model, const slda_doc_t *docs,
+int slda_cli_snaps_step(slda_cli_snaps_t *tl, slda_model_t *model, const slda_doc_t *docs,
                            size_t n, const float *thetas, int final);
-/* JSON lines whose event time is in field `field` (ISO 8601 or epoch; src/track/evtime.c),
- * read as `run` decodes message values; errors carry "path:line: " (cli_timed.c). */
-typedef struct slda_cli_timed_s slda_cli_timed_t;
-slda_cli_timed_t *slda_cli_timed_open(const slda_conf_t *conf, slda_model_t *model,
-                                      const char *path, const char *field, char *errstr,
-                                      size_t errstr_size);
-slda_err_t slda_cli_timed_next(slda_cli_timed_t *rd, slda_doc_t *doc, char *errstr,
-                               size_t errstr_size);
-void slda_cli_timed_close(slda_cli_timed_t *rd);
 int slda_cli_infer(int argc, char **argv);
 int slda_cli_export(int argc, char **argv);
 int slda_cli_batch(int argc, char **argv);   /* train --batch */

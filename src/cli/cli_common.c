@@ -10,6 +10,8 @@
 #include "io/reader.h"
 #include "core/slda_int.h"
 #include "io/snapshot.h"
+#include "engine/model.h"
+#include "text/tokenize.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,6 +34,19 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
         opts->xprops = slda_xrealloc(opts->xprops, opts->xcap * sizeof *opts->xprops);
     }
     opts->xprops[opts->nx++] = kv;
+}
+
+int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf)
+{
+    static const char codes[] = "FUI";
+    static const char *const prop[] = {"input.time.field", "input.text.field", "input.id.field"};
+    const char *at = c ? strchr(codes, c) : NULL;
+    if (!at)
+        return 0;
+    int i = (int)(at - codes);
+    snprintf(buf[i], sizeof buf[i], "%s=%s", prop[i], optarg);
+    slda_cli_add_x(opts, buf[i]);
+    return 1;
 }
 
 void slda_cli_opts_clear(slda_cli_opts_t *opts)
@@ -132,12 +147,21 @@ int slda_cli_common_opt(int c, slda_cli_opts_t *opts)
 }
 
 volatile sig_atomic_t slda_cli_stop = 0;
+volatile sig_atomic_t slda_cli_svc_stop = 0;
 
 /* No SA_RESTART: a read blocked on a pipe or terminal returns EINTR, so the
- * loop sees the flag; the flag holds the signal number (exit 128 + it). */
+ * loop sees the flag; the flag holds the first signal's number (exit 128 + it).
+ * A second signal asks the service to stop now (SLDA_STOP_NOW). SIGHUP stops
+ * like SIGTERM: a closed terminal or a supervisor's hang-up must not cost the
+ * training since the last snapshot (its default action killed the process). */
 static void on_signal(int sig)
 {
+    if (slda_cli_stop) {
+        slda_cli_svc_stop = -1;
+        return;
+    }
     slda_cli_stop = sig;
+    slda_cli_svc_stop = 1;
 }
 
 void slda_cli_install_signals(void)
@@ -148,6 +172,7 @@ void slda_cli_install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
@@ -172,8 +197,16 @@ slda_model_t *slda_cli_load_snapshot(const char *path)
     char err[1024];
     slda_err_t e;
     slda_model_t *model = slda_snapshot_read(path, &e, err, sizeof err);
-    if (!model)
+    if (!model) {
         fprintf(stderr, "streamlda: %s (%s)\n", err, slda_err_name(e));
+        return NULL;
+    }
+    uint32_t icu = slda_tokenizer_icu_trained(slda_model_tokenizer(model));
+    if (icu)
+        fprintf(stderr,
+                "streamlda: warning: %s was made with ICU %u, this program has ICU %u: Chinese, "
+                "Japanese and Thai words may be cut differently (text.segment=unicode)\n",
+                path, icu, slda_tokenizer_icu_major());
     return model;
 }
 

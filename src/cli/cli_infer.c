@@ -29,7 +29,8 @@
 static const char infer_usage[] =
     "Usage: streamlda infer [OPTIONS] SNAPSHOT [FILE...]\n"
     "Print the topic mixture of each document in FILEs (or standard input) as a JSON line:\n"
-    "  {\"id\":\"...\",\"topics\":[[k,weight],...]}   (the --top largest, by weight)\n"
+    "  {\"id\":\"...\",\"lang\":\"de\",\"topics\":[[k,weight],...]}   (the --top largest)\n"
+    "  (lang: the record's, or identified from raw text; absent when not identified)\n"
     "  -f, --format FMT   auto (default), uci, ldac, text, jsonl\n"
     "  -t, --top N        topics per document (default 5)\n"
     "  -h, --help         this help\n"
@@ -52,6 +53,8 @@ static void print_mixture(const slda_doc_t *doc, const float *theta, uint32_t K,
     }
     printf("{\"id\":");
     slda_json_write_string(stdout, doc->id ? doc->id : "");
+    if (doc->lang[0])
+        printf(",\"lang\":\"%s\"", doc->lang); /* a code of ASCII letters */
     printf(",\"topics\":[");
     for (uint32_t i = 0; i < m; i++)
         printf("%s[%u,%.6f]", i ? "," : "", best[i], theta[best[i]]);

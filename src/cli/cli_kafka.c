@@ -31,10 +31,12 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: streamlda run [-c FILE] [-X key=value ...] [--embedded] [--fresh]\n"
             "Consume documents from Kafka (input.topics), train in minibatches, write\n"
-            "snapshots (snapshot.dir, snapshot.topic) and commit offsets; SIGTERM or\n"
-            "SIGINT finishes the minibatch, writes a final snapshot and exits 0 (1 when\n"
+            "snapshots (snapshot.dir, snapshot.topic) and commit offsets; SIGTERM, SIGINT\n"
+            "or SIGHUP finishes the minibatch, writes a final snapshot and exits 0 (1 when\n"
             "records stayed undelivered for shutdown.timeout.ms: nothing is committed past\n"
-            "the last snapshot). A fatal Kafka error or an undeliverable record exits 1.\n"
+            "the last snapshot); a second one ends that wait at once (exit 1, no final\n"
+            "snapshot unless every record was delivered). A fatal Kafka error or an\n"
+            "undeliverable record exits 1.\n"
             "A signal while it starts (waiting for the brokers) stops it at once, exit 0.\n"
             "  -c, --config FILE   key=value configuration file\n"
             "  -X key=value        set a property (kafka.* go to librdkafka); -X list\n"
@@ -42,6 +44,18 @@ static void run_usage(FILE *f)
             "                      (same as -X kafka.bootstrap.servers=embedded)\n"
             "  --fresh             start a new model although snapshot.dir holds snapshots\n"
             "                      of model.name that do not load (-X snapshot.fresh=true)\n"
+            "The settings people set first (-X key=value; `streamlda config` lists all):\n"
+            "  kafka.bootstrap.servers  the brokers; input.topics  the topics to read\n"
+            "  topics               K, the number of topics (default 100)\n"
+            "  input.format         auto, json, msgpack, text; input.text.field, input.id.field\n"
+            "                       the JSON fields of the text (default text) and the id\n"
+            "  input.time.field     the JSON field with each document's event time (ISO 8601,\n"
+            "                       epoch); empty: the message timestamp (docs/tracking.md)\n"
+            "  http.port            the live page (/), /metrics and /healthz on 127.0.0.1;\n"
+            "                       default 0: any free port, printed at start; -1: off\n"
+            "  track, track.window, track.windows, track.sample.docs, track.warmup.docs\n"
+            "                       topic tracking over event time (docs/tracking.md)\n"
+            "  snapshot.dir, snapshot.every.ms, snapshot.keep   snapshots on disk\n"
             "See docs/service.md.\n");
 }
 
@@ -83,7 +97,8 @@ int slda_cli_run(int argc, char **argv)
         goto out;
     }
     slda_cli_install_signals();
-    slda_service_t *svc = slda_service_start(conf, (volatile int *)&slda_cli_stop, err, sizeof err);
+    volatile int *stop = (volatile int *)&slda_cli_svc_stop;
+    slda_service_t *svc = slda_service_start(conf, stop, err, sizeof err);
     if (!svc && slda_cli_stop) { /* a clean stop: nothing was read, nothing to save */
         fprintf(stderr, "streamlda run: %s: stopped by signal %d before reading any input\n",
                 err, (int)slda_cli_stop);
@@ -94,7 +109,7 @@ int slda_cli_run(int argc, char **argv)
         rc = SLDA_EXIT_FAIL;
         goto out;
     }
-    if (slda_service_run(svc, (volatile int *)&slda_cli_stop, err, sizeof err)) {
+    if (slda_service_run(svc, stop, err, sizeof err)) {
         fprintf(stderr, "streamlda run: %s\n", err);
         rc = SLDA_EXIT_FAIL;
     }
@@ -127,7 +142,7 @@ static void produce_usage(FILE *f)
     fprintf(f,
             "usage: streamlda produce --brokers ADDR --topic T [--format text|jsonl]\n"
             "                         [--key-from-id | --key-field NAME] [--time-field NAME]\n"
-            "                         [--partition N] [-X name=value] FILE...\n"
+            "                         [--partition N | --spread] [-X name=value] FILE...\n"
             "Send each non-empty line of each FILE (\"-\" = stdin) as one message; wait for\n"
             "every delivery report; exit 1 if any message failed.\n"
             "  --key-from-id  key = the \"id\" field (jsonl) or FILE:LINE (text)\n"
@@ -135,7 +150,11 @@ static void produce_usage(FILE *f)
             "                 in one partition, in order\n"
             "  --time-field NAME  message timestamp = the JSON field NAME (ISO 8601, epoch\n"
             "                 seconds or ms); a line without a readable time is reported\n"
-            "                 (FILE:LINE) and skipped\n"
+            "                 (FILE:LINE) and skipped; without --partition, --key-field or\n"
+            "                 --spread every message goes to partition 0, so a stream in\n"
+            "                 time order stays in order (said on stderr)\n"
+            "  --spread       with --time-field: let the partitioner spread the messages\n"
+            "                 (the service then counts documents behind the newest as late)\n"
             "  --partition N  send everything to partition N (default: partitioner); with\n"
             "                 --partition, --key-field or --time-field the producer is\n"
             "                 idempotent, so retries never reorder a partition\n"
@@ -281,10 +300,11 @@ int slda_cli_produce(int argc, char **argv)
                                              {"partition", required_argument, NULL, 'p'},
                                              {"key-field", required_argument, NULL, 'K'},
                                              {"time-field", required_argument, NULL, 'T'},
+                                             {"spread", no_argument, NULL, 'S'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *brokers = NULL, *topic = NULL;
-    int jsonl = 0, key_from_id = 0, idem_set = 0, c;
+    int jsonl = 0, key_from_id = 0, idem_set = 0, spread = 0, c;
     int32_t partition = RD_KAFKA_PARTITION_UA;
     char rderr[512];
     rd_kafka_conf_t *rconf = rd_kafka_conf_new();
@@ -305,6 +325,7 @@ int slda_cli_produce(int argc, char **argv)
         case 'p': partition = (int32_t)strtol(optarg, NULL, 10); break;
         case 'K': po.key_field = optarg; break;
         case 'T': po.time_field = optarg; break;
+        case 'S': spread = 1; break;
         case 'f':
             if (strcmp(optarg, "text") && strcmp(optarg, "jsonl")) {
                 fprintf(stderr, "streamlda produce: --format \"%s\": expected text or jsonl\n", optarg);
@@ -342,6 +363,13 @@ int slda_cli_produce(int argc, char **argv)
     if (rd_kafka_conf_set(rconf, "bootstrap.servers", brokers, rderr, sizeof rderr)) {
         fprintf(stderr, "streamlda produce: --brokers \"%s\": %s\n", brokers, rderr);
         goto usage;
+    }
+    /* A stream with event times keeps its order by default: one partition (spread over several,
+     * a consumer reads them interleaved and most documents arrive behind the newest) */
+    if (po.time_field && partition == RD_KAFKA_PARTITION_UA && !po.key_field && !spread) {
+        partition = 0;
+        fprintf(stderr, "streamlda produce: --time-field: every message to partition 0, in "
+                        "order (--spread to let the partitioner spread them)\n");
     }
     /* An ordered stream stays in order: an idempotent producer never reorders a
      * partition on retries (unless -X enable.idempotence=false says otherwise). */

@@ -97,28 +97,36 @@ int slda_cli_report(int argc, char **argv)
         case 'm': model = optarg; break;
         case 'n':
             if ((n = slda_cli_opt_long(optarg, 1, 30)) < 0)
-                goto usage;
+                goto bad_value;
             break;
         case 't':
             if ((top = slda_cli_opt_long(optarg, 0, 1000000000)) < 0)
-                goto usage;
+                goto bad_value;
             break;
         case 'C':
             change = strtod(optarg, &end);
             if (end == optarg || *end || !(change > 0 && change <= 1))
-                goto usage;
+                goto bad_value;
             break;
         case 'W':
             errno = 0;
             warmup = strtoull(optarg, &end, 10);
             if (errno || end == optarg || *end || *optarg == '-')
-                goto usage;
+                goto bad_value;
             break;
         case 'h': fputs(report_usage, stdout); return SLDA_EXIT_OK;
         default: goto usage;
         }
     }
-    if (optind != argc - 1 || (!html && !json))
+    const char *missing = optind >= argc      ? "a SNAPSHOT_DIR to report"
+                          : optind < argc - 1 ? NULL
+                          : !html && !json    ? "an output: --html FILE and/or --json FILE"
+                                              : NULL;
+    if (optind < argc - 1)
+        fprintf(stderr, "streamlda report: one SNAPSHOT_DIR, not %d arguments\n", argc - optind);
+    else if (missing)
+        fprintf(stderr, "streamlda report: missing %s\n", missing);
+    if (optind != argc - 1 || missing)
         goto usage;
     if (html && json && !strcmp(html, "-") && !strcmp(json, "-")) {
         fprintf(stderr, "streamlda report: only one of --html and --json can be \"-\"\n");
@@ -148,6 +156,13 @@ int slda_cli_report(int argc, char **argv)
     }
     slda_report_clear(&r);
     return rc;
+bad_value:
+    fprintf(stderr, "streamlda report: %s \"%s\": not %s\n",
+            c == 'n' ? "--words" : c == 't' ? "--top" : c == 'C' ? "--change" : "--warmup", optarg,
+            c == 'n'   ? "a whole number in 1..30"
+            : c == 't' ? "a whole number in 0..1000000000"
+            : c == 'C' ? "a number in (0, 1]"
+                       : "a whole number of documents");
 usage:
     fputs(report_usage, stderr);
     return SLDA_EXIT_USAGE;

@@ -11,6 +11,8 @@
 #include "io/reader.h"
 #include "core/slda_int.h"
 #include "io/snapshot.h"
+#include "engine/model.h"
+#include "text/tokenize.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,7 +35,9 @@ static const char train_usage[] =
     "local step and the stochastic global update; --batch runs the hybrid paper's\n"
     "in-place batch algorithms instead (see `streamlda train --batch --help`).\n"
     "\n"
-    "  -f, --format FMT     auto (default), uci, ldac, text, jsonl\n"
+    "  -f, --format FMT     auto (default), uci, ldac, text, jsonl, csv, tsv (CSV/TSV: a\n"
+    "                       header line naming the columns; auto detects them by name or\n"
+    "                       by a header of names, and refuses one without its text column)\n"
     "  -o, --output FILE    write the final model snapshot to FILE ('-': standard output,\n"
     "                       and the summary goes to standard error)\n"
     "  -p, --passes N       passes over the input (default 1; files are held in memory)\n"
@@ -49,10 +53,12 @@ static const char train_usage[] =
     "      --snapshot-dir DIR  also write snapshots DIR/<model.name>-<updates>.slda along the\n"
     "                       way (`streamlda report DIR` charts them) and at the end\n"
     "      --snapshot-every N  with --snapshot-dir: a snapshot every N documents trained\n"
-    "      --time-field NAME  input is JSON lines with each document's event time in field\n"
-    "                       NAME (ISO 8601 or epoch); with --snapshot-dir the tracker's state\n"
-    "                       (prevalence by event-time window, drift, events; docs/tracking.md)\n"
-    "                       is written beside each snapshot as <snapshot>.track.json\n"
+    "      --time-field NAME  each document's event time is in field NAME of its JSON line\n"
+    "                       or CSV/TSV row (ISO 8601, YYYYMMDD or epoch); with --snapshot-dir\n"
+    "                       the tracker's state (prevalence by event time, drift, events;\n"
+    "                       docs/tracking.md) is written beside each snapshot\n"
+    "      --text-field NAME[,NAME]  the text's field(s) (default text; several are joined)\n"
+    "      --id-field NAME  the id's field (default id; else the line number)\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
     "  -q, --quiet          no progress lines\n"
@@ -68,7 +74,8 @@ static const char train_usage[] =
     "\n"
     "Exit status: 0 trained; 1 nothing trained (no documents, every record rejected,\n"
     "everything held out: no model is written) or a runtime failure; 2 usage error;\n"
-    "130 (SIGINT) / 143 (SIGTERM): stopped early, the model so far written with -o.\n";
+    "130 (SIGINT) / 143 (SIGTERM) / 129 (SIGHUP): stopped early, the model so far\n"
+    "written with -o.\n";
 
 typedef struct docvec_s {
     slda_doc_t *v;
@@ -112,7 +119,8 @@ typedef struct train_run_s {
     slda_heldout_t *hout, *hobs, *hheld; /* heldout, obs, held by word key: scored */
     char first_error[1024];  /* why the first record was rejected ("" if none) */
     const char *time_field;  /* --time-field: JSON lines with an event time (cli_timed.c) */
-    slda_cli_timeline_t *tl; /* --snapshot-dir: snapshots along the way (cli_timeline.c) */
+    slda_cli_snaps_t *tl; /* --snapshot-dir: snapshots along the way (cli_snapshots.c) */
+    uint32_t pass;           /* the pass over the input (-p): only the first feeds the tracker */
 } train_run_t;
 
 /* Keep doc in *set by word key (ids go stale once the vocabulary evicts). */
@@ -188,7 +196,7 @@ static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
     slda_train_stats_t st;
     if (n == 0)
         return 0;
-    float *thetas = slda_cli_timeline_thetas(tr->tl, n);
+    float *thetas = slda_cli_snaps_thetas(tr->tl, n);
     if (slda_model_train(tr->model, docs, n, thetas, &st, err, sizeof err) != SLDA_OK) {
         fprintf(stderr, "streamlda: train: %s\n", err);
         return -1;
@@ -196,7 +204,8 @@ static int train_minibatch(train_run_t *tr, slda_doc_t *docs, size_t n)
     tr->train_seconds += st.seconds;
     tr->last_rho = st.rho;
     progress(tr, 0);
-    return slda_cli_timeline_step(tr->tl, tr->model, docs, n, thetas, 0);
+    /* a second pass trains the same documents again: the prevalence counts them once */
+    return slda_cli_snaps_step(tr->tl, tr->model, docs, tr->pass ? 0 : n, thetas, 0);
 }
 
 static int load_file(train_run_t *tr, const char *path, docvec_t *dv)
@@ -270,16 +279,13 @@ static int read_inputs(train_run_t *tr, int keep_all)
     char err[1024];
     uint32_t mb = tr->conf->minibatch_docs;
     for (int f = 0; f < tr->nfiles && !slda_cli_stop; f++) {
-        slda_reader_t *rd = NULL;
-        slda_cli_timed_t *td = NULL; /* --time-field */
-        if (tr->time_field)
-            td = slda_cli_timed_open(tr->conf, tr->model, tr->files[f], tr->time_field, err,
-                                     sizeof err);
-        else
-            rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err, sizeof err);
-        if (!rd && !td && slda_cli_stop)
+        /* with a time field (--time-field), JSON lines or CSV/TSV records carry each
+         * document's event time (doc.time_ms); the reader rejects a record without one */
+        slda_reader_t *rd = slda_reader_open(tr->conf, tr->model, tr->files[f], tr->fmt, err,
+                                             sizeof err);
+        if (!rd && slda_cli_stop)
             break; /* a signal interrupted the first read: not an error */
-        if (!rd && !td) {
+        if (!rd) {
             fprintf(stderr, "streamlda: %s\n", err);
             return -1;
         }
@@ -287,8 +293,7 @@ static int read_inputs(train_run_t *tr, int keep_all)
             if (slda_cli_stop)
                 break;
             slda_doc_t *doc = docvec_push(&tr->batch);
-            slda_err_t e = td ? slda_cli_timed_next(td, doc, err, sizeof err)
-                              : slda_reader_next(rd, doc, err, sizeof err);
+            slda_err_t e = slda_reader_next(rd, doc, err, sizeof err);
             if (e != SLDA_OK) {
                 slda_doc_clear(doc);
                 tr->batch.n--;
@@ -310,7 +315,6 @@ static int read_inputs(train_run_t *tr, int keep_all)
             if (!keep_all && tr->batch.n >= mb) {
                 if (train_minibatch(tr, tr->batch.v, tr->batch.n)) {
                     slda_reader_close(rd);
-                    slda_cli_timed_close(td);
                     return -1;
                 }
                 slda_docs_clear(tr->batch.v, tr->batch.n);
@@ -318,7 +322,6 @@ static int read_inputs(train_run_t *tr, int keep_all)
             }
         }
         slda_reader_close(rd);
-        slda_cli_timed_close(td);
     }
     if (!keep_all && tr->batch.n) {
         if (train_minibatch(tr, tr->batch.v, tr->batch.n))
@@ -338,6 +341,7 @@ static int train_passes(train_run_t *tr, uint32_t passes)
      * replay.docs, their second visits wait for the end (replay.c) */
     slda_model_set_input_docs(tr->model, (uint64_t)tr->batch.n * passes);
     for (uint32_t pass = 0; pass < passes && !slda_cli_stop; pass++) {
+        tr->pass = pass;
         for (size_t i = 0; i < tr->batch.n && !slda_cli_stop; i += mb) {
             size_t n = tr->batch.n - i < mb ? tr->batch.n - i : mb;
             if (train_minibatch(tr, tr->batch.v + i, n))
@@ -367,7 +371,8 @@ static void print_topics(const slda_model_t *model, size_t n, FILE *out)
 
 static const char *signal_name(int sig)
 {
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+                                                                                  : "signal";
 }
 
 /* Why a train run has no model: interrupted, every record rejected, every
@@ -414,6 +419,7 @@ int slda_cli_train(int argc, char **argv)
         {"batch", no_argument, 0, 'B'},         {"test-obs", required_argument, 0, 'O'},
         {"test-held", required_argument, 0, 'L'}, {"snapshot-dir", required_argument, 0, 'D'},
         {"snapshot-every", required_argument, 0, 'E'}, {"time-field", required_argument, 0, 'F'},
+        {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))
@@ -426,11 +432,12 @@ int slda_cli_train(int argc, char **argv)
     uint32_t passes = 1, print_n = 0;
     int coherence = 0, c, rc = SLDA_EXIT_FAIL, done;
     char err[1024], kbuf[64], hbuf[64]; /* -k / --heldout as -X, alive until return */
+    slda_cli_fieldbuf_t fbuf;           /* --time-field, --text-field, ... as -X */
     tr.conf = slda_conf_new();
     tr.fmt = SLDA_FORMAT_AUTO;
     optind = 1;
     while ((c = getopt_long(argc, argv, "f:o:p:k:c:X:qh", longopts, NULL)) != -1) {
-        if (slda_cli_common_opt(c, &opts))
+        if (slda_cli_common_opt(c, &opts) || slda_cli_field_opt(c, &opts, fbuf))
             continue;
         switch (c) {
         case 'f':
@@ -466,7 +473,6 @@ int slda_cli_train(int argc, char **argv)
             }
             break;
         }
-        case 'F': tr.time_field = optarg; break;
         case 'q': tr.quiet = 1; break;
         case 'h':
             fputs(train_usage, stdout);
@@ -489,8 +495,8 @@ int slda_cli_train(int argc, char **argv)
     }
     if ((rc = slda_cli_conf_apply(tr.conf, &opts, &done)) != SLDA_EXIT_OK || done)
         goto out;
-    if (!tr.time_field && tr.conf->input_time_field && *tr.conf->input_time_field)
-        tr.time_field = tr.conf->input_time_field; /* -X input.time.field=NAME, as in `run` */
+    if (tr.conf->input_time_field && *tr.conf->input_time_field)
+        tr.time_field = tr.conf->input_time_field; /* --time-field, -X input.time.field */
     if (tr.conf->p.replay == SLDA_REPLAY_AUTO) /* second visits: on for a finite input */
         tr.conf->p.replay = SLDA_REPLAY_ON;
     static char *stdin_only[] = {"-"};
@@ -513,7 +519,7 @@ int slda_cli_train(int argc, char **argv)
     }
     if (tr.test_obs && load_test_split(&tr))
         goto out;
-    if (snap_dir && !(tr.tl = slda_cli_timeline_new(tr.conf, tr.model, snap_dir, snap_every,
+    if (snap_dir && !(tr.tl = slda_cli_snaps_new(tr.conf, tr.model, snap_dir, snap_every,
                                                     tr.time_field && tr.conf->track)))
         goto out;
     slda_cli_install_signals();
@@ -554,6 +560,13 @@ int slda_cli_train(int argc, char **argv)
            slda_model_tokens(tr.model) / (tr.train_seconds > 0 ? tr.train_seconds : 1e-9),
            tr.obs.n ? tr.obs.n : tr.heldout.n, perplexity_text(heldout_perplexity(&tr), perp),
            (unsigned long long)tr.nerrors, (unsigned long long)refused, wall);
+    uint64_t capped = slda_tokenizer_capped(slda_model_tokenizer(tr.model));
+    if (capped)
+        fprintf(stderr,
+                "streamlda train: %llu tokens longer than text.token.max=%u characters were "
+                "dropped (run-together text or junk: docs/text.md)\n",
+                (unsigned long long)capped,
+                slda_tokenizer_rules(slda_model_tokenizer(tr.model))->token_max);
     if (refused)
         fprintf(stderr,
                 "streamlda train: warning: %llu occurrences of new words were left out: the "
@@ -592,7 +605,7 @@ int slda_cli_train(int argc, char **argv)
         fprintf(stderr, "streamlda: %s\n", err);
         goto out;
     }
-    if (slda_cli_timeline_step(tr.tl, tr.model, NULL, 0, NULL, 1)) /* the final state */
+    if (slda_cli_snaps_step(tr.tl, tr.model, NULL, 0, NULL, 1)) /* the final state */
         goto out;
     rc = SLDA_EXIT_OK;
     if (slda_cli_stop) { /* the model holds every document read in full */
@@ -614,7 +627,7 @@ out:
          * Left reachable for leak checkers; sanitizer builds free (CMakeLists.txt), so the
          * teardown after a whole run stays checked. */
         static volatile train_run_t kept;
-        slda_cli_timeline_destroy(tr.tl);
+        slda_cli_snaps_destroy(tr.tl);
         tr.tl = NULL;
         kept = tr;
         (void)kept;
@@ -629,7 +642,7 @@ out:
     slda_heldout_destroy(tr.hout);
     slda_heldout_destroy(tr.hobs);
     slda_heldout_destroy(tr.hheld);
-    slda_cli_timeline_destroy(tr.tl);
+    slda_cli_snaps_destroy(tr.tl);
     slda_model_destroy(tr.model);
     slda_conf_destroy(tr.conf);
     slda_cli_opts_clear(&opts);

@@ -51,6 +51,8 @@ static const char main_usage[] =
     "  topics   print the top words (and --weights) of each topic of a snapshot\n"
     "  diff     align the topics of two snapshots (optimal assignment on JS distance)\n"
     "  report   an HTML/JSON report of a run from its snapshot directory\n"
+    "  timeline  each topic's share per window of event time, every document scored under\n"
+    "           one snapshot (JSON, CSV)\n"
     "  infer    topic mixtures of new documents under a snapshot\n"
     "  export   write a snapshot's topic-word probabilities as a NumPy .npy file\n"
     "  produce  feed files into a Kafka topic, one document per line\n"
@@ -132,7 +134,8 @@ int main(int argc, char **argv)
                 {"topics", slda_cli_topics, NULL}, {"infer", slda_cli_infer, NULL},
                 {"export", slda_cli_export, NULL}, {"produce", NULL, "slda_cli_produce"},
                 {"broker", NULL, "slda_cli_broker"}, {"config", cli_config, NULL},
-                {"diff", slda_cli_diff, NULL},     {"report", slda_cli_report, NULL}};
+                {"diff", slda_cli_diff, NULL},     {"report", slda_cli_report, NULL},
+                {"timeline", slda_cli_timeline, NULL}};
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(main_usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? SLDA_EXIT_USAGE : SLDA_EXIT_OK;

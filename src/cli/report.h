@@ -35,6 +35,16 @@ typedef struct slda_report_event_s {
     char words[400];
 } slda_report_event_t;
 
+/* A topic's share rising or falling over event time (report_changes.c). */
+typedef struct slda_report_change_s {
+    char kind[8];          /* "rise" or "fall" */
+    uint32_t topic;
+    int64_t start_ms;      /* the start of the window block where it shows */
+    double before, after;  /* the share in the baseline and in the block */
+    double z;              /* the test statistic */
+    double docs_before, docs_after;
+} slda_report_change_t;
+
 typedef struct slda_report_s {
     /* asked: set by the caller before slda_report_collect */
     const char *dir;
@@ -53,17 +63,36 @@ typedef struct slda_report_s {
     char **skipped;  /* "file: reason" */
     size_t nskipped, skipcap;
     slda_model_t *ref; /* the newest usable snapshot, once every point is in */
-    /* the tracker's prevalence windows (sidecars <snapshot>.track.json), merged over every
-     * snapshot's sidecar, a newer sidecar's value of a window winning */
+    /* the tracker's prevalence windows (sidecars <snapshot>.track.json) at each resolution it
+     * keeps, merged over every snapshot's sidecar, a newer sidecar's value of a window
+     * winning; a window's share is under the model of its sidecar's snapshot where the tracker
+     * scored it again (now), else the model's at training time */
+    struct slda_report_tier_s {
+        int64_t ms;        /* window width */
+        int64_t *start;
+        double *docs;
+        double *share;     /* n x K */
+        unsigned char *now;/* n: the share is under a later model than the training's */
+        size_t n, cap;
+        uint64_t beyond;   /* documents older than this ring when they came (newest sidecar) */
+    } tiers[8];
+    size_t ntiers;
+    /* the tier the charts show (the finest holding the whole span in at most
+     * SLDA_TRACK_POINTS windows; set by slda_report_collect): aliases into tiers[] */
     int64_t win_ms;
     int64_t *win_start;
     double *win_docs;
     double *win_share; /* nwin x K */
-    size_t nwin, wincap;
+    unsigned char *win_now;
+    size_t nwin;
+    double win_outside; /* documents of the stream outside these windows (stray times) */
     size_t nsidecars;
     /* the events the tracker recorded while training (in the sidecars; merged, oldest first) */
     slda_track_event_t *tev;
     size_t ntev, tevcap;
+    /* rises and falls of topics' shares over the charts' windows (report_changes.c) */
+    slda_report_change_t *chg;
+    size_t nchg, chgcap;
 } slda_report_t;
 
 /* report_collect.c: the snapshots of model (NULL: the one with most snapshots) in r->dir,
@@ -79,6 +108,12 @@ void slda_report_clear(slda_report_t *r);
  * and then ignored). */
 int slda_report_sidecar_read(slda_report_t *r, const char *snapshot_path,
                              const slda_model_t *model, int64_t *newest_ms);
+/* After the last sidecar: the tier the charts show, into r->win_*. */
+void slda_report_pick_tier(slda_report_t *r);
+
+/* report_changes.c: after the windows are picked, each topic's significant rises and falls
+ * against its own recent baseline into r->chg, by time. */
+void slda_report_changes(slda_report_t *r);
 
 /* report_json.c, report_html.c: the gathered report (at least one point). */
 void slda_report_write_json(const slda_report_t *r, FILE *f);

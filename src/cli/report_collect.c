@@ -390,28 +390,35 @@ static int report_add(gather_t *g, size_t i, const slda_model_t *prev,
     return prev ? report_step(g, prev, model, p) : 0;
 }
 
-/* Steps much longer than usual (over twice the median) are gaps too: a snapshot was lost or
- * pruned there, and the chart must not pretend the line in between was observed. */
+/* Steps much longer than usual are gaps too: a snapshot was lost or pruned there, and the
+ * chart must not pretend the line in between was observed. A step is long when it has over
+ * twice the median number of updates and of documents: a last snapshot whose updates are the
+ * second visits of a finite input's tail (replay) adds updates, not documents, and is no gap. */
 static void report_gaps(slda_report_t *r)
 {
     if (r->npts < 3)
         return;
     size_t n = r->npts - 1;
-    double *steps = slda_xmalloc(n * sizeof *steps);
-    for (size_t p = 1; p < r->npts; p++)
+    double *steps = slda_xmalloc(n * sizeof *steps), *dsteps = slda_xmalloc(n * sizeof *dsteps);
+    for (size_t p = 1; p < r->npts; p++) {
         steps[p - 1] = (double)(r->pts[p].t - r->pts[p - 1].t);
+        dsteps[p - 1] = (double)r->pts[p].docs - (double)r->pts[p - 1].docs;
+    }
     qsort(steps, n, sizeof *steps, slda_cli_cmp_double);
-    double median = steps[n / 2];
+    qsort(dsteps, n, sizeof *dsteps, slda_cli_cmp_double);
+    double median = steps[n / 2], dmedian = dsteps[n / 2];
     free(steps);
+    free(dsteps);
     for (size_t p = 1; p < r->npts; p++) {
         double step = (double)(r->pts[p].t - r->pts[p - 1].t);
-        if (step > 2 * median && !r->pts[p].gap_before) {
+        double dstep = (double)r->pts[p].docs - (double)r->pts[p - 1].docs;
+        if (step > 2 * median && dstep > 2 * dmedian && !r->pts[p].gap_before) {
             r->pts[p].gap_before = 1;
             fprintf(stderr,
-                    "streamlda report: gap in %s: %" PRIu64 " updates between %s and %s (usually "
-                    "%.0f)\n",
-                    r->dir, r->pts[p].t - r->pts[p - 1].t, r->pts[p - 1].file, r->pts[p].file,
-                    median);
+                    "streamlda report: gap in %s: %" PRIu64 " updates and %.0f documents between "
+                    "%s and %s (usually %.0f and %.0f)\n",
+                    r->dir, r->pts[p].t - r->pts[p - 1].t, dstep, r->pts[p - 1].file,
+                    r->pts[p].file, median, dmedian);
         }
     }
 }
@@ -502,6 +509,10 @@ int slda_report_collect(slda_report_t *r, const char *model)
     g.r = r;
     int rc = report_list(&g, model) == 0 && report_points(&g) == 0 ? 0 : -1;
     gather_clear(&g);
+    if (rc == 0) {
+        slda_report_pick_tier(r);
+        slda_report_changes(r);
+    }
     return rc;
 }
 
@@ -517,9 +528,13 @@ void slda_report_clear(slda_report_t *r)
     free(r->drift);
     free(r->ev);
     free(r->model_name);
-    free(r->win_start);
-    free(r->win_docs);
-    free(r->win_share);
+    for (size_t t = 0; t < r->ntiers; t++) {
+        free(r->tiers[t].start);
+        free(r->tiers[t].docs);
+        free(r->tiers[t].share);
+        free(r->tiers[t].now);
+    }
     free(r->tev);
+    free(r->chg);
     slda_model_destroy(r->ref);
 }

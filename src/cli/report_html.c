@@ -13,6 +13,7 @@
 #include "cli/report.h"
 #include "core/slda_int.h"
 #include "engine/model.h"
+#include "track/ticks.h"
 #include "track/track.h"
 
 #include <inttypes.h>
@@ -20,6 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#define TICK_FONT 8.0 /* the time ticks' labels, in the charts' units */
+#define SHRINK_DOCS 10.0 /* a window's share on a chart: shrunk toward the topic's mean by the
+                            weight of this many documents (sparse windows do not spike) */
 
 static void html_text(FILE *f, const char *s)
 {
@@ -46,40 +51,20 @@ static void fmt_time(int64_t ms, int64_t span_ms, char *buf, size_t size)
                         : span_ms < 3LL * 86400 * 1000 ? "%Y-%m-%d %H:%M" : "%Y-%m-%d", &tm);
 }
 
-/* Month (or, under 60 days, week) ticks across a plot: faint lines with a label at the top. */
+/* Calendar ticks across a plot (track/ticks.c: the finest step whose labels fit, years named):
+ * faint lines with a label at the top, class "tick" (tests/0077 measures them). */
 static void html_ticks(FILE *f, int64_t t0, int64_t t1, double L, double pw, double T, double ph)
 {
-    if (t1 - t0 < 14LL * 86400 * 1000)
-        return; /* two weeks or less: the end labels say enough */
-    int monthly = t1 - t0 >= 60LL * 86400 * 1000;
-    time_t s = (time_t)(t0 / 1000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-    if (monthly) {
-        tm.tm_mday = 1;
-        tm.tm_mon++;
-    } else {
-        tm.tm_mday += (8 - tm.tm_wday) % 7 ? (8 - tm.tm_wday) % 7 : 7; /* the next Monday */
-    }
-    int n = 0;
-    for (;;) {
-        time_t at = timegm(&tm);
-        int64_t ms = (int64_t)at * 1000;
-        if (ms >= t1 || n++ > 60)
-            break;
-        double x = L + pw * (double)(ms - t0) / (double)(t1 - t0);
-        char label[16];
-        strftime(label, sizeof label, monthly ? "%b" : "%d %b", &tm);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e3e6ea\"/>"
-                   "<text x=\"%.1f\" y=\"%.0f\" font-size=\"7\" fill=\"#8a93a0\">%s</text>\n",
-                x, T, x, T + ph, x + 1.5, T + 7, label);
-        if (monthly)
-            tm.tm_mon++;
-        else
-            tm.tm_mday += 7;
-        tm.tm_isdst = 0;
-        timegm(&tm); /* normalise */
+    slda_tick_t tk[SLDA_TICKS_MAX];
+    size_t n = slda_ticks(t0, t1, pw, TICK_FONT * 0.62, tk);
+    for (size_t i = 0; i < n; i++) {
+        double x = L + tk[i].x;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e3e6ea\"/>",
+                x, T, x, T + ph);
+        if (tk[i].labelled)
+            fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" font-size=\"%g\" "
+                       "fill=\"#6b7480\">%s</text>", x + 2, T + TICK_FONT, TICK_FONT, tk[i].label);
+        fputc('\n', f);
     }
 }
 
@@ -181,9 +166,18 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
     const double Wd = 320, Hd = 84, L = 40, R = 8, T = 6, B = 18;
     double pw = Wd - L - R, ph = Hd - T - B;
     uint32_t K = r->K;
-    double span = t1 > t0 ? (double)(t1 - t0) : 1, ymax = 0;
+    double span = t1 > t0 ? (double)(t1 - t0) : 1, ymax = 0, mean = 0, ndocs = 0;
+    for (size_t w = 0; k != UINT32_MAX && w < r->nwin; w++) {
+        mean += r->win_share[w * K + k] * r->win_docs[w];
+        ndocs += r->win_docs[w];
+    }
+    mean = ndocs > 0 ? mean / ndocs : 0;
+    /* a window's share shrunk toward the topic's mean by SHRINK_DOCS documents' weight: a
+     * window of two documents cannot spike to 90% and set the scale */
+#define SHARE(w) ((r->win_share[(w) * K + k] * r->win_docs[w] + SHRINK_DOCS * mean) / \
+                  (r->win_docs[w] + SHRINK_DOCS))
     for (size_t w = 0; w < r->nwin; w++) {
-        double v = k == UINT32_MAX ? r->win_docs[w] : r->win_share[w * K + k];
+        double v = k == UINT32_MAX ? r->win_docs[w] : SHARE(w);
         ymax = v > ymax ? v : ymax;
     }
     ymax = ymax > 0 ? ymax * 1.1 : 1;
@@ -211,8 +205,7 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
         } else if (w > 0 && r->win_start[w] - r->win_start[w - 1] == r->win_ms) {
             fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
                        "stroke=\"#2e8b57\" stroke-width=\"1.3\"/>\n",
-                    WX(w - 1), WY(r->win_share[(w - 1) * K + k]), WX(w),
-                    WY(r->win_share[w * K + k]));
+                    WX(w - 1), WY(SHARE(w - 1)), WX(w), WY(SHARE(w)));
         }
     }
     if (k != UINT32_MAX) /* a lone window (no neighbour) still shows */
@@ -221,7 +214,7 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
             int right = w + 1 < r->nwin && r->win_start[w + 1] - r->win_start[w] == r->win_ms;
             if (!left && !right)
                 fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"1.4\" fill=\"#2e8b57\"/>\n",
-                        WX(w), WY(r->win_share[w * K + k]));
+                        WX(w), WY(SHARE(w)));
         }
     char a[40], b[40];
     fmt_time(t0, t1 - t0, a, sizeof a);
@@ -232,6 +225,7 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
             L, Hd - 3, a, Wd - R, Hd - 3, b);
 #undef WX
 #undef WY
+#undef SHARE
 }
 
 static const char *window_name(int64_t ms)
@@ -331,6 +325,27 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
     } else {
         fputs("<p class=\"meta\">None.</p>\n", f);
     }
+    if (r->nchg) {
+        fprintf(f, "<h2>Changes in prevalence (%zu)</h2>\n<p class=\"legend\">A topic's share of the "
+                   "documents in a block of windows against its own baseline, the windows before "
+                   "(a test on the documents' counts: z &ge; 5, at least 1.5 times or a third "
+                   "less); the time is where the change shows.</p>\n<table><tr><th>time</th>"
+                   "<th>event</th><th>topic</th><th>share</th><th>z</th><th>words</th></tr>\n",
+                r->nchg);
+        for (size_t e = 0; e < r->nchg; e++) {
+            const slda_report_change_t *c = &r->chg[e];
+            char cw[180] = "";
+            if (r->ref)
+                slda_cli_words_text(r->ref, c->topic, 8, cw, sizeof cw);
+            fmt_time(c->start_ms, t1 - t0, a, sizeof a);
+            fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"ev-%s\">%s</td><td class=\"n\">"
+                       "%u</td><td class=\"n\">%.2f%% &rarr; %.2f%%</td><td class=\"n\">%.1f</td>"
+                       "<td>", a, c->kind, c->kind, c->topic, 100 * c->before, 100 * c->after, c->z);
+            html_text(f, cw);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
     if (r->ntev) {
         fprintf(f, "<h2>Events recorded while training (%zu)</h2>\n<p class=\"legend\">From the "
                    "tracker's state beside the snapshots (docs/tracking.md: birth, change, merge, "
@@ -357,11 +372,14 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
     if (r->nwin) {
         fprintf(f, "<h2>Documents per %s of event time</h2>\n<p class=\"legend\">From the "
                    "tracker's state beside %zu snapshot%s (%zu %ss with documents). Green lines "
-                   "in each topic below: the topic's mean share of the documents of each %s "
-                   "(broken where a %s has no documents).</p>\n<div class=\"card\" "
+                   "in each topic below: the topic's mean share of the documents of each %s, "
+                   "shrunk toward its mean over the span by the weight of %.0f documents, so "
+                   "that a %s of few documents cannot spike (broken where a %s has no "
+                   "documents; the JSON has the shares as measured).</p>\n<div class=\"card\" "
                    "style=\"max-width:480px\">\n",
                 window_name(r->win_ms), r->nsidecars, r->nsidecars == 1 ? "" : "s", r->nwin,
-                window_name(r->win_ms), window_name(r->win_ms), window_name(r->win_ms));
+                window_name(r->win_ms), window_name(r->win_ms), SHRINK_DOCS,
+                window_name(r->win_ms), window_name(r->win_ms));
         html_prev_chart(f, r, UINT32_MAX, t0, t1);
         fputs("</div>\n", f);
     }

@@ -76,9 +76,15 @@ void slda_report_write_json(const slda_report_t *r, FILE *f)
         slda_json_write_string(f, ev->words);
         fputc('}', f);
     }
-    fprintf(f, "],\"prevalence\":{\"window_ms\":%" PRId64 ",\"windows\":[", r->win_ms);
+    fprintf(f, "],\"prevalence\":{\"window_ms\":%" PRId64 ",\"outside\":%.0f,\"tiers\":[",
+            r->win_ms, r->win_outside);
+    for (size_t t = 0; t < r->ntiers; t++)
+        fprintf(f, "%s{\"window_ms\":%" PRId64 ",\"windows\":%zu,\"beyond\":%" PRIu64 "}",
+                t ? "," : "", r->tiers[t].ms, r->tiers[t].n, r->tiers[t].beyond);
+    fprintf(f, "],\"windows\":[");
     for (size_t w = 0; w < r->nwin; w++) {
-        fprintf(f, "%s{\"start_ms\":%" PRId64 ",\"docs\":", w ? "," : "", r->win_start[w]);
+        fprintf(f, "%s{\"start_ms\":%" PRId64 ",\"rescored\":%s,\"docs\":", w ? "," : "",
+                r->win_start[w], r->win_now[w] ? "true" : "false");
         slda_cli_json_num(f, r->win_docs[w]);
         fprintf(f, ",\"share\":[");
         for (uint32_t k = 0; k < K; k++) {
@@ -100,6 +106,24 @@ void slda_report_write_json(const slda_report_t *r, FILE *f)
         slda_cli_json_num(f, ev->js >= 0 ? ev->js : NAN);
         fprintf(f, ",\"words\":");
         slda_json_write_string(f, ev->words);
+        fputc('}', f);
+    }
+    fprintf(f, "],\"changes\":[");
+    for (size_t e = 0; e < r->nchg; e++) {
+        const slda_report_change_t *c = &r->chg[e];
+        char words[180] = "";
+        if (r->ref)
+            slda_cli_words_text(r->ref, c->topic, 8, words, sizeof words);
+        fprintf(f, "%s{\"kind\":\"%s\",\"topic\":%u,\"start_ms\":%" PRId64 ",\"before\":",
+                e ? "," : "", c->kind, c->topic, c->start_ms);
+        slda_cli_json_num(f, c->before);
+        fprintf(f, ",\"after\":");
+        slda_cli_json_num(f, c->after);
+        fprintf(f, ",\"z\":");
+        slda_cli_json_num(f, c->z);
+        fprintf(f, ",\"docs_before\":%.0f,\"docs_after\":%.0f,\"words\":", c->docs_before,
+                c->docs_after);
+        slda_json_write_string(f, words);
         fputc('}', f);
     }
     fprintf(f, "],\"skipped\":[");

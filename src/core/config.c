@@ -60,7 +60,7 @@ static const char *const stats_values[] = {"rb", "sample", NULL};
 static const char *const sparse_values[] = {"auto", "on", "off", NULL};
 static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
-static const char *const stopwords_values[] = {"none", "smart", "snowball", "onix", NULL};
+static const char *const stopwords_values[] = {"auto", "none", "smart", "snowball", "onix", NULL};
 #define INFMT_NAME(id, name) #name,
 static const char *const infmt_values[] = {"auto", SLDA_INPUT_FORMATS(INFMT_NAME) NULL};
 #undef INFMT_NAME
@@ -72,6 +72,7 @@ static const char *const mentions_values[] = {"drop", "keep", NULL};
 static const char *const hashtags_values[] = {"keep", "drop", NULL};
 static const char *const apostrophes_values[] = {"keep", "split", NULL};
 static const char *const digits_values[] = {"drop", "mixed", "keep", "split", NULL};
+static const char *const segment_values[] = {"unicode", "simple", NULL};
 static const char *const track_window_values[] = {"minute", "hour", "day", "week", NULL};
 
 #define OFF(field) offsetof(struct slda_conf_s, field)
@@ -220,12 +221,13 @@ const slda_prop_t slda_conf_table[] = {
            "overlapped with them, the global step (global.stale); the model is the same for any "
            "thread count. More threads than the CPUs the process may run on are slower than as "
            "many (they then wait blocked instead of polling: docs/engine.md \"Threads\")."),
-    ROW("text.stopwords", SLDA_PT_STRING, p.stopwords, "smart", 0, 0, stopwords_values,
+    ROW("text.stopwords", SLDA_PT_STRING, p.stopwords, "auto", 0, 0, stopwords_values,
         SLDA_PF_NONEMPTY | SLDA_PF_OR_PATH | TOKENIZER, NULL,
-        "Stop words removed from text: none, one of the built-in lists smart, snowball or onix, "
-        "the path of a file with one word a line, or several of these joined by + (smart+FILE); "
-        "a part with a comma is a list of words (smart+rt,via); a leading + adds to the default "
-        "list (+FILE, +amp,)."),
+        "Stop words removed from text: auto (each document's language's list: smart for "
+        "English, stopwords-iso for the others), none, a built-in list (smart, snowball, onix, or "
+        "a language code: de, fr, zh, ...), the path of a file with one word a line, or several "
+        "of these joined by + (auto+FILE); a part with a comma is a list of words (auto+rt,via); "
+        "a leading + adds to the default (+FILE, +amp,)."),
     P_UINT("text.min.length", min_length, "3", 1, 64, TOKENIZER, NULL,
            "Tokens shorter than this many characters are dropped."),
     P_UINT("text.max.bytes", max_doc_bytes, "1048576", 0, 2147483648.0, TOKENIZER, NULL,
@@ -253,6 +255,20 @@ const slda_prop_t slda_conf_table[] = {
            "Tokens with digits are kept whole or dropped whole: drop removes every token with a "
            "digit (2024, abc123); mixed keeps those with a letter (abc123, mp3); keep keeps all; "
            "split cuts tokens at digits (abc123 -> abc), as snapshots made before this rule did."),
+    /* word boundaries: older snapshots were made with the simple rule */
+    P_ENUM("text.segment", text.segment, "unicode", segment_values,
+           TOKENIZER | SLDA_PF_OPTIONAL, "simple",
+           "Word boundaries: unicode cuts words by Unicode's rules with ICU (dictionaries for "
+           "Chinese, Japanese, Thai, Lao, Khmer, Burmese), NFKC and full case folding, ASCII "
+           "words as simple does; simple is the rule of snapshots made before this setting "
+           "(runs of letters; Chinese and Japanese stay one token per clause)."),
+    P_UINT("text.token.max", text.token_max, "50", 1, 1024, TOKENIZER | SLDA_PF_OPTIONAL, "50",
+           "With text.segment=unicode, tokens longer than this many characters are dropped (and "
+           "counted): base64, run-together junk, a script without word boundaries."),
+    P_UINT("text.icu", text.icu, "0", 0, 100000, SLDA_PF_SNAPSHOT | SLDA_PF_OPTIONAL, "0",
+           "Recorded, not a setting: the ICU major version a model's words came through "
+           "(text.segment=unicode; 0 = none); a snapshot made with another version loads with a "
+           "warning."),
     /* training */
     UINT("minibatch.docs", minibatch_docs, "16", 1, 1000000,
          "Documents per minibatch; each minibatch makes one global update."),
@@ -296,17 +312,18 @@ const slda_prop_t slda_conf_table[] = {
         SLDA_PF_NONEMPTY | SLDA_PF_TOPICS,
         "Kafka topic receiving input messages that cannot be decoded or tokenised, with the "
         "reason."),
-    NUM("http.port", SLDA_PT_INT, http_port, "-1", -1, 65535, 0,
-        "Port of the HTTP endpoint serving /metrics and /healthz; -1 = off, 0 = any free port."),
+    NUM("http.port", SLDA_PT_INT, http_port, "0", -1, 65535, 0,
+        "Port on 127.0.0.1 of the HTTP endpoint serving the live page (/), /metrics and /healthz; "
+        "0 = any free port (the default; printed at start), -1 = off."),
     UINT("status.ms", status_ms, "5000", 0, 86400000,
          "Milliseconds between status lines on standard error while running; 0 = off."),
     BOOL("snapshot.fresh", snapshot_fresh, "false",
          "Start a new model even though snapshot.dir holds snapshots of model.name and none of "
          "them loads (they are left in place); without it the service refuses to start."),
     UINT("shutdown.timeout.ms", shutdown_timeout_ms, "10000", 0, 3600000,
-         "On SIGTERM, how long the service waits for undelivered dead-letter/output records "
-         "before it exits without a final snapshot (nothing is lost: their offsets stay "
-         "uncommitted)."),
+         "On SIGTERM, SIGINT or SIGHUP, how long the service waits for undelivered "
+         "dead-letter/output records before it exits without a final snapshot (nothing is "
+         "lost: their offsets stay uncommitted); a second signal ends the wait at once."),
     UINT("health.stall.ms", health_stall_ms, "10000", 100, 86400000,
          "/healthz turns 503 when records stay undelivered, consumption stays paused, or "
          "lagging partitions yield no message for this many milliseconds."),
@@ -325,15 +342,24 @@ const slda_prop_t slda_conf_table[] = {
          "keeps (Kafka DeleteRecords); false leaves the log to the topic's retention."),
     /* tracking (docs/tracking.md) */
     STR("input.time.field", input_time_field, "", 0,
-        "JSON field holding each document's event time (ISO 8601 or epoch seconds/ms); empty = "
-        "the message timestamp."),
+        "Field (JSON key or CSV/TSV column) holding each document's event time (ISO 8601, "
+        "YYYYMMDD or epoch seconds/ms); empty = the message timestamp."),
+    STR("input.text.field", input_text_field, "text", SLDA_PF_NONEMPTY,
+        "Field (JSON key or CSV/TSV column) holding each document's text; a comma list joins "
+        "several (title,body)."),
+    STR("input.id.field", input_id_field, "id", SLDA_PF_NONEMPTY,
+        "Field (JSON key or CSV/TSV column) holding each document's id."),
     BOOL("track", track, "true",
          "Track topics over event time: prevalence windows, drift and events at each snapshot, "
          "the live page at / of http.port."),
-    ENUM("track.window", track_window, "hour", track_window_values,
-         "Width of a prevalence window of event time: minute, hour, day or week."),
-    UINT("track.windows", track_windows, "168", 2, 100000,
-         "Prevalence windows kept (a ring); older documents are dropped from the prevalence."),
+    ENUM("track.window", track_window, "minute", track_window_values,
+         "The finest prevalence window of event time: minute, hour, day or week; the coarser "
+         "ones are kept as well (hours 3 weeks, days 3 years, weeks beyond, doubling)."),
+    UINT("track.windows", track_windows, "240", 2, 100000,
+         "Windows kept at the finest resolution; older documents stay in the coarser ones."),
+    UINT("track.sample.docs", track_sample_docs, "32", 0, 4096,
+         "Documents kept per window (hours and coarser) to score the timeline again under the "
+         "current model; 0 = off (the shares stay the model's at training time)."),
     NUM("track.warmup.docs", SLDA_PT_UINT64, track_warmup_docs, "1000", 0, 0, 0,
         "Documents trained before the model counts as settled: earlier output records carry "
         "\"warmup\": true and no drift events are raised."),

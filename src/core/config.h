@@ -57,6 +57,7 @@ enum { SLDA_TEXT_HASHTAGS_KEEP = 0, SLDA_TEXT_HASHTAGS_DROP };
 enum { SLDA_TEXT_APOS_KEEP = 0, SLDA_TEXT_APOS_SPLIT };
 enum { SLDA_TEXT_DIGITS_DROP = 0, SLDA_TEXT_DIGITS_MIXED, SLDA_TEXT_DIGITS_KEEP,
        SLDA_TEXT_DIGITS_SPLIT };
+enum { SLDA_TEXT_SEGMENT_UNICODE = 0, SLDA_TEXT_SEGMENT_SIMPLE };
 typedef struct slda_text_rules_s {
     int urls;        /* text.urls: drop | keep (URLs and e-mail addresses) */
     int html;        /* text.html: decode | keep (entities decoded, tags dropped) */
@@ -64,6 +65,9 @@ typedef struct slda_text_rules_s {
     int hashtags;    /* text.hashtags: keep (#debt -> debt) | drop */
     int apostrophes; /* text.apostrophes: keep (don't) | split (don, t) */
     int digits;      /* text.digits: drop | mixed | keep | split */
+    int segment;     /* text.segment: unicode (ICU word boundaries) | simple (the old rule) */
+    uint32_t token_max; /* text.token.max: longer tokens are dropped and counted (unicode) */
+    uint32_t icu;    /* text.icu: ICU major version the words came through (0: none) */
 } slda_text_rules_t;
 
 /* Engine parameters: everything the model and its steps read. */
@@ -91,10 +95,12 @@ typedef struct slda_params_s {
     uint64_t seed;              /* seed */
     uint32_t threads;           /* threads */
     /* tokenizer */
-    char *stopwords;            /* text.stopwords: "none", "smart", "snowball", "onix" or a path */
+    char *stopwords;            /* text.stopwords: "auto", "none", a built-in list, a path, or
+                                   several joined by + */
     uint32_t min_length;        /* text.min.length: minimum token length in characters */
     uint32_t max_doc_bytes;     /* text.max.bytes: larger documents are rejected */
-    slda_text_rules_t text;     /* text.urls, .html, .mentions, .hashtags, .apostrophes, .digits */
+    slda_text_rules_t text;     /* text.urls, .html, .mentions, .hashtags, .apostrophes, .digits,
+                                   .segment, .token.max, .icu */
     /* births, retirement and merges of topics (src/engine/births.c) */
     int births;                 /* births: on/off */
     uint32_t births_docs;       /* births.docs: flagged documents per proposal */
@@ -145,9 +151,12 @@ struct slda_conf_s {
     int updates_prune;          /* updates.prune: the snapshot writer deletes the log it no longer needs */
     /* tracking (src/track, docs/tracking.md) */
     char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
+    char *input_text_field;     /* input.text.field: the text's field(s) in JSON and CSV/TSV records */
+    char *input_id_field;       /* input.id.field: the id's field */
     int track;                  /* track: prevalence, drift, events, the live page */
     int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
-    uint32_t track_windows;     /* track.windows: ring length */
+    uint32_t track_windows;     /* track.windows: windows kept at the finest resolution */
+    uint32_t track_sample_docs; /* track.sample.docs: documents kept per window to score again */
     uint64_t track_warmup_docs; /* track.warmup.docs */
     double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
     uint32_t track_birth_keep, track_death_windows, track_trend_windows;

@@ -27,10 +27,17 @@ static slda_bag_t *model_bag(slda_model_t *model)
 slda_err_t slda_doc_from_text(slda_model_t *model, const char *text, size_t len,
                               slda_doc_t *doc, char *errstr, size_t errstr_size)
 {
+    return slda_doc_from_text_lang(model, text, len, NULL, doc, errstr, errstr_size);
+}
+
+slda_err_t slda_doc_from_text_lang(slda_model_t *model, const char *text, size_t len,
+                                   const char *lang, slda_doc_t *doc, char *errstr,
+                                   size_t errstr_size)
+{
     slda_bag_t *bag = model_bag(model);
     slda_doc_init(doc);
-    slda_err_t err = slda_bag_tokenize(model->tok, slda_vocab_seed(model->vocab), bag, text, len,
-                                       errstr, errstr_size);
+    slda_err_t err = slda_bag_tokenize_doc(model->tok, slda_vocab_seed(model->vocab), bag, text,
+                                           len, lang, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
     return slda_doc_from_bag(model->tok, model->vocab, bag, doc, errstr, errstr_size);
@@ -40,10 +47,17 @@ slda_err_t slda_doc_from_tokens(slda_model_t *model, const char *const *tokens,
                                 const size_t *lens, size_t n, slda_doc_t *doc,
                                 char *errstr, size_t errstr_size)
 {
+    return slda_doc_from_tokens_lang(model, tokens, lens, n, NULL, doc, errstr, errstr_size);
+}
+
+slda_err_t slda_doc_from_tokens_lang(slda_model_t *model, const char *const *tokens,
+                                     const size_t *lens, size_t n, const char *lang,
+                                     slda_doc_t *doc, char *errstr, size_t errstr_size)
+{
     slda_bag_t *bag = model_bag(model);
     slda_doc_init(doc);
-    slda_err_t err = slda_bag_tokens(model->tok, slda_vocab_seed(model->vocab), bag, tokens,
-                                     lens, n, errstr, errstr_size);
+    slda_err_t err = slda_bag_tokens_doc(model->tok, slda_vocab_seed(model->vocab), bag, tokens,
+                                         lens, n, lang, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
     return slda_doc_from_bag(model->tok, model->vocab, bag, doc, errstr, errstr_size);

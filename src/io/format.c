@@ -1,6 +1,6 @@
 /* format.c - one table of the input formats of files and messages.
  *
- * Adding a format (issue 25's CSV, say). 1. Its file, src/io/reader_NAME.c:
+ * Adding a format (reader_csv.c is the latest). 1. Its file, src/io/reader_NAME.c:
  * its functions and its row, `const slda_format_row_t slda_format_NAME`
  * (format.h): its names, how it is detected (from a file's name and first
  * line; from a message's first bytes), its file reader on slda_reader_t
@@ -31,7 +31,8 @@
 
 /* Each format's row, defined in its file; the message formats' named as in
  * core/config.h's list. */
-extern const slda_format_row_t slda_format_uci, slda_format_ldac;
+extern const slda_format_row_t slda_format_uci, slda_format_ldac, slda_format_csv,
+    slda_format_tsv;
 #define ROW_DECLARE(id, name) extern const slda_format_row_t slda_format_##name;
 SLDA_INPUT_FORMATS(ROW_DECLARE)
 #undef ROW_DECLARE
@@ -42,6 +43,8 @@ static const slda_format_row_t *const rows[] = {
     &slda_format_ldac, /* *.dat with its vocabulary; "N id:count ..." */
     &slda_format_text, /* no detector: what no other row claims */
     &slda_format_json, /* *.jsonl, *.json; '{' first */
+    &slda_format_csv,  /* *.csv; a header of names and commas first */
+    &slda_format_tsv,  /* *.tsv, *.tab; a header of names and tabs first */
     &slda_format_msgpack, /* messages only: a map byte first */
 };
 #define NROWS (sizeof rows / sizeof rows[0])

@@ -18,6 +18,8 @@ typedef struct slda_format_row_s {
     const char *title;       /* in messages: "the lda-c format needs ..." */
     int file;                /* its slda_format_t value, or -1: not a file format */
     int needs_vocab;         /* word ids, not words: needs a fixed vocabulary (vocab.file) */
+    int fields;              /* its records have named fields: the roles' names apply (time,
+                                group, text and id fields: io/record.h) */
     /* Files. Detection, tried row by row in table order when the format is
      * auto: from the path's name, then from the first non-empty line (a row
      * without them is never detected; text is the fallback). fixed: the
@@ -31,6 +33,10 @@ typedef struct slda_format_row_s {
     slda_err_t (*next)(struct slda_reader_s *rd, slda_doc_t *doc, char *errstr,
                        size_t errstr_size);
     void (*close)(struct slda_reader_s *rd);
+    /* The next record of text (rd->rec, decoded, not yet looked up; a file of records of
+     * text: JSON lines, CSV/TSV, raw text), for a caller that does not add to the
+     * vocabulary (`timeline`, which scores documents under a snapshot). Optional. */
+    slda_err_t (*next_record)(struct slda_reader_s *rd, char *errstr, size_t errstr_size);
     /* Messages. sniff: 1 when val is of this format (input.format=auto; it may
      * leave its parse in rec for decode). decode: val -> rec (rec emptied
      * already); SLDA_ERR_PARSE when it is not a record of this format. Any

@@ -115,6 +115,7 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
     rd = slda_xcalloc(1, sizeof *rd);
     rd->model = model;
     slda_record_init(&rd->rec);
+    slda_record_names(&rd->rec, conf); /* the fields JSON lines and CSV/TSV are read from */
     slda_doc_init(&rd->uci_cur);
     err = open_input(rd, path, errstr, errstr_size);
     if (err == SLDA_OK) {
@@ -131,6 +132,11 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
             rd->format = format_by_content(rd);
         rd->row = slda_format_file(rd->format);
         err = check_vocab(rd, path, errstr, errstr_size);
+        if (err == SLDA_OK && !rd->row->fields && slda_record_name(&rd->rec, SLDA_FIELD_TIME))
+            err = slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                               "reader \"%s\": a time field is named (input.time.field) but the "
+                               "%s format has no fields: give JSON lines or CSV/TSV with a header "
+                               "(-f jsonl, csv, tsv)", path, rd->row->title);
     }
     if (err == SLDA_OK && rd->row->open)
         err = rd->row->open(rd, errstr, errstr_size);
@@ -157,6 +163,23 @@ slda_err_t slda_reader_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
     }
     if (err == SLDA_OK)
         rd->docs++;
+    return err;
+}
+
+const slda_record_t *slda_reader_record(const slda_reader_t *rd)
+{
+    return rd->row && rd->row->fields ? &rd->rec : NULL;
+}
+
+slda_err_t slda_reader_next_record(slda_reader_t *rd, const slda_record_t **rec, char *errstr,
+                                   size_t errstr_size)
+{
+    if (!rd->row->next_record)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "reader \"%s\": the %s format has no records of text", rd->path,
+                            rd->row->title);
+    slda_err_t err = rd->row->next_record(rd, errstr, errstr_size);
+    *rec = err == SLDA_OK ? &rd->rec : NULL;
     return err;
 }
 

@@ -16,6 +16,17 @@
  * before the model is created. */
 char *slda_reader_guess_vocab(const char *path, slda_format_t fmt);
 
+/* The record the last document came from (its fields by role: the time, the group; valid
+ * until the next read), or NULL for a format without named fields (UCI, lda-c, raw text). */
+const slda_record_t *slda_reader_record(const slda_reader_t *rd);
+/* The next record of a file of records of text (JSON lines, CSV/TSV, raw text), decoded but
+ * not looked up in the vocabulary (*rec valid until the next read; "path:line: " errors as
+ * slda_reader_next's, a time field named and unreadable among them); SLDA_ERR_EOF at the end;
+ * SLDA_ERR_INVALID for a format of word ids. For callers that must not add words to the
+ * model (scoring under a snapshot). */
+slda_err_t slda_reader_next_record(slda_reader_t *rd, const slda_record_t **rec, char *errstr,
+                                   size_t errstr_size);
+
 /* ---- between reader.c and the per-format files ---- */
 
 struct slda_reader_s {
@@ -35,7 +46,8 @@ struct slda_reader_s {
     char read_why[160];       /* why a read failed when errno does not say (gzfile.c) */
     uint64_t docs;
     uint64_t errors[SLDA_ERR__COUNT];
-    slda_record_t rec;        /* JSON lines: the line's record */
+    slda_record_t rec;        /* JSON lines, CSV/TSV: the record's fields */
+    void *fmt;                /* a format's own state (reader_csv.c) */
     struct text_ahead_s *ahead; /* text: lines read ahead and tokenised in parallel */
     uint32_t ahead_max;       /* lines per read-ahead (reader_text.c) */
     int ahead_pipeline;       /* a regular file: reading, tokenising, lookups overlap */

@@ -1,9 +1,12 @@
-/* reader_json.c - JSON records {"id", "text"|"tokens"}: a message value, or a line (JSON lines).
+/* reader_json.c - JSON records {"id", "text"|"tokens", "lang"}: a message value, or a line (JSON lines).
  *
  * Invariants. A record is an object with a "text" string or a "tokens" array
  * of strings ("text" wins when both are there; other fields are ignored) and
  * an optional "id", a string (non-empty, without NUL) or a number (its text
- * as written); null is no id. Its strings are unescaped into the record's
+ * as written); null is no id. An optional "lang" (or "language") string
+ * names the document's language (slda_record_lang reads it; a value that is
+ * not a string, or longer than LANG_FIELD_MAX, is ignored: the language is
+ * then identified from the text). Its strings are unescaped into the record's
  * buffer: nothing points into the value afterwards. The checks come in one
  * order (the object, text or tokens present, the id, then text's or tokens'
  * types), so a record has one error whatever else is wrong with it, all
@@ -18,8 +21,24 @@
 
 /* ---- the record ---- */
 
+/* The longest "lang" value kept: a BCP 47 tag's primary, script and region subtags. */
+#define LANG_FIELD_MAX 35
+
+static void json_lang(slda_record_t *rec, const slda_json_t *js)
+{
+    uint32_t node = slda_json_object_get(js, 0, "lang");
+    if (node == SLDA_JSON_NONE)
+        node = slda_json_object_get(js, 0, "language");
+    if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_STRING ||
+        slda_json_raw_len(js, node) > LANG_FIELD_MAX)
+        return;
+    char *buf = slda_record_room(rec, slda_json_raw_len(js, node) + 1);
+    size_t n = slda_json_string(js, node, buf);
+    rec->field[SLDA_FIELD_LANG] = (slda_field_t){slda_record_take(rec, n + 1), n};
+}
+
 static slda_err_t json_id(slda_record_t *rec, const slda_json_t *js, uint32_t node,
-                          char *errstr, size_t errstr_size)
+                          const char *name, char *errstr, size_t errstr_size)
 {
     const slda_json_node_t *nd = &js->nodes[node];
     if (nd->type == SLDA_JSON_NULL)
@@ -35,25 +54,71 @@ static slda_err_t json_id(slda_record_t *rec, const slda_json_t *js, uint32_t no
         size_t n = slda_json_string(js, node, buf);
         if (n == 0 || memchr(buf, '\0', n))
             return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                                "field \"id\": empty or contains a NUL character");
+                                "field \"%s\": empty or contains a NUL character", name);
         rec->field[SLDA_FIELD_ID] = (slda_field_t){slda_record_take(rec, n + 1), n};
         return SLDA_OK;
     }
     return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                        "field \"id\": must be a string or a number, found %s",
+                        "field \"%s\": must be a string or a number, found %s", name,
                         slda_json_type_name(nd->type));
 }
 
-static slda_err_t json_text(slda_record_t *rec, const slda_json_t *js, uint32_t node,
+/* The text field(s) named (a comma list: their strings joined by newlines) found in the
+ * object: SLDA_OK with the text set, SLDA_ERR_EOF when none is there. */
+static slda_err_t json_text(slda_record_t *rec, const slda_json_t *js, const char *names,
                             char *errstr, size_t errstr_size)
 {
-    if (js->nodes[node].type != SLDA_JSON_STRING)
+    size_t start = rec->blen, len = 0;
+    int found = 0;
+    char name[256];
+    for (const char *p = names; (p = slda_record_list_next(p, name, sizeof name));) {
+        uint32_t node = slda_json_object_get(js, 0, name);
+        if (node == SLDA_JSON_NONE)
+            continue;
+        if (js->nodes[node].type != SLDA_JSON_STRING)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                                "field \"%s\": must be a string, found %s", name,
+                                slda_json_type_name(js->nodes[node].type));
+        char *buf = slda_record_room(rec, slda_json_raw_len(js, node) + 2);
+        if (found++)
+            buf[0] = '\n', buf++, len++;
+        size_t n = slda_json_string(js, node, buf);
+        len += n;
+        rec->blen = start + len; /* the joined text grows in place */
+    }
+    if (!found)
+        return SLDA_ERR_EOF;
+    char *end = slda_record_room(rec, 1);
+    *end = '\0';
+    rec->blen = start + len + 1;
+    rec->field[SLDA_FIELD_TEXT] = (slda_field_t){rec->buf + start, len};
+    return SLDA_OK;
+}
+
+/* A string or a number of the object's field `name` as role's field (the time);
+ * absent or null: left absent; another type: SLDA_ERR_PARSE. */
+static slda_err_t json_value(slda_record_t *rec, const slda_json_t *js, slda_field_role_t role,
+                             char *errstr, size_t errstr_size)
+{
+    const char *name = slda_record_name(rec, role);
+    if (!name)
+        return SLDA_OK;
+    uint32_t node = slda_json_object_get(js, 0, name);
+    if (node == SLDA_JSON_NONE || js->nodes[node].type == SLDA_JSON_NULL)
+        return SLDA_OK;
+    const slda_json_node_t *nd = &js->nodes[node];
+    if (nd->type == SLDA_JSON_NUMBER) {
+        size_t n = nd->end - nd->start;
+        rec->field[role] = (slda_field_t){slda_record_copy(rec, js->src + nd->start, n), n};
+        return SLDA_OK;
+    }
+    if (nd->type != SLDA_JSON_STRING)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                            "field \"text\": must be a string, found %s",
-                            slda_json_type_name(js->nodes[node].type));
+                            "field \"%s\": must be a string or a number, found %s", name,
+                            slda_json_type_name(nd->type));
     char *buf = slda_record_room(rec, slda_json_raw_len(js, node) + 1);
     size_t n = slda_json_string(js, node, buf);
-    rec->field[SLDA_FIELD_TEXT] = (slda_field_t){slda_record_take(rec, n + 1), n};
+    rec->field[role] = (slda_field_t){slda_record_take(rec, n + 1), n};
     return SLDA_OK;
 }
 
@@ -85,26 +150,43 @@ static slda_err_t json_tokens(slda_record_t *rec, const slda_json_t *js, uint32_
     return SLDA_OK;
 }
 
-/* The record in a parsed JSON tree. */
+/* The record in a parsed JSON tree: the id, text (or tokens) and time from the fields
+ * the record names (io/record.h). */
 static slda_err_t json_record(slda_record_t *rec, const slda_json_t *js, char *errstr,
                               size_t errstr_size)
 {
-    uint32_t idn, text, tokens;
+    uint32_t idn, tokens;
     slda_err_t err;
+    const char *id_name = slda_record_name(rec, SLDA_FIELD_ID);
+    const char *text_name = slda_record_name(rec, SLDA_FIELD_TEXT);
     if (js->nodes[0].type != SLDA_JSON_OBJECT)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
                             "JSON: expected an object, found %s",
                             slda_json_type_name(js->nodes[0].type));
-    idn = slda_json_object_get(js, 0, "id");
-    text = slda_json_object_get(js, 0, "text");
+    idn = id_name ? slda_json_object_get(js, 0, id_name) : SLDA_JSON_NONE;
     tokens = slda_json_object_get(js, 0, "tokens");
-    if (text == SLDA_JSON_NONE && tokens == SLDA_JSON_NONE)
+    int has_text = 0; /* the checks keep their order: text or tokens present, id, types */
+    char name[256];
+    for (const char *p = text_name ? text_name : "text";
+         !has_text && (p = slda_record_list_next(p, name, sizeof name));)
+        has_text = slda_json_object_get(js, 0, name) != SLDA_JSON_NONE;
+    if (!has_text && tokens == SLDA_JSON_NONE) {
+        if (!text_name || !strcmp(text_name, "text"))
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                                "JSON: object has no \"text\" or \"tokens\" field");
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
-                            "JSON: object has no \"text\" or \"tokens\" field");
-    if (idn != SLDA_JSON_NONE && (err = json_id(rec, js, idn, errstr, errstr_size)) != SLDA_OK)
+                            "JSON: object has no \"%s\" field (input.text.field) or \"tokens\"",
+                            text_name);
+    }
+    if (idn != SLDA_JSON_NONE &&
+        (err = json_id(rec, js, idn, id_name, errstr, errstr_size)) != SLDA_OK)
         return err;
-    if (text != SLDA_JSON_NONE)
-        return json_text(rec, js, text, errstr, errstr_size);
+    if ((err = json_value(rec, js, SLDA_FIELD_TIME, errstr, errstr_size)) != SLDA_OK)
+        return err;
+    json_lang(rec, js);
+    err = json_text(rec, js, text_name ? text_name : "text", errstr, errstr_size);
+    if (err != SLDA_ERR_EOF) /* "text" wins over "tokens" */
+        return err;
     return json_tokens(rec, js, tokens, errstr, errstr_size);
 }
 
@@ -148,8 +230,9 @@ static int json_by_line(const char *line, size_t len, int fixed)
     return p < line + len && *p == '{';
 }
 
-static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                             size_t errstr_size)
+/* The next line's record (time read when a time field is named: a record without one is
+ * rejected before any word touches the vocabulary). */
+static slda_err_t jsonl_next_record(slda_reader_t *rd, char *errstr, size_t errstr_size)
 {
     char msg[512] = "";
     slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
@@ -157,10 +240,28 @@ static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
         return err;
     slda_record_reset(&rd->rec);
     err = json_decode(&rd->rec, rd->line, rd->linelen, msg, sizeof msg);
-    if (err == SLDA_OK)
-        err = slda_record_doc(rd->model, &rd->rec, doc, msg, sizeof msg);
+    int64_t ms;
+    if (err == SLDA_OK && slda_record_name(&rd->rec, SLDA_FIELD_TIME))
+        err = slda_record_time(&rd->rec, &ms, msg, sizeof msg);
     if (err != SLDA_OK)
         return slda_reader_fail(rd, err, errstr, errstr_size, "%s", msg);
+    return SLDA_OK;
+}
+
+static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                             size_t errstr_size)
+{
+    char msg[512] = "";
+    slda_err_t err = jsonl_next_record(rd, errstr, errstr_size);
+    if (err != SLDA_OK)
+        return err;
+    int64_t ms = 0;
+    if (slda_record_name(&rd->rec, SLDA_FIELD_TIME))
+        slda_record_time(&rd->rec, &ms, NULL, 0); /* read above */
+    err = slda_record_doc(rd->model, &rd->rec, doc, msg, sizeof msg);
+    if (err != SLDA_OK)
+        return slda_reader_fail(rd, err, errstr, errstr_size, "%s", msg);
+    doc->time_ms = ms;
     if (!doc->id)
         slda_reader_set_id(doc, rd->lineno);
     return SLDA_OK;
@@ -169,5 +270,5 @@ static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
 /* Its row of format.c's table. */
 const slda_format_row_t slda_format_json = {
     .name = "json", .alias = "jsonl", .title = "JSON lines", .file = SLDA_FORMAT_JSONL,
-    .by_name = json_by_name, .by_line = json_by_line, .next = jsonl_next,
-    .sniff = json_sniff, .decode = json_decode};
+    .fields = 1, .by_name = json_by_name, .by_line = json_by_line, .next = jsonl_next,
+    .next_record = jsonl_next_record, .sniff = json_sniff, .decode = json_decode};

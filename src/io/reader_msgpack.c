@@ -1,4 +1,4 @@
-/* reader_msgpack.c - the MessagePack message format: a map with "id", "text" or "tokens".
+/* reader_msgpack.c - the MessagePack message format: a map with "id", "text" or "tokens", "lang".
  *
  * A message format only (no file reader): its row of format.c's table decodes a value
  * with the core MessagePack reader (core/msgpack.h), in two passes. The first checks the
@@ -19,6 +19,9 @@
 
 /* Our documents nest two deep (map -> tokens array). */
 #define MAX_DEPTH 16
+/* The longest "lang" (or "language") value kept, as reader_json.c: a BCP 47 tag's primary,
+ * script and region subtags; longer or not a string, it is ignored (identified instead). */
+#define LANG_FIELD_MAX 35
 
 /* ---- ids ---- */
 
@@ -160,7 +163,7 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
                             "MessagePack: expected a map, found %s",
                             type_name(slda_msgpack_type(&mp)));
     slda_msgpack_map(&mp, "message", &n);
-    const unsigned char *id = NULL, *text = NULL, *tokens = NULL; /* the first of each */
+    const unsigned char *id = NULL, *text = NULL, *tokens = NULL, *lang = NULL; /* the first */
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *s = NULL;
         size_t klen = 0;
@@ -172,6 +175,8 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
                                      : slda_msgpack_eq(s, klen, "id")     ? &id
                                      : slda_msgpack_eq(s, klen, "text")   ? &text
                                      : slda_msgpack_eq(s, klen, "tokens") ? &tokens
+                                     : slda_msgpack_eq(s, klen, "lang")   ? &lang
+                                     : slda_msgpack_eq(s, klen, "language") ? &lang
                                                                           : NULL;
         if (slot && !*slot)
             *slot = mp.p;
@@ -192,6 +197,15 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
         mp.p = id;
         if ((err = read_id(rec, &mp, errstr, errstr_size)) != SLDA_OK)
             return err;
+    }
+    if (lang) { /* a string of at most LANG_FIELD_MAX bytes; anything else is ignored */
+        const unsigned char *ls;
+        size_t llen;
+        mp.p = lang;
+        if (slda_msgpack_type(&mp) == SLDA_MSGPACK_STR &&
+            slda_msgpack_str(&mp, "lang", &ls, &llen) == 0 && llen <= LANG_FIELD_MAX)
+            rec->field[SLDA_FIELD_LANG] =
+                (slda_field_t){slda_record_copy(rec, (const char *)ls, llen), llen};
     }
     if (!text) {
         mp.p = tokens;

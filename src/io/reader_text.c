@@ -265,7 +265,26 @@ static slda_err_t text_decode(slda_record_t *rec, const char *val, size_t len, c
     return SLDA_OK;
 }
 
+/* One line as a record (its text; its id the line number), not looked up: for callers that
+ * score documents without adding to the vocabulary (slda_reader_next_record). */
+static slda_err_t text_next_record(slda_reader_t *rd, char *errstr, size_t errstr_size)
+{
+    int r = slda_reader_getline(rd);
+    if (r < 0)
+        return slda_reader_io_error(rd, errstr, errstr_size);
+    if (r == 0)
+        return SLDA_ERR_EOF;
+    char id[24];
+    int n = snprintf(id, sizeof id, "%llu", (unsigned long long)rd->lineno);
+    slda_record_reset(&rd->rec);
+    rd->rec.field[SLDA_FIELD_ID] = (slda_field_t){slda_record_copy(&rd->rec, id, (size_t)n),
+                                                  (size_t)n};
+    rd->rec.field[SLDA_FIELD_TEXT] = (slda_field_t){rd->line, rd->linelen};
+    return SLDA_OK;
+}
+
 /* Its row of format.c's table: no detector (what no other row claims). */
 const slda_format_row_t slda_format_text = {
     .name = "text", .alias = "txt", .title = "text", .file = SLDA_FORMAT_TEXT,
-    .next = slda_reader_text_next, .close = slda_reader_text_close, .decode = text_decode};
+    .next = slda_reader_text_next, .close = slda_reader_text_close,
+    .next_record = text_next_record, .decode = text_decode};

@@ -10,6 +10,8 @@
  */
 #include "io/record.h"
 
+#include "io/evtime.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,17 +19,64 @@ void slda_record_init(slda_record_t *rec)
 {
     memset(rec, 0, sizeof *rec);
     slda_json_init(&rec->js);
+    rec->name[SLDA_FIELD_ID] = "id";
+    rec->name[SLDA_FIELD_TEXT] = "text";
 }
 
 void slda_record_clear(slda_record_t *rec)
 {
     if (!rec)
         return;
+    const char *names[SLDA_FIELD__COUNT];
+    memcpy(names, rec->name, sizeof names);
     free(rec->buf);
     free(rec->tokens);
     free(rec->token_len);
     slda_json_clear(&rec->js);
     slda_record_init(rec);
+    memcpy(rec->name, names, sizeof names);
+}
+
+void slda_record_names(slda_record_t *rec, const slda_conf_t *conf)
+{
+    if (!conf)
+        return;
+    rec->name[SLDA_FIELD_ID] = conf->input_id_field && *conf->input_id_field ? conf->input_id_field
+                                                                             : "id";
+    rec->name[SLDA_FIELD_TEXT] = conf->input_text_field && *conf->input_text_field
+                                     ? conf->input_text_field : "text";
+    rec->name[SLDA_FIELD_TIME] = conf->input_time_field;
+}
+
+const char *slda_record_name(const slda_record_t *rec, slda_field_role_t role)
+{
+    const char *n = (unsigned)role < SLDA_FIELD__COUNT ? rec->name[role] : NULL;
+    return n && *n ? n : NULL;
+}
+
+const char *slda_record_list_next(const char *p, char *name, size_t size)
+{
+    if (!p || !*p)
+        return NULL;
+    size_t n = strcspn(p, ",");
+    snprintf(name, size, "%.*s", (int)(n < size ? n : size - 1), p);
+    return p + n + (p[n] == ',');
+}
+
+slda_err_t slda_record_time(const slda_record_t *rec, int64_t *ms, char *errstr,
+                            size_t errstr_size)
+{
+    const char *name = slda_record_name(rec, SLDA_FIELD_TIME);
+    const slda_field_t *f = &rec->field[SLDA_FIELD_TIME];
+    if (!f->s)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE, "time field \"%s\": missing",
+                            name ? name : "");
+    if (slda_time_parse(f->s, f->len, ms) != SLDA_OK)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "time field \"%s\": \"%.*s\" is not an ISO 8601 date-time or epoch "
+                            "seconds/milliseconds", name ? name : "", (int)(f->len < 40 ? f->len : 40),
+                            f->s);
+    return SLDA_OK;
 }
 
 void slda_record_reset(slda_record_t *rec)
@@ -104,31 +153,42 @@ char *slda_record_id(const slda_record_t *rec)
 static const char *const no_tokens[1];
 static const size_t no_lens[1];
 
+int slda_record_lang(const slda_record_t *rec, char out[SLDA_LANG_LEN])
+{
+    const slda_field_t *lang = &rec->field[SLDA_FIELD_LANG];
+    out[0] = '\0';
+    return lang->s && slda_lang_normalise(lang->s, lang->len, out);
+}
+
 slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
                                 const slda_record_t *rec, slda_bag_t *bag, char *errstr,
                                 size_t errstr_size)
 {
     const slda_field_t *text = &rec->field[SLDA_FIELD_TEXT];
+    char lang[SLDA_LANG_LEN];
+    slda_record_lang(rec, lang);
     if (text->s || !rec->has_tokens)
-        return slda_bag_tokenize(tok, seed, bag, text->s ? text->s : "", text->len, errstr,
-                                 errstr_size);
-    return slda_bag_tokens(tok, seed, bag, rec->ntokens ? rec->tokens : no_tokens,
-                           rec->ntokens ? rec->token_len : no_lens, rec->ntokens, errstr,
-                           errstr_size);
+        return slda_bag_tokenize_doc(tok, seed, bag, text->s ? text->s : "", text->len, lang,
+                                     errstr, errstr_size);
+    return slda_bag_tokens_doc(tok, seed, bag, rec->ntokens ? rec->tokens : no_tokens,
+                               rec->ntokens ? rec->token_len : no_lens, rec->ntokens, lang,
+                               errstr, errstr_size);
 }
 
 slda_err_t slda_record_doc(slda_model_t *model, const slda_record_t *rec, slda_doc_t *doc,
                            char *errstr, size_t errstr_size)
 {
     const slda_field_t *text = &rec->field[SLDA_FIELD_TEXT];
+    char lang[SLDA_LANG_LEN];
     slda_err_t err;
+    slda_record_lang(rec, lang);
     if (text->s || !rec->has_tokens)
-        err = slda_doc_from_text(model, text->s ? text->s : "", text->len, doc, errstr,
-                                 errstr_size);
+        err = slda_doc_from_text_lang(model, text->s ? text->s : "", text->len, lang, doc,
+                                      errstr, errstr_size);
     else
-        err = slda_doc_from_tokens(model, rec->ntokens ? rec->tokens : no_tokens,
-                                   rec->ntokens ? rec->token_len : no_lens, rec->ntokens, doc,
-                                   errstr, errstr_size);
+        err = slda_doc_from_tokens_lang(model, rec->ntokens ? rec->tokens : no_tokens,
+                                        rec->ntokens ? rec->token_len : no_lens, rec->ntokens,
+                                        lang, doc, errstr, errstr_size);
     if (err == SLDA_OK)
         doc->id = slda_record_id(rec);
     return err;

@@ -13,15 +13,22 @@ typedef struct slda_field_s {
     size_t len;
 } slda_field_t;
 
-/* What a record's fields are for. Today's decoders fill the id and the text
- * (or the tokens) from the fields named "id", "text" and "tokens". A field of
- * a later format (issue 25: CSV/TSV with a header, --text-field, --id-field, a
- * time field, a group field; issue 28: an author) is one more role here, which
- * its decoder fills from the field the configuration names, and the record's
- * user reads by role; nothing else in the record changes. */
+/* What a record's fields are for. A decoder fills each role from the field the
+ * record names for it (rec->name[role], from the configuration: input.id.field,
+ * input.text.field, input.time.field; slda_record_names), and the record's user
+ * reads by role; nothing else in the record knows what
+ * the roles mean. JSON (objects: the named keys) and CSV/TSV (the header's
+ * columns) honour every name; MessagePack and raw text fill the id and the text
+ * as they always did. A new role (issue 28's author, issue 30's language) is a
+ * line here, its name's property, and its user: the decoders fill it as they
+ * fill the time. */
 typedef enum {
     SLDA_FIELD_ID = 0, /* the document's id ("id"; a message's key when there is none) */
-    SLDA_FIELD_TEXT,   /* its text ("text"; absent when the words come as tokens) */
+    SLDA_FIELD_TEXT,   /* its text ("text"; absent when the words come as tokens); its name
+                          may list fields ("title,body"), whose values are joined by a newline */
+    SLDA_FIELD_TIME,   /* its event time as written (no name: none; parsed by slda_record_time) */
+    SLDA_FIELD_LANG,   /* its language (JSON/MessagePack "lang" or "language": "de", "pt-BR";
+                          absent: identified from the text) */
     SLDA_FIELD__COUNT
 } slda_field_role_t;
 
@@ -32,6 +39,9 @@ typedef enum {
  * its buffers grow to the largest record decoded into it. */
 typedef struct slda_record_s {
     slda_field_t field[SLDA_FIELD__COUNT];
+    /* the field each role is read from (borrowed: the configuration's strings, or literals;
+     * NULL or "": the role is not read); slda_record_init sets "id" and "text" */
+    const char *name[SLDA_FIELD__COUNT];
     /* "tokens": the words split already (read only when the text is absent) */
     const char **tokens;
     size_t *token_len;
@@ -47,14 +57,30 @@ typedef struct slda_record_s {
 } slda_record_t;
 
 void slda_record_init(slda_record_t *rec);
-/* Frees the record's buffers; accepts NULL. */
+/* Frees the record's buffers (its names stay); accepts NULL. */
 void slda_record_clear(slda_record_t *rec);
+/* The roles' field names from conf (borrowed for as long as conf lives): input.id.field,
+ * input.text.field, input.time.field. */
+void slda_record_names(slda_record_t *rec, const slda_conf_t *conf);
+/* The name of role's field, or NULL when the role is not read. */
+const char *slda_record_name(const slda_record_t *rec, slda_field_role_t role);
+/* The names of a comma list ("title,body": input.text.field), one a call: the next into name
+ * (cut to size - 1), returning where the rest starts; NULL at the list's end.
+ *     for (const char *p = list; (p = slda_record_list_next(p, name, sizeof name));) ... */
+const char *slda_record_list_next(const char *p, char *name, size_t size);
+/* The record's event time from its time field (io/evtime.h: ISO 8601, epoch, ...):
+ * SLDA_ERR_PARSE "time field \"NAME\": missing" or "...: \"VALUE\" is not a time". */
+slda_err_t slda_record_time(const slda_record_t *rec, int64_t *ms, char *errstr,
+                            size_t errstr_size);
 /* The record's words into bag, as slda_doc_from_text / slda_doc_from_tokens
  * tokenise them (slda_bag_tokenize / slda_bag_tokens, seed: the vocabulary's):
  * any thread, it only reads tok. Errors: SLDA_ERR_UTF8, SLDA_ERR_TOO_LARGE. */
 slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
                                 const slda_record_t *rec, slda_bag_t *bag, char *errstr,
                                 size_t errstr_size);
+/* The record's language as a code (slda_lang_normalise) in out: 1, or 0 when
+ * it has none or not a tag (then identification decides). */
+int slda_record_lang(const slda_record_t *rec, char out[SLDA_LANG_LEN]);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
 char *slda_record_id(const slda_record_t *rec);
 /* The record as a document through model's tokenizer and vocabulary, on the

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -217,6 +218,45 @@ slda_err_t slda_snapdir_check(const char *dir, const char *model, char *errstr,
 
 /* ---- pruning ---- */
 
+/* 1 when list holds the snapshot file named name. */
+static int list_has(const slda_snapdir_list_t *list, const char *name)
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (!strcmp(list->ents[i].file, name))
+            return 1;
+    return 0;
+}
+
+/* Remove the tracker states of model in dir whose snapshot is not in list (every snapshot
+ * file of model, as listed before): a writer that failed or died between the state and its
+ * snapshot (the service writes the state first) left them, and nothing else ever would. */
+static void remove_orphan_states(const char *dir, const char *model,
+                                 const slda_snapdir_list_t *list)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t mlen = strlen(model), tlen = strlen(SLDA_SNAPDIR_TRACK_EXT);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        size_t len = strlen(name);
+        if (len != mlen + TAIL_LEN + tlen ||
+            !slda_snapdir_match(name, model, SLDA_SNAPDIR_TRACK_EXT))
+            continue; /* not exactly "<model>-<20 digits>.slda.track.json" (temp files too) */
+        char snap[NAME_MAX + 1];
+        snprintf(snap, sizeof snap, "%.*s", (int)(len - tlen), name);
+        if (list_has(list, snap))
+            continue;
+        size_t plen = strlen(dir) + len + 2;
+        char *path = slda_xmalloc(plen);
+        snprintf(path, plen, "%s/%s", dir, name);
+        unlink(path);
+        free(path);
+    }
+    closedir(d);
+}
+
 slda_err_t slda_snapdir_prune(const char *dir, const char *model, size_t keep,
                               const slda_snapdir_prune_cb_t *cb, char *errstr,
                               size_t errstr_size)
@@ -247,6 +287,7 @@ slda_err_t slda_snapdir_prune(const char *dir, const char *model, size_t keep,
         if (cb && cb->removed)
             cb->removed(cb->opaque, e->updates, NULL);
     }
+    remove_orphan_states(dir, model, &list);
     slda_snapdir_list_clear(&list);
     return rc;
 }

@@ -116,9 +116,10 @@ typedef struct slda_snapdir_prune_cb_s {
 } slda_snapdir_prune_cb_t;
 
 /* Keep the newest `keep` prunable snapshots of model in dir and remove the older prunable ones,
- * each with its tracker state. A snapshot already gone counts as removed. SLDA_ERR_IO with the
- * first failure in errstr when a file could not be removed (the rest are still tried); SLDA_OK
- * when dir cannot be read (nothing to prune). cb may be NULL. */
+ * each with its tracker state; tracker states of model whose snapshot file is missing (a writer
+ * failed or died between the two) are removed too. A snapshot already gone counts as removed.
+ * SLDA_ERR_IO with the first failure in errstr when a file could not be removed (the rest are
+ * still tried); SLDA_OK when dir cannot be read (nothing to prune). cb may be NULL. */
 slda_err_t slda_snapdir_prune(const char *dir, const char *model, size_t keep,
                               const slda_snapdir_prune_cb_t *cb, char *errstr,
                               size_t errstr_size);

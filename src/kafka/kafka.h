@@ -29,6 +29,13 @@ static inline int slda_stopping(volatile int *stop)
     return stop && *stop;
 }
 
+/* *stop negative (SLDA_STOP_NOW, public header: a second signal): the
+ * shutdown's waits (deliveries, a replica's catch-up) end at once. */
+static inline int slda_stop_now(volatile int *stop)
+{
+    return stop && *stop < 0;
+}
+
 /* A start-up wait's next call, in ms: what is left until deadline
  * (slda_mono_s), at most a second so that a stop request is seen, at least
  * floor_ms. */
@@ -42,7 +49,12 @@ static inline int slda_slice_ms(double deadline, int floor_ms)
 typedef struct slda_ksource_s slda_ksource_t;
 
 /* Consumer group member subscribed to conf's input.topics. bootstrap (may be
- * NULL) overrides kafka.bootstrap.servers. positions (the offsets a restored
+ * NULL) overrides kafka.bootstrap.servers: the embedded cluster's address, whose
+ * partitions number their messages from 0 without gaps, so (outside replicas) a
+ * message past a partition's position (0 when none is known) means the ones between
+ * were dropped by the cluster before they were read (it keeps about 5 MiB per
+ * partition: mockbroker.c): they are counted (streamlda_lost_messages_total) and
+ * logged as errors. positions (the offsets a restored
  * snapshot includes, may be NULL) decide where each partition starts when it
  * is assigned; partitions without one start from the committed offset or
  * auto.offset.reset (default earliest). */
@@ -116,8 +128,12 @@ slda_err_t slda_ksink_event(slda_ksink_t *sink, const char *topic, const char *k
                             const char *json, size_t len, int64_t ts);
 /* Serve delivery reports; hand waiting records to librdkafka. */
 void slda_ksink_poll(slda_ksink_t *sink);
+/* The flag (borrowed until slda_ksink_destroy; may be NULL) whose SLDA_STOP_NOW
+ * ends slda_ksink_drain at once and makes slda_ksink_destroy flush nothing. */
+void slda_ksink_set_stop(slda_ksink_t *sink, volatile int *stop);
 /* Up to timeout_ms: serve reports and the backlog until every data record is
- * delivered: 1 when none is left undelivered (and the sink is not fatal). */
+ * delivered: 1 when none is left undelivered (and the sink is not fatal); ends
+ * at once at SLDA_STOP_NOW (slda_ksink_set_stop). */
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms);
 /* Data records not yet delivered (in librdkafka's hands or waiting here). */
 size_t slda_ksink_undelivered(const slda_ksink_t *sink);

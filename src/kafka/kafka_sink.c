@@ -74,6 +74,7 @@ struct slda_ksink_s {
     rd_kafka_t *snap;         /* snapshot chunks (NULL when snapshot.topic is off) */
     rd_kafka_topic_t *snap_rkt;
     slda_metrics_t *metrics;
+    volatile int *stop;       /* slda_ksink_set_stop's flag (NULL before): slda_stop_now */
     char *deadletter_topic, *output_topic;
     size_t chunk_bytes;
     int transactional, txn_open;
@@ -491,6 +492,8 @@ void slda_ksink_destroy(slda_ksink_t *sink, int flush_ms)
 {
     if (!sink)
         return;
+    if (slda_stop_now(sink->stop))
+        flush_ms = 0; /* asked to stop now: what is undelivered is purged and reported */
     if (sink->data) {
         if (sink->txn_open)
             rd_kafka_error_destroy(rd_kafka_abort_transaction(sink->data, flush_ms));
@@ -736,13 +739,18 @@ slda_err_t slda_ksink_fatal(const slda_ksink_t *sink, char *errstr, size_t errst
     return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "%s", sink->fatal);
 }
 
+void slda_ksink_set_stop(slda_ksink_t *sink, volatile int *stop)
+{
+    sink->stop = stop;
+}
+
 int slda_ksink_drain(slda_ksink_t *sink, int timeout_ms)
 {
     double end = slda_mono_s() + timeout_ms / 1000.0;
     for (;;) {
         rd_kafka_poll(sink->data, 0);
         backlog_pump(sink);
-        if (!slda_ksink_undelivered(sink) || sink->fatal[0])
+        if (!slda_ksink_undelivered(sink) || sink->fatal[0] || slda_stop_now(sink->stop))
             break;
         double left = end - slda_mono_s();
         if (left <= 0)

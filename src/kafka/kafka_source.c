@@ -39,6 +39,7 @@ struct slda_ksource_s {
     int paused;         /* consumption paused (the service's backpressure) */
     int replica;        /* updates.topic: one of the model's replicas (replica.c) */
     uint64_t generation; /* rebalances seen (assignments and revocations) */
+    int gapless;        /* the embedded cluster: an offset past a position is a loss */
     char fatal[600];    /* non-empty after a fatal consumer error */
 };
 
@@ -435,6 +436,7 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
         src->pos[k].offset = positions[i].offset;
     }
     src->replica = conf->updates_topic && *conf->updates_topic;
+    src->gapless = bootstrap && !src->replica; /* (a replica's log holds transaction markers) */
     rd_kafka_conf_t *rconf = consumer_conf(conf, bootstrap, src, errstr, errstr_size);
     if (!rconf)
         goto fail;
@@ -535,6 +537,17 @@ int slda_ksource_poll(slda_ksource_t *src, int timeout_ms, slda_kmsg_t *msg)
     msg->timestamp_ms = ts > 0 ? ts : 0;
     msg->handle = m;
     size_t k = pos_find(src, msg->topic, msg->partition, 1); /* may move pos */
+    int64_t expect = src->pos[k].offset >= 0 ? src->pos[k].offset : 0; /* a new cluster's */
+    if (src->gapless && m->offset > expect) {
+        int64_t lost = m->offset - expect;
+        slda_metrics_add(src->metrics, SLDA_M_LOST, (uint64_t)lost);
+        slda_log(src->metrics, SLDA_LOG_ERR, "kafka-lost",
+                 "embedded cluster: %" PRId64 " message(s) of %s [%d] (offsets %" PRId64
+                 "..%" PRId64 ") were dropped before they were read: it keeps about 5 MiB "
+                 "per partition (counted in streamlda_lost_messages_total; produce more "
+                 "slowly or use a Kafka cluster)", lost, msg->topic, (int)msg->partition,
+                 expect, m->offset - 1);
+    }
     src->pos[k].offset = m->offset + 1;
     return 1;
 }

@@ -10,6 +10,7 @@
 #include "kafka/metrics.h"
 #include "core/slda_int.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -166,8 +167,12 @@ static void reason_label(slda_err_t e, char *out, size_t size)
 static void prom_metric(FILE *f, const char *name, const char *type, const char *help,
                         const char *model, double v)
 {
-    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s{model=\"%s\"} %.17g\n", name, help, name, type,
-            name, model, v);
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s{model=\"%s\"} ", name, help, name, type, name,
+            model);
+    if (isnan(v))
+        fputs("NaN\n", f); /* the exposition format's spelling */
+    else
+        fprintf(f, "%.17g\n", v);
 }
 
 char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
@@ -184,7 +189,9 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_M_DOCS, "streamlda_documents_total", "Documents trained on."},
         {SLDA_M_TOKENS, "streamlda_tokens_total", "Tokens trained on."},
         {SLDA_M_HELDOUT, "streamlda_heldout_documents_total", "Documents held out for perplexity."},
-        {SLDA_M_UPDATES, "streamlda_updates_total", "Global updates (minibatches) applied."},
+        {SLDA_M_UPDATES, "streamlda_updates_total",
+         "Global updates (minibatches) this process trained since it started (a replica: "
+         "published and applied); streamlda_model_updates is the model's own count."},
         {SLDA_M_SNAPSHOTS, "streamlda_snapshots_total", "Snapshots written to snapshot.dir."},
         {SLDA_M_PUBLISHED, "streamlda_snapshots_published_total", "Snapshots published to snapshot.topic."},
         {SLDA_M_KAFKA_ERRORS, "streamlda_kafka_errors_total", "Kafka client errors."},
@@ -198,13 +205,27 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Documents whose input.time.field was missing or not a time (newest event time used)."},
         {SLDA_M_UPDATES_PUBLISHED, "streamlda_updates_published_total",
          "Replicas: update records this instance committed to updates.topic."},
+        {SLDA_M_CAPPED, "streamlda_tokens_capped_total",
+         "Tokens dropped as longer than text.token.max (docs/text.md)."},
         {SLDA_M_DROPPED, "streamlda_replica_dropped_documents_total",
          "Replicas: documents of minibatches dropped at a rebalance or an aborted transaction "
          "(read again from the committed offsets)."},
+        {SLDA_M_RESCORED, "streamlda_track_rescored_windows_total",
+         "Prevalence windows whose sample was scored again under the model of the moment."},
+        {SLDA_M_LOST, "streamlda_lost_messages_total",
+         "Embedded cluster: input messages it dropped before they were read (it keeps about "
+         "5 MiB per partition)."},
+        {SLDA_M_DROPPED_TOKENS, "streamlda_dropped_tokens_total",
+         "Occurrences of new words left out of documents: the vocabulary (vocab.capacity) was "
+         "full of words the current or the previous minibatch uses."},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         prom_metric(f, counters[i].name, "counter", counters[i].help, model,
                     (double)slda_metrics_get(m, counters[i].c));
+    prom_metric(f, "streamlda_snapshot_wait_seconds_total", "counter",
+                "Time due snapshots held training and consumption until the dead-letter and "
+                "output records before them were delivered.", model,
+                (double)slda_metrics_get(m, SLDA_M_SNAPSHOT_WAIT_US) / 1e6);
     fprintf(f, "# HELP streamlda_deadletters_total Messages sent to the dead-letter topic, by reason.\n"
                "# TYPE streamlda_deadletters_total counter\n");
     static const slda_err_t reasons[] = {SLDA_ERR_PARSE, SLDA_ERR_UTF8, SLDA_ERR_EMPTY,
@@ -220,7 +241,9 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         const char *name, *help;
     } gauges[] = {
         {SLDA_G_RHO, "streamlda_rho", "Step size of the last global update."},
-        {SLDA_G_PERPLEXITY, "streamlda_perplexity", "Held-out per-word perplexity (0 = not measured)."},
+        {SLDA_G_PERPLEXITY, "streamlda_perplexity",
+         "Held-out per-word perplexity (NaN until measured: heldout.modulo=0 or nothing scored "
+         "yet)."},
         {SLDA_G_VOCAB, "streamlda_vocabulary_words", "Vocabulary words in use."},
         {SLDA_G_LAG, "streamlda_consumer_lag", "Messages behind the high watermark (-1 = unknown)."},
         {SLDA_G_SNAPSHOT_SECONDS, "streamlda_snapshot_seconds", "Wall time of the last snapshot."},
@@ -235,14 +258,22 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Event-time lag: wall clock minus the newest event time seen."},
         {SLDA_G_STALENESS, "streamlda_update_staleness",
          "Updates applied between the model a record's local steps read and the record."},
-        {SLDA_G_MODEL_UPDATES, "streamlda_model_updates", "Global updates the model holds."},
-        {SLDA_G_MODEL_DOCS, "streamlda_model_documents", "Documents the model was trained on."},
+        {SLDA_G_MODEL_UPDATES, "streamlda_model_updates",
+         "The model's update count: the global updates applied to it, those of the snapshot "
+         "it was restored from included (with global.stale=1 the last minibatch's update is "
+         "applied with the next one or at the next snapshot)."},
+        {SLDA_G_MODEL_DOCS, "streamlda_model_documents",
+         "Documents the model was trained on, those of the snapshot it was restored from "
+         "included."},
         {SLDA_G_PARTITIONS, "streamlda_assigned_partitions",
          "Input partitions this instance is assigned in its consumer group."},
     };
-    for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++)
-        prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model,
-                    slda_metrics_gauge(m, gauges[i].g));
+    for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++) {
+        double v = slda_metrics_gauge(m, gauges[i].g);
+        if (gauges[i].g == SLDA_G_PERPLEXITY && !(v > 0))
+            v = NAN; /* no figure: not a perplexity of 0 */
+        prom_metric(f, gauges[i].name, "gauge", gauges[i].help, model, v);
+    }
     prom_metric(f, "streamlda_healthy", "gauge", "1 while the consumer is healthy.", model,
                 slda_metrics_health(m, NULL, 0));
     fclose(f);

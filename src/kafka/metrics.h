@@ -23,12 +23,17 @@ typedef enum {
     SLDA_M_TIME_MISSING, /* input.time.field missing or unreadable: newest event time used */
     SLDA_M_UPDATES_PUBLISHED, /* replicas: update records this instance committed */
     SLDA_M_DROPPED,      /* replicas: documents of minibatches dropped (read again) */
+    SLDA_M_RESCORED,     /* prevalence windows scored again under the model of the moment */
+    SLDA_M_CAPPED,       /* tokens dropped as longer than text.token.max */
+    SLDA_M_DROPPED_TOKENS, /* occurrences of new words a full vocabulary refused */
+    SLDA_M_LOST,         /* embedded cluster: input messages it dropped before they were read */
+    SLDA_M_SNAPSHOT_WAIT_US, /* microseconds snapshots held training for their deliveries */
     SLDA_M__COUNT
 } slda_metric_counter_t;
 
 typedef enum {
     SLDA_G_RHO = 0,          /* last step size */
-    SLDA_G_PERPLEXITY,       /* held-out perplexity (0 until known) */
+    SLDA_G_PERPLEXITY,       /* held-out perplexity (0 until known: NaN in /metrics) */
     SLDA_G_VOCAB,            /* vocabulary words in use */
     SLDA_G_LAG,              /* consumer lag summed over assigned partitions (-1 unknown) */
     SLDA_G_SNAPSHOT_SECONDS, /* wall time of the last snapshot (encode + write) */
@@ -38,8 +43,8 @@ typedef enum {
     SLDA_G_EVENT_TIME,       /* newest event time seen, seconds since the epoch (0 = none) */
     SLDA_G_EVENT_LAG,        /* wall clock minus the newest event time, seconds */
     SLDA_G_STALENESS,        /* replicas: updates between a record's base and its apply */
-    SLDA_G_MODEL_UPDATES,    /* update index of the model */
-    SLDA_G_MODEL_DOCS,       /* documents in the model */
+    SLDA_G_MODEL_UPDATES,    /* the model's update count (restored ones included) */
+    SLDA_G_MODEL_DOCS,       /* documents in the model (restored ones included) */
     SLDA_G_PARTITIONS,       /* input partitions assigned to this instance */
     SLDA_G__COUNT
 } slda_metric_gauge_t;

@@ -4,8 +4,21 @@
  * producer that owns it. Everything the cluster does runs on librdkafka's
  * threads; the functions here are called from one thread (the CLI's main loop
  * or the service's), librdkafka's mock setters take their own locks. The mock
- * keeps only about 5 MiB per partition (older data is dropped) and does not
- * implement Admin requests or transaction semantics.
+ * does not implement Admin requests or transaction semantics, and keeps only
+ * about 5 MiB per partition: appending a message set drops the oldest ones
+ * until the partition is within 5 MiB again (rdkafka_mock.c,
+ * rd_kafka_mock_msgset_new, librdkafka 2.0.2). When that drops every older set,
+ * the partition's start moves past the new set as well (its "log start = log
+ * end" when the last set goes): one set over 5 MiB, or two that make more than
+ * 5 MiB together, wipe the partition, the new messages with it. So the cluster
+ * refuses requests over SLDA_MOCK_MAX_REQUEST (the handle's
+ * receive.message.max.bytes, which the mock checks each request's size
+ * against): every set it takes is below half a partition, and appending one
+ * never drops more than older sets. A larger request is not answered (the
+ * connection closes and the producer retries until its message.timeout.ms);
+ * every producer with default settings (message.max.bytes 1,000,000) stays
+ * below it. Older sets still go when a partition holds more than 5 MiB: the
+ * embedded service counts what its consumer never saw (kafka_source.c).
  */
 #include "kafka/mockbroker.h"
 #include "core/slda_int.h"
@@ -28,8 +41,12 @@ slda_mock_t *slda_mock_new(int nbrokers, char *errstr, size_t errstr_size)
 {
     char rderr[512];
     rd_kafka_conf_t *rconf = rd_kafka_conf_new();
+    char maxreq[32];
+    snprintf(maxreq, sizeof maxreq, "%d", SLDA_MOCK_MAX_REQUEST);
     /* The handle never talks to a cluster; keep it quiet. */
-    if (rd_kafka_conf_set(rconf, "log_level", "3", rderr, sizeof rderr) != RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(rconf, "log_level", "3", rderr, sizeof rderr) != RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(rconf, "receive.message.max.bytes", maxreq, rderr, sizeof rderr) !=
+            RD_KAFKA_CONF_OK) {
         rd_kafka_conf_destroy(rconf);
         slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "mock cluster: %s", rderr);
         return NULL;

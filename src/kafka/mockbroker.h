@@ -7,6 +7,11 @@
 
 typedef struct slda_mock_s slda_mock_t;
 
+/* The largest request the cluster takes, in bytes: half of the about 5 MiB it keeps
+ * per partition, so that no message set it accepts drops another one's messages
+ * whole (mockbroker.c). Larger requests are refused (not answered). */
+#define SLDA_MOCK_MAX_REQUEST (5 * 1024 * 1024 / 2)
+
 /* A cluster of nbrokers brokers (ids 1..nbrokers) listening on 127.0.0.1
  * ephemeral ports. Runs on librdkafka's own threads until destroyed. */
 slda_mock_t *slda_mock_new(int nbrokers, char *errstr, size_t errstr_size);

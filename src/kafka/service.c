@@ -77,7 +77,13 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
                                     errstr, errstr_size);
         if (!svc->http)
             goto fail;
-        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "http: 127.0.0.1:%d", slda_http_port(svc->http));
+        int port = slda_http_port(svc->http);
+        char page[80] = "";
+        if (svc->conf->track)
+            snprintf(page, sizeof page, "the live page http://127.0.0.1:%d/, ", port);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "http: 127.0.0.1:%d (%s/metrics, /healthz; http.port sets the port, -1 none)",
+                 port, page);
     }
     const char *bootstrap = slda_conf_kafka_find(svc->conf, "bootstrap.servers");
     int replica = svc->conf->updates_topic && *svc->conf->updates_topic;
@@ -112,8 +118,12 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
     size_t noffs;
     const slda_offset_t *offs = slda_model_offsets(svc->model, &noffs);
     /* replicas start every partition at the group's committed offset: the
-     * offsets of the records in the log, committed with them */
-    svc->src = slda_ksource_new(svc->conf, override, replica ? NULL : offs, replica ? 0 : noffs,
+     * offsets of the records in the log, committed with them; the embedded
+     * cluster is new, every message in it unread: its partitions start at 0 (a
+     * restored snapshot's offsets are the previous cluster's, and would skip
+     * the messages below them) */
+    int seed = !replica && !svc->mock;
+    svc->src = slda_ksource_new(svc->conf, override, seed ? offs : NULL, seed ? noffs : 0,
                                 svc->metrics, stop, errstr, errstr_size);
     if (!svc->src)
         goto fail;
@@ -127,6 +137,8 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
         svc->batch_gen = slda_ksource_generation(svc->src);
     }
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES, (double)slda_model_updates(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
     return svc;
 fail:
     slda_service_destroy(svc);
@@ -146,6 +158,8 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
     const slda_conf_t *c = svc->conf;
     uint32_t batch_docs = c->minibatch_docs ? c->minibatch_docs : 256;
     svc->last_snapshot = svc->last_status = svc->last_msg_t = slda_mono_s();
+    svc->stop = stop;
+    slda_ksink_set_stop(svc->sink, stop);
     slda_err_t err = SLDA_OK;
     if (svc->replica) { /* the first minibatch reads the model at the log's end */
         err = slda_svc_replica_start(svc, stop, errstr, errstr_size);
@@ -170,6 +184,10 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
             slda_svc_release_pending(svc);
         if (full) /* train it, the next minibatch's messages decoded meanwhile */
             err = slda_svc_train_full(svc, batch_docs, errstr, errstr_size);
+        else if (svc->awaiting && !svc->paused)
+            /* a snapshot waits for its records: read nothing, let librdkafka fetch ahead
+             * meanwhile (slda_svc_flow pauses the partitions if this lasts) */
+            slda_ksink_drain(svc->sink, POLL_MAX_MS);
         else if (slda_ksource_poll(svc->src, timeout, &msgs[0])) { /* polls even while paused */
             /* and what else is there, up to the rest of the minibatch */
             size_t n = 1, room = svc->ndocs < batch_docs ? batch_docs - svc->ndocs : 1;
@@ -206,6 +224,8 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
         }
         if (svc->page && t - svc->last_page >= 2 * PAGE_S)
             slda_svc_page_publish(svc); /* status and lags move while idle too */
+        if (!err && !svc->replica)
+            slda_svc_track_rescore(svc, t); /* the timeline under the model now, in slices */
     }
     slda_svc_release_pending(svc);
     if (err) { /* no final snapshot: the last good one stays authoritative */
@@ -230,6 +250,9 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
                      slda_model_digest(svc->model));
         if (!err)
             err = fatal(svc, errstr, errstr_size);
+        if (!err && slda_stop_now(stop)) /* its snapshot holds what it applied: safe */
+            err = slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                               "a second signal ended the shutdown's wait for the update log");
         svc->failed = err != SLDA_OK;
         slda_svc_status(svc);
         return err;
@@ -237,7 +260,13 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
     err = slda_svc_snapshot(svc, 1, errstr, errstr_size);
     if (!err)
         err = fatal(svc, errstr, errstr_size);
-    if (!err && svc->deferred)
+    if (!err && svc->deferred && slda_stop_now(stop))
+        err = slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                           "final snapshot not written: a second signal ended the wait for "
+                           "%zu dead-letter/output record(s); nothing was committed past the "
+                           "last snapshot, which stays authoritative",
+                           slda_ksink_undelivered(svc->sink));
+    else if (!err && svc->deferred)
         err = slda_set_err(errstr, errstr_size, SLDA_ERR_IO,
                            "final snapshot not written: %zu dead-letter/output record(s) still "
                            "undelivered after shutdown.timeout.ms=%u, or snapshot.dir not "

@@ -79,11 +79,14 @@ slda_err_t slda_svc_train_batch(slda_service_t *svc, size_t ndecode, char *errst
     slda_metrics_add(svc->metrics, SLDA_M_DOCS, stats.docs);
     slda_metrics_add(svc->metrics, SLDA_M_TOKENS, stats.tokens);
     slda_metrics_add(svc->metrics, SLDA_M_UPDATES, 1);
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_UPDATES, (double)slda_model_updates(svc->model));
+    slda_metrics_set(svc->metrics, SLDA_G_MODEL_DOCS, (double)slda_model_docs(svc->model));
     slda_metrics_set(svc->metrics, SLDA_G_RHO, stats.rho);
     slda_metrics_set(svc->metrics, SLDA_G_VOCAB, slda_model_vocab_size(svc->model));
     for (size_t i = 0; svc->conf->track && i < svc->ndocs; i++)
         if (svc->docs[i].ntokens) /* an empty document was not trained */
-            slda_track_add(svc->track, svc->meta[i].event_ms, svc->thetas + i * K);
+            slda_track_add_doc(svc->track, svc->meta[i].event_ms, svc->thetas + i * K,
+                               svc->model, &svc->docs[i]);
     slda_svc_engine_events(svc);
     for (size_t i = 0; output && i < svc->ndocs; i++)
         slda_svc_produce_output(svc, i, K, warmup);

@@ -216,6 +216,12 @@ slda_err_t slda_svc_load_newest(slda_service_t *svc, uint64_t min_updates, slda_
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
                  "restored %s: %" PRIu64 " updates, %" PRIu64 " documents", files[i].path,
                  slda_model_updates(model), slda_model_docs(model));
+        uint32_t icu = slda_tokenizer_icu_trained(slda_model_tokenizer(model));
+        if (icu)
+            slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                     "%s was made with ICU %u, this program has ICU %u: Chinese, Japanese and "
+                     "Thai words may be cut differently (text.segment=unicode)",
+                     files[i].path, icu, slda_tokenizer_icu_major());
     }
     slda_snapdir_list_clear(&list);
     if (!model && bad && !min_updates) {
@@ -275,15 +281,28 @@ static void prune_snapshots(slda_service_t *svc)
 
 /* ---- snapshots ---- */
 
+#define MIN_GAP_EVERY 4 /* the longest gap a hold imposes, in snapshot.every.ms intervals */
+
+/* Due: snapshot.every.batches minibatches trained, or snapshot.every.ms passed and at least as
+ * long as the last snapshot held the service for its deliveries (min_gap: when deliveries are
+ * slow, holds and training alternate, and each hold costs at most as much time as the training
+ * before it; else a hold of about a round trip to the brokers came after every minibatch or
+ * two: 20 documents/s). A snapshot that holds the service is tried again as soon as its records
+ * are delivered, one deferred for the disk every RETRY_S. */
 int slda_svc_snapshot_due(const slda_service_t *svc, double t)
 {
     const slda_conf_t *c = svc->conf;
     if (!svc->dirty && !svc->ndocs)
         return 0;
+    if (svc->awaiting && !slda_ksink_undelivered(svc->sink))
+        return 1;
     if (svc->deferred)
         return t >= svc->retry_at;
+    double gap = c->snapshot_every_ms / 1000.0;
+    if (gap < svc->min_gap)
+        gap = svc->min_gap;
     return (c->snapshot_every_batches && svc->batches_since >= c->snapshot_every_batches) ||
-           (c->snapshot_every_ms && (t - svc->last_snapshot) * 1000.0 >= c->snapshot_every_ms);
+           (c->snapshot_every_ms && t - svc->last_snapshot >= gap);
 }
 
 static void publish_snapshot(slda_service_t *svc, double *bytes)
@@ -319,6 +338,10 @@ static int write_snapshot_file(slda_service_t *svc, double *bytes)
     slda_svc_track_snapshot(svc, path);
     slda_snapshot_meta_t meta = {.event_ms = slda_track_newest(svc->track)};
     if (slda_snapshot_write_meta(svc->model, &meta, path, err, sizeof err)) {
+        char side[4200]; /* the state written for it: none without its snapshot */
+        slda_snapdir_track_path(side, sizeof side, path);
+        if (access(path, F_OK)) /* (one of the same update count may be there already) */
+            unlink(side);
         slda_metrics_set_service_health(svc->metrics, 0, "cannot write snapshots");
         slda_log(svc->metrics, SLDA_LOG_ERR, "snapshot-write", "snapshot: %s", err);
         defer(svc);
@@ -351,11 +374,21 @@ slda_err_t slda_svc_snapshot(slda_service_t *svc, int final, char *errstr, size_
         return err;
     if (!slda_ksink_drain(svc->sink, final ? (int)svc->conf->shutdown_timeout_ms : 100)) {
         defer(svc);
-        svc->awaiting = 1; /* no new minibatch, consumption paused, until delivered */
+        if (!svc->awaiting) { /* no new minibatch or message until delivered (service.c) */
+            svc->awaiting = 1;
+            svc->awaiting_since = slda_mono_s();
+        }
         slda_log(svc->metrics, SLDA_LOG_WARN, "snapshot-deferred",
                  "snapshot deferred: dead-letter/output records not yet delivered");
         return SLDA_OK;
     }
+    double held = svc->awaiting ? slda_mono_s() - svc->awaiting_since : 0;
+    /* (at most MIN_GAP_EVERY intervals: a hold through a broker outage says nothing about
+     * how slow deliveries are once it is over) */
+    double cap = MIN_GAP_EVERY * svc->conf->snapshot_every_ms / 1000.0;
+    svc->min_gap = held < cap ? held : cap;
+    if (held > 0)
+        slda_metrics_add(svc->metrics, SLDA_M_SNAPSHOT_WAIT_US, (uint64_t)(held * 1e6));
     svc->deferred = svc->awaiting = 0;
     slda_log_reset(svc->metrics, "snapshot-deferred");
     slda_model_flush(svc->model); /* the snapshot holds every update (global.stale) */

@@ -15,6 +15,7 @@
 
 #include "core/pool.h"
 #include "io/docmsg.h"
+#include "text/vocab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -162,6 +163,8 @@ static void handle_message(slda_service_t *svc, slda_kmsg_t *msg, decoded_t *d)
         return;
     }
     doc.time_ms = msg->timestamp_ms; /* doc.id: the message's, or slda_svc_decode_item's */
+    if (bag->capped)
+        slda_metrics_add(svc->metrics, SLDA_M_CAPPED, bag->capped);
     uint32_t m = svc->conf->heldout_modulo;
     if (m && slda_hash64(doc.id, strlen(doc.id), 0) % m == 0) {
         slda_svc_heldout_add(svc, &doc, svc->replica ? bag : NULL);
@@ -192,8 +195,10 @@ void slda_svc_decode_setup(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
     uint32_t threads = slda_pool_threads(slda_model_pool(svc->model));
     if (svc->nrecs < threads) { /* one record per thread: decoding writes it */
         svc->recs = slda_xrealloc(svc->recs, threads * sizeof *svc->recs);
-        for (uint32_t w = svc->nrecs; w < threads; w++)
+        for (uint32_t w = svc->nrecs; w < threads; w++) {
             slda_record_init(&svc->recs[w]);
+            slda_record_names(&svc->recs[w], svc->conf); /* input.text.field, input.id.field */
+        }
         svc->nrecs = threads;
     }
     for (size_t i = 0; i < n; i++) {
@@ -215,6 +220,25 @@ void slda_svc_release_pending(slda_service_t *svc)
     svc->nrel = 0;
 }
 
+/* Occurrences of new words the vocabulary refused while looking up the words of the
+ * documents (full of words the current or the previous minibatch uses: vocab.c): counted,
+ * and a warning the first time, as `train` does; such a word is left out of its document. */
+static void count_refused(slda_service_t *svc)
+{
+    uint64_t refused = slda_vocab_refused(slda_model_vocab(svc->model));
+    if (refused <= svc->refused_seen)
+        return;
+    if (!svc->refused_seen)
+        slda_log(svc->metrics, SLDA_LOG_WARN, NULL,
+                 "%" PRIu64 " occurrence(s) of new words left out of documents: the vocabulary "
+                 "(vocab.capacity=%u) was full of words the current or the previous minibatch "
+                 "uses; raise vocab.capacity (counted in streamlda_dropped_tokens_total; this "
+                 "warning is not repeated)",
+                 refused, slda_vocab_capacity(slda_model_vocab(svc->model)));
+    slda_metrics_add(svc->metrics, SLDA_M_DROPPED_TOKENS, refused - svc->refused_seen);
+    svc->refused_seen = refused;
+}
+
 /* The decoded messages handled in order (ok), or dropped (the service stops
  * and reads them again from the last snapshot); then released, or with defer
  * left to the next slda_svc_train_full's hand-over (svc->rel, empty before). */
@@ -232,6 +256,7 @@ void slda_svc_handle_decoded(slda_service_t *svc, int ok, int defer)
     }
     svc->dec_msgs = NULL;
     svc->ndec = svc->dec_nrel = 0;
+    count_refused(svc);
 }
 
 /* Messages polled while the minibatch is open: decoded in a hand-over of

@@ -5,14 +5,20 @@
 
 /* ---- flow: backpressure and stall health ---- */
 
+/* A snapshot that waits for its records holds the service: the loop reads no message
+ * (librdkafka keeps fetching ahead, so training goes on at once when they are delivered);
+ * after this long the partitions are paused as for a backlog, so that the consumer is polled
+ * again (group membership, max.poll.interval.ms). */
+#define HOLD_UNPAUSED_S 5.0
+
 /* Pause consumption while the producer has a backlog (records waiting for
- * room or for a retry), resume when it is gone; /healthz turns 503 when
- * records stay undelivered, consumption stays paused, or lagging partitions
- * yield nothing, for health.stall.ms. */
+ * room or for a retry) or a snapshot's hold lasts, resume when it is gone;
+ * /healthz turns 503 when records stay undelivered, consumption stays paused,
+ * or lagging partitions yield nothing, for health.stall.ms. */
 void slda_svc_flow(slda_service_t *svc, double t)
 {
     size_t backlog = slda_ksink_backlog(svc->sink);
-    int hold = backlog || svc->awaiting;
+    int hold = backlog || (svc->awaiting && t - svc->awaiting_since >= HOLD_UNPAUSED_S);
     if (hold && !svc->paused) {
         if (!slda_ksource_pause(svc->src, 1)) {
             svc->paused = 1;

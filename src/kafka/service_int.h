@@ -87,11 +87,16 @@ struct slda_service_s {
     int deferred;       /* a due snapshot waits for the data producer or the disk */
     int awaiting;       /* ... for the data producer: hold training and consumption, or
                            continuous output would starve the snapshot */
+    double awaiting_since; /* when the hold began */
+    double min_gap;     /* the last hold's length: the next time-driven snapshot comes no
+                           sooner (the service trains at least as long as it held) */
     double retry_at;    /* when a deferred snapshot is tried again */
     uint64_t *good;     /* update counts of this model's snapshot files known to load */
     size_t ngood, capgood;
     int lock_fd;        /* flock on <snapshot.dir>/<model.name>.lock, or -1 */
     int failed;         /* run ended in error: don't wait long for the producers */
+    volatile int *stop; /* slda_service_run's flag (NULL before): slda_stop_now */
+    uint64_t refused_seen; /* the vocabulary's refusals counted in /metrics so far */
     /* flow */
     int paused;         /* consumption paused: the producer has a backlog */
     double paused_since, last_msg_t;
@@ -104,10 +109,12 @@ struct slda_service_s {
     double last_page;
     double words_t, words_cost; /* last look-up of the topics' words: when, how long it took */
     uint64_t page_updates;     /* update count the topics JSON was made at (+1; 0 = never) */
+    uint64_t words_evictions;  /* the vocabulary's evictions when words were looked up */
     uint64_t compared_updates; /* update count of the last drift comparison (+1; 0 = never) */
     char restored[4096];       /* the snapshot restored from, "" if none */
     int64_t restored_event_ms; /* its header's newest event time, 0 = none */
     uint64_t restored_updates; /* its update count */
+    double rescore_t0, rescore_spent; /* scoring windows again: since when, time it took */
     double rate_t;             /* documents/s of the page: since (rate_t, rate_docs) */
     uint64_t rate_docs;
     /* replicas (updates.topic; replica.c, docs/replication.md) */
@@ -189,6 +196,7 @@ void slda_svc_event_gauges(slda_service_t *svc);
 void slda_svc_page_publish(slda_service_t *svc);
 void slda_svc_track_snapshot(slda_service_t *svc, const char *path);
 void slda_svc_track_start(slda_service_t *svc);
+void slda_svc_track_rescore(slda_service_t *svc, double t);
 void slda_svc_track_stop(slda_service_t *svc);
 void slda_svc_engine_events(slda_service_t *svc);
 

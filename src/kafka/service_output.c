@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* {"id","time","event_time","event_ms","topics":[[k,w],...],"model","update"[,"warmup"]}
+/* {"id"[,"lang"],"time","event_time","event_ms","topics":[[k,w],...],"model","update"[,"warmup"]}
  * for document i; topic k is the model's slot, the id tracking keeps (docs/tracking.md). */
 void slda_svc_produce_output(slda_service_t *svc, size_t i, uint32_t K, int warmup)
 {
@@ -42,6 +42,8 @@ void slda_svc_produce_output(slda_service_t *svc, size_t i, uint32_t K, int warm
     FILE *f = open_memstream(&json, &len);
     fprintf(f, "{\"id\":");
     slda_json_write_string(f, svc->docs[i].id);
+    if (svc->docs[i].lang[0])
+        fprintf(f, ",\"lang\":\"%s\"", svc->docs[i].lang); /* a code of ASCII letters */
     char iso[40];
     slda_time_format(svc->meta[i].event_ms, iso, sizeof iso);
     fprintf(f, ",\"time\":%lld,\"event_time\":\"%s\",\"event_ms\":%lld,\"topics\":[",

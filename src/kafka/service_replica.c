@@ -198,12 +198,13 @@ slda_err_t slda_svc_publish_batch(slda_service_t *svc, char *errstr, size_t errs
 }
 
 /* Apply the log until this replica is at its end (every own record back), for
- * up to max_s seconds or until *stop. */
+ * up to max_s seconds or until *stop, or the service's flag says stop now. */
 slda_err_t slda_svc_replica_catch_up(slda_service_t *svc, volatile int *stop, double max_s,
                                      char *errstr, size_t errstr_size)
 {
     double end = slda_mono_s() + max_s;
-    while (!slda_replica_at_end(svc->replica) && !(stop && *stop) && slda_mono_s() < end) {
+    while (!slda_replica_at_end(svc->replica) && !(stop && *stop) && !slda_stop_now(svc->stop) &&
+           slda_mono_s() < end) {
         slda_err_t e = slda_svc_replica_apply(svc, POLL_MAX_MS, errstr, errstr_size);
         if (e)
             return e;

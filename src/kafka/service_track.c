@@ -8,6 +8,7 @@
 #include "kafka/service_int.h"
 
 #include "core/json.h"
+#include "text/vocab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +18,11 @@
 
 #define PAGE_WORDS_COST 20.0  /* the topics' top words (K passes over the model) are looked up
                                  again after at least 20x the time the last look-up took: <= 5% */
+#define RESCORE_SHARE 0.02    /* scoring the windows' samples again takes at most 2% of the
+                                 service thread's time while documents flow (the Kafka path's
+                                 documents/s: within 5% with the rest of tracking) */
+#define RESCORE_SLICE_S 0.005 /* ... in slices of at most 5 ms, so a minibatch never waits long;
+                                 an idle service (no message for a second) takes 20 ms slices */
 
 /* An engine topic event (births.c) into the tracker, with the topic's top words. */
 static void engine_event(slda_service_t *svc, const slda_event_t *ev)
@@ -123,13 +129,17 @@ static void page_status(slda_service_t *svc)
     fprintf(f, "{\"model\":");
     slda_json_write_string(f, svc->conf->model_name);
     fprintf(f, ",\"docs\":%" PRIu64 ",\"docs_per_s\":%.3f,\"updates\":%" PRIu64
-            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":%.6g,"
-            "\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
-            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
+            ",\"lag\":%.0f,\"event_ms\":%lld,\"event_lag_s\":%.3f,\"perplexity\":",
             docs, rate, slda_model_updates(svc->model),
             slda_metrics_gauge(svc->metrics, SLDA_G_LAG), (long long)newest,
-            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0,
-            slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY),
+            newest ? (slda_now_ms() - newest) / 1000.0 : -1.0);
+    double perplexity = slda_metrics_gauge(svc->metrics, SLDA_G_PERPLEXITY);
+    if (perplexity > 0)
+        fprintf(f, "%.6g", perplexity);
+    else
+        fputs("null", f); /* not measured: no held-out documents (heldout.modulo) yet */
+    fprintf(f, ",\"vocab\":%u,\"warmup\":%s,\"deadletters\":%" PRIu64 ",\"late\":%" PRIu64
+            ",\"clamped\":%" PRIu64 ",\"rho\":%.6g}",
             slda_model_vocab_size(svc->model),
             slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
             slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
@@ -138,10 +148,19 @@ static void page_status(slda_service_t *svc)
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
 
+/* The topics' words (borrowed from the vocabulary until it evicts a word), and the
+ * evictions they are valid for. */
+static void look_up_words(slda_service_t *svc)
+{
+    slda_track_model_words(svc->model, svc->words, svc->mass);
+    svc->words_evictions = slda_vocab_evictions(slda_model_vocab(svc->model));
+}
+
 /* Publish what the live page shows (the HTTP thread serves copies). The
- * topics' words are looked up again only when the model moved, and not more
+ * topics' words are looked up again when the model moved, and not more
  * often than keeps the look-ups under 1/PAGE_WORDS_COST of the time (and at
- * each snapshot). */
+ * each snapshot); and always after the vocabulary evicted words (those looked
+ * up may be freed: a full vocab.capacity evicts while documents are decoded). */
 void slda_svc_page_publish(slda_service_t *svc)
 {
     if (!svc->page)
@@ -149,9 +168,10 @@ void slda_svc_page_publish(slda_service_t *svc)
     size_t len;
     char *json;
     double t = slda_mono_s();
-    if (svc->page_updates != slda_model_updates(svc->model) + 1 &&
-        t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost) {
-        slda_track_model_words(svc->model, svc->words, svc->mass);
+    int freed = svc->words_evictions != slda_vocab_evictions(slda_model_vocab(svc->model));
+    if (freed || (svc->page_updates != slda_model_updates(svc->model) + 1 &&
+                  t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost)) {
+        look_up_words(svc);
         svc->page_updates = slda_model_updates(svc->model) + 1;
         svc->words_t = slda_mono_s();
         svc->words_cost = svc->words_t - t;
@@ -166,6 +186,31 @@ void slda_svc_page_publish(slda_service_t *svc)
     svc->last_page = slda_mono_s();
 }
 
+/* Score again, under the model as it is now, the windows whose sample was scored by a model
+ * that has moved since (track/sample.c): the timeline under one model. Called on the service
+ * thread between minibatches (the model is not training then, and inference only reads it),
+ * within RESCORE_SHARE of the time while documents flow. */
+void slda_svc_track_rescore(slda_service_t *svc, double t)
+{
+    if (!svc->conf->track || !svc->track || !svc->conf->track_sample_docs)
+        return;
+    if (!svc->rescore_t0) {
+        svc->rescore_t0 = t;
+        return;
+    }
+    int idle = !svc->ndocs && t - svc->last_msg_t > 1.0;
+    double slice = idle ? 4 * RESCORE_SLICE_S : RESCORE_SLICE_S;
+    if (!idle && svc->rescore_spent > RESCORE_SHARE * (t - svc->rescore_t0))
+        return;
+    double t0 = slda_mono_s();
+    size_t n = slda_track_rescore(svc->track, svc->model, t0 + slice);
+    double spent = slda_mono_s() - t0;
+    svc->rescore_spent += spent;
+    slda_metrics_add(svc->metrics, SLDA_M_RESCORED, n);
+    if (n && svc->page && slda_mono_s() - svc->last_page >= PAGE_S)
+        slda_svc_page_publish(svc);
+}
+
 /* At a snapshot: drift and events against the previous one, and the tracking
  * state written beside the snapshot file (path, or NULL without snapshot.dir). */
 void slda_svc_track_snapshot(slda_service_t *svc, const char *path)
@@ -174,7 +219,7 @@ void slda_svc_track_snapshot(slda_service_t *svc, const char *path)
         return;
     uint64_t updates = slda_model_updates(svc->model);
     if (svc->compared_updates != updates + 1) { /* not again when a deferred one is retried */
-        slda_track_model_words(svc->model, svc->words, svc->mass);
+        look_up_words(svc);
         svc->page_updates = svc->compared_updates = updates + 1;
         slda_track_compare(svc->track, svc->words, svc->mass, slda_model_docs(svc->model),
                            updates);

@@ -64,6 +64,8 @@ void slda_bag_clear(slda_bag_t *bag, uint64_t seed)
     bag->alen = 0;
     bag->n = 0;
     bag->ntokens = 0;
+    bag->lang[0] = '\0';
+    bag->capped = 0;
     bag->seed = seed;
     bag->hinted = 0;
     bag->built = 0;
@@ -132,14 +134,25 @@ static void add_word(const char *word, size_t len, void *opaque)
     bag->alen += len + 1;
 }
 
-slda_err_t slda_bag_tokenize(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
-                             const char *text, size_t len, char *errstr, size_t errstr_size)
+slda_err_t slda_bag_tokenize_doc(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                                 const char *text, size_t len, const char *lang, char *errstr,
+                                 size_t errstr_size)
 {
+    slda_text_info_t info;
     slda_bag_clear(bag, seed);
     slda_err_t err = slda_tokenizer_check_size(tok, len, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
-    return slda_tokenize(tok, text, len, add_word, bag, errstr, errstr_size);
+    err = slda_tokenize_doc(tok, text, len, lang, &info, add_word, bag, errstr, errstr_size);
+    memcpy(bag->lang, info.lang, sizeof bag->lang);
+    bag->capped = info.capped;
+    return err;
+}
+
+slda_err_t slda_bag_tokenize(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                             const char *text, size_t len, char *errstr, size_t errstr_size)
+{
+    return slda_bag_tokenize_doc(tok, seed, bag, text, len, NULL, errstr, errstr_size);
 }
 
 /* All tokens valid UTF-8 and within the size limit? */
@@ -162,24 +175,27 @@ static slda_err_t check_tokens(const slda_tokenizer_t *tok, const char *const *t
     return slda_tokenizer_check_size(tok, total, errstr, errstr_size);
 }
 
-slda_err_t slda_bag_tokens(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
-                           const char *const *tokens, const size_t *lens, size_t n,
-                           char *errstr, size_t errstr_size)
+slda_err_t slda_bag_tokens_doc(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                               const char *const *tokens, const size_t *lens, size_t n,
+                               const char *lang, char *errstr, size_t errstr_size)
 {
     size_t maxlen;
+    slda_text_info_t info;
     slda_err_t err = check_tokens(tok, tokens, lens, n, &maxlen, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
     slda_bag_clear(bag, seed);
-    char *buf = slda_xmalloc(4 * maxlen + 1); /* slda_token_normalise's contract */
-    for (size_t i = 0; i < n; i++) {
-        size_t len = lens ? lens[i] : strlen(tokens[i]);
-        size_t out = slda_token_normalise(tok, tokens[i], len, buf);
-        if (out > 0)
-            slda_bag_add(bag, buf, out);
-    }
-    free(buf);
+    slda_tokenize_list(tok, tokens, lens, n, lang, &info, add_word, bag);
+    memcpy(bag->lang, info.lang, sizeof bag->lang);
+    bag->capped = info.capped;
     return SLDA_OK;
+}
+
+slda_err_t slda_bag_tokens(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                           const char *const *tokens, const size_t *lens, size_t n,
+                           char *errstr, size_t errstr_size)
+{
+    return slda_bag_tokens_doc(tok, seed, bag, tokens, lens, n, NULL, errstr, errstr_size);
 }
 
 void slda_bag_hint(const slda_vocab_t *vocab, slda_bag_t *bag, slda_doc_t *doc)
@@ -213,6 +229,7 @@ slda_err_t slda_doc_from_bag(const slda_tokenizer_t *tok, slda_vocab_t *vocab,
 {
     /* hints hold while no eviction has given an id to another word since */
     int hinted = bag->hinted && bag->hint_evictions == slda_vocab_evictions(vocab);
+    memcpy(doc->lang, bag->lang, sizeof doc->lang);
     if (bag->built) { /* slda_bag_hint made doc's words */
         if (hinted && doc->npairs == bag->n) {
             for (uint32_t i = 0; i < bag->n; i++)

@@ -17,6 +17,8 @@ typedef struct slda_bag_s {
     uint64_t *hash;         /* n: XXH3-64 with seed */
     uint32_t n, cap;
     uint32_t ntokens;       /* tokens after tokenising (sum of count) */
+    char lang[SLDA_LANG_LEN]; /* the text's language (slda_text_info_t), "" unknown */
+    uint32_t capped;        /* tokens dropped as longer than text.token.max */
     uint32_t *table;        /* tcap slots: index of a word, or UINT32_MAX */
     uint32_t tcap;
     uint64_t seed;
@@ -34,6 +36,11 @@ void slda_bag_add(slda_bag_t *bag, const char *word, size_t len);
  * seed (the vocabulary's: slda_vocab_seed). */
 slda_err_t slda_bag_tokenize(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
                              const char *text, size_t len, char *errstr, size_t errstr_size);
+/* The same with the language given with the record (normalised: slda_lang_normalise; NULL
+ * or "" to identify it): it overrides identification and picks text.stopwords=auto's list. */
+slda_err_t slda_bag_tokenize_doc(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                                 const char *text, size_t len, const char *lang, char *errstr,
+                                 size_t errstr_size);
 /* The n tokens (lens[i] bytes each, or NUL-terminated when lens is NULL)
  * into bag, each normalised as the tokenizer would (lower-case; stop words
  * and short words dropped), hashed with seed. Checked first: every token
@@ -42,8 +49,11 @@ slda_err_t slda_bag_tokenize(const slda_tokenizer_t *tok, uint64_t seed, slda_ba
 slda_err_t slda_bag_tokens(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
                            const char *const *tokens, const size_t *lens, size_t n,
                            char *errstr, size_t errstr_size);
+slda_err_t slda_bag_tokens_doc(const slda_tokenizer_t *tok, uint64_t seed, slda_bag_t *bag,
+                               const char *const *tokens, const size_t *lens, size_t n,
+                               const char *lang, char *errstr, size_t errstr_size);
 /* Adds the words to doc through vocab (on the vocabulary's thread), doc
- * holding no pairs yet (its id and time stay); on an error doc is cleared
+ * holding no pairs yet (its id and time stay; its lang becomes the bag's); on an error doc is cleared
  * (tok names the rules in the message for an empty document). */
 slda_err_t slda_doc_from_bag(const slda_tokenizer_t *tok, slda_vocab_t *vocab,
                              const slda_bag_t *bag, slda_doc_t *doc, char *errstr,

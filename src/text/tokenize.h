@@ -15,6 +15,40 @@ void slda_tokenizer_destroy(slda_tokenizer_t *tok);
 typedef void (*slda_token_cb)(const char *tok, size_t len, void *opaque);
 slda_err_t slda_tokenize(const slda_tokenizer_t *tok, const char *text, size_t len,
                          slda_token_cb cb, void *opaque, char *errstr, size_t errstr_size);
+
+/* What tokenizing found out about a document. */
+typedef struct slda_text_info_s {
+    char lang[SLDA_LANG_LEN]; /* its language: the one given, the one identified, "und"
+                                 (none could be), or "" (not identified: text.segment=simple
+                                 without text.stopwords=auto) */
+    uint32_t capped;          /* tokens dropped as longer than text.token.max */
+} slda_text_info_t;
+/* slda_tokenize with the document's language: lang (a tag as
+ * slda_lang_normalise makes it, or NULL) is given with the record and
+ * overrides identification; info (may be NULL) receives the language and
+ * counts. */
+slda_err_t slda_tokenize_doc(const slda_tokenizer_t *tok, const char *text, size_t len,
+                             const char *lang, slda_text_info_t *info, slda_token_cb cb,
+                             void *opaque, char *errstr, size_t errstr_size);
+/* A list of tokens (valid UTF-8, lens[i] bytes or NUL-terminated when lens is
+ * NULL) as a document: each normalised as text's tokens are, none split, then
+ * as slda_tokenize_doc. */
+void slda_tokenize_list(const slda_tokenizer_t *tok, const char *const *tokens,
+                        const size_t *lens, size_t n, const char *lang, slda_text_info_t *info,
+                        slda_token_cb cb, void *opaque);
+/* A language tag of a record ("de", "pt-BR", "zh_Hant", "EN") as its primary
+ * subtag in lower case ("de", "pt", "zh", "en"): 1 and the code in out, or 0
+ * when s is not a tag (2-3 ASCII letters, then nothing or '-'/'_' and more)
+ * or is "und". */
+int slda_lang_normalise(const char *s, size_t len, char out[SLDA_LANG_LEN]);
+/* The ICU major version the tokenizer's snapshot named, when it differs from
+ * this program's (a warning: CJK and Thai words may be cut differently), or 0. */
+uint32_t slda_tokenizer_icu_trained(const slda_tokenizer_t *tok);
+/* Tokens dropped as longer than text.token.max since the tokenizer was made
+ * (all threads). */
+uint64_t slda_tokenizer_capped(const slda_tokenizer_t *tok);
+/* This program's ICU major version. */
+uint32_t slda_tokenizer_icu_major(void);
 /* Normalise one token as the tokenizer would (lower-case); returns 0 if it is
  * dropped (stop word, too short, invalid). out has room for 4*len+1 bytes. */
 size_t slda_token_normalise(const slda_tokenizer_t *tok, const char *in, size_t len, char *out);
@@ -31,6 +65,13 @@ typedef struct slda_stoplist_s {
 } slda_stoplist_t;
 extern const slda_stoplist_t slda_stoplists[];
 extern const size_t slda_nstoplists;
+/* text.stopwords=auto: the built-in list a document of language lang gets. */
+typedef struct slda_autolist_s {
+    const char *lang; /* ISO 639-1 */
+    const char *list; /* a slda_stoplists name */
+} slda_autolist_t;
+extern const slda_autolist_t slda_autolists[];
+extern const size_t slda_nautolists;
 
 /* The tokenizer's rules for one code point (documented in tokenize.c). */
 int slda_char_is_letter(uint32_t cp);

@@ -41,9 +41,9 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
         fprintf(f, ",\"trend\":%.5g,\"flag\":%s%s%s,\"dead\":%s,\"entered\":",
                 slda_track_slope(track, k), flag ? "\"" : "", flag ? flag : "null",
                 flag ? "\"" : "", t->dead ? "true" : "false");
-        slda_track_write_words(f, t->entered);
+        slda_track_write_list(f, t->entered); /* each word its own string, spaces kept */
         fprintf(f, ",\"left\":");
-        slda_track_write_words(f, t->left);
+        slda_track_write_list(f, t->left);
         fputc('}', f);
     }
     fprintf(f, "]}");
@@ -60,21 +60,31 @@ char *slda_track_json_prevalence(const slda_track_t *track, size_t *len)
     FILE *f = open_memstream(&buf, &size);
     if (!f)
         return NULL;
-    fprintf(f, "{\"K\":%u,\"window_ms\":%lld,\"newest_ms\":%lld,\"windows\":[", track->K,
-            (long long)track->o.window_ms, (long long)track->newest_ms);
-    int first = 1;
-    if (track->newest_win != INT64_MIN)
-        for (int64_t w = track->newest_win - track->o.windows + 1; w <= track->newest_win; w++) {
-            const slot_t *s = slot_of(track, w);
-            if (s->win != w || s->docs <= 0)
-                continue;
-            fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"share\":[", first ? "" : ",",
-                    (long long)(w * track->o.window_ms), s->docs);
-            for (uint32_t k = 0; k < track->K; k++)
-                fprintf(f, "%s%.4g", k ? "," : "", s->sum[k] / s->docs);
-            fprintf(f, "]}");
-            first = 0;
-        }
+    const slda_prev_t *p = track->prev;
+    size_t tier = slda_prev_pick(p, SLDA_TRACK_POINTS);
+    int64_t width = slda_prev_width(p, tier), first, last;
+    slda_prev_span(p, &first, &last);
+    fprintf(f, "{\"K\":%u,\"window_ms\":%lld,\"newest_ms\":%lld,\"first_ms\":%lld,"
+               "\"last_ms\":%lld,\"tier\":%zu,\"outside\":%.0f,\"tiers\":[", track->K,
+            (long long)width, (long long)track->newest_ms, (long long)first, (long long)last,
+            tier, slda_prev_outside(p, tier));
+    for (size_t t = 0; t < p->ntiers; t++)
+        fprintf(f, "%s{\"window_ms\":%lld,\"windows\":%u,\"beyond\":%llu}", t ? "," : "",
+                (long long)slda_prev_width(p, t), p->tier[t].conf.windows,
+                (unsigned long long)p->tier[t].beyond);
+    fprintf(f, "],\"windows\":[");
+    size_t n = slda_prev_list(p, tier, NULL, 0);
+    const slda_pwin_t **w = slda_xmalloc((n ? n : 1) * sizeof *w);
+    slda_prev_list(p, tier, w, n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"rescored\":%s,\"share\":[",
+                i ? "," : "", (long long)(w[i]->win * width), w[i]->docs,
+                w[i]->now ? "true" : "false");
+        for (uint32_t k = 0; k < track->K; k++)
+            fprintf(f, "%s%.4g", k ? "," : "", slda_prev_share(p, w[i], k));
+        fprintf(f, "]}");
+    }
+    free(w);
     fprintf(f, "]}");
     fclose(f);
     if (len)

@@ -3,10 +3,11 @@
  * A topic's id is its slot in the model (0..K-1), which snapshots and
  * restarts keep; the tracker follows each slot over event time.
  *  - Prevalence: every trained document's mixture theta is added to the
- *    window of its event time (track.window) in a ring of track.windows
- *    windows; a window's share of topic k is the mean theta_k of its documents.
- *    Documents older than the ring are dropped (counted); later windows
- *    recycle the oldest slots.
+ *    window of its event time at several resolutions at once (prev.c: the
+ *    finest is track.window x track.windows, then hours, days, weeks, the last
+ *    doubling its windows so that nothing is dropped); a window's share of
+ *    topic k is the mean theta_k of its documents, under the current model once
+ *    its sample was scored again (sample.c).
  *  - Drift: at each snapshot each topic's top SLDA_TRACK_TOP words (with
  *    probabilities) are compared with those kept from the previous snapshot:
  *    Jensen-Shannon distance of the two lists renormalised to sum 1, and the
@@ -18,6 +19,7 @@
 #include "track/track_priv.h"
 
 #include "core/json.h"
+#include "track/sample.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,8 +30,9 @@
 void slda_track_opts_default(slda_track_opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->window_ms = 3600 * 1000;
-    o->windows = 168;
+    o->window_ms = 60 * 1000;
+    o->windows = 240;
+    o->sample_docs = 32;
     o->warmup_docs = 1000;
     o->change_js = 0.5;
     o->birth_js = 0.8;
@@ -48,6 +51,7 @@ void slda_track_opts_from_conf(slda_track_opts_t *o, const slda_conf_t *c)
     slda_track_opts_default(o);
     o->window_ms = window_ms[c->track_window >= 0 && c->track_window < 4 ? c->track_window : 1];
     o->windows = c->track_windows;
+    o->sample_docs = c->track_sample_docs;
     o->warmup_docs = c->track_warmup_docs;
     o->change_js = c->track_change_js;
     o->birth_js = c->track_birth_js;
@@ -66,16 +70,6 @@ static void tw_clear(tw_t *t)
     t->n = 0;
 }
 
-static void ring_reset(slda_track_t *track)
-{
-    for (uint32_t i = 0; i < track->o.windows; i++) {
-        track->slots[i].win = INT64_MIN;
-        track->slots[i].docs = 0;
-        memset(track->slots[i].sum, 0, track->K * sizeof(double));
-    }
-    track->newest_win = INT64_MIN;
-}
-
 slda_track_t *slda_track_new(uint32_t K, const slda_track_opts_t *opts)
 {
     slda_track_t *track = slda_xcalloc(1, sizeof *track);
@@ -87,10 +81,9 @@ slda_track_t *slda_track_new(uint32_t K, const slda_track_opts_t *opts)
         track->o.window_ms = 3600 * 1000;
     if (track->o.trend_windows < 2)
         track->o.trend_windows = 2;
-    track->slots = slda_xcalloc(track->o.windows, sizeof *track->slots);
-    for (uint32_t i = 0; i < track->o.windows; i++)
-        track->slots[i].sum = slda_xcalloc(K, sizeof(double));
-    ring_reset(track);
+    slda_prev_tier_t tiers[SLDA_PREV_TIERS];
+    size_t nt = slda_prev_default_tiers(track->o.window_ms, track->o.windows, tiers);
+    track->prev = slda_prev_new(K, tiers, nt, track->o.sample_docs);
     track->topics = slda_xcalloc(K, sizeof *track->topics);
     for (uint32_t k = 0; k < K; k++)
         track->topics[k].drift = -1;
@@ -102,9 +95,7 @@ void slda_track_destroy(slda_track_t *track)
 {
     if (!track)
         return;
-    for (uint32_t i = 0; i < track->o.windows; i++)
-        free(track->slots[i].sum);
-    free(track->slots);
+    slda_prev_destroy(track->prev);
     for (uint32_t k = 0; k < track->K; k++)
         tw_clear(&track->topics[k].words);
     free(track->topics);
@@ -147,82 +138,97 @@ uint64_t slda_track_docs(const slda_track_t *track) { return track->docs; }
 
 /* ---- prevalence ---- */
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 void slda_track_add(slda_track_t *track, int64_t ms, const float *theta)
 {
-    int64_t win = floor_div(ms, track->o.window_ms);
-    if (track->newest_win != INT64_MIN && win <= track->newest_win - (int64_t)track->o.windows) {
-        track->dropped++; /* older than the ring */
-        return;
+    slda_track_add_doc(track, ms, theta, NULL, NULL);
+}
+
+void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
+                        const slda_model_t *model, const slda_doc_t *doc)
+{
+    if (slda_prev_add(track->prev, ms, theta, model, doc) == 0)
+        track->docs++;
+    else
+        track->dropped++; /* not a mixture: nothing to add */
+}
+
+uint64_t slda_track_beyond(const slda_track_t *track)
+{
+    return track->prev->tier[0].beyond;
+}
+
+size_t slda_track_tiers(const slda_track_t *track)
+{
+    return track->prev->ntiers;
+}
+
+size_t slda_track_tier_windows(const slda_track_t *track, size_t tier, int64_t *start,
+                               double *docs, double *share)
+{
+    const slda_prev_t *p = track->prev;
+    if (tier >= p->ntiers)
+        return 0;
+    size_t n = slda_prev_list(p, tier, NULL, 0);
+    const slda_pwin_t **w = slda_xmalloc((n ? n : 1) * sizeof *w);
+    slda_prev_list(p, tier, w, n);
+    int64_t width = slda_prev_width(p, tier);
+    for (size_t i = 0; i < n; i++) {
+        if (start)
+            start[i] = w[i]->win * width;
+        if (docs)
+            docs[i] = w[i]->docs;
+        if (share)
+            for (uint32_t k = 0; k < track->K; k++)
+                share[i * track->K + k] = slda_prev_share(p, w[i], k);
     }
-    if (track->newest_win == INT64_MIN || win > track->newest_win)
-        track->newest_win = win;
-    slot_t *s = slot_of(track, win);
-    if (s->win != win) { /* a recycled slot: the window it held left the ring */
-        s->win = win;
-        s->docs = 0;
-        memset(s->sum, 0, track->K * sizeof(double));
-    }
-    double tot = 0;
-    for (uint32_t k = 0; k < track->K; k++)
-        tot += theta[k];
-    if (!(tot > 0) || !isfinite(tot))
-        return;
-    for (uint32_t k = 0; k < track->K; k++)
-        s->sum[k] += theta[k] / tot;
-    s->docs += 1;
-    track->docs++;
+    free(w);
+    return n;
 }
 
 size_t slda_track_windows(const slda_track_t *track, int64_t *start, double *docs, double *share)
 {
-    size_t n = 0;
-    if (track->newest_win == INT64_MIN)
-        return 0;
-    for (int64_t w = track->newest_win - track->o.windows + 1; w <= track->newest_win; w++) {
-        const slot_t *s = slot_of(track, w);
-        if (s->win != w || s->docs <= 0)
-            continue;
-        if (start)
-            start[n] = w * track->o.window_ms;
-        if (docs)
-            docs[n] = s->docs;
-        if (share)
-            for (uint32_t k = 0; k < track->K; k++)
-                share[n * track->K + k] = s->sum[k] / s->docs;
-        n++;
-    }
-    return n;
+    return slda_track_tier_windows(track, 0, start, docs, share);
 }
 
-/* The last m windows with documents, newest last: their window indexes into
- * win[] (m entries at most); returns how many. */
-static size_t last_windows(const slda_track_t *track, size_t m, int64_t *win)
+int64_t slda_track_tier_width(const slda_track_t *track, size_t tier)
 {
-    size_t n = 0;
-    if (track->newest_win == INT64_MIN)
+    return tier < track->prev->ntiers ? slda_prev_width(track->prev, tier) : 0;
+}
+
+size_t slda_track_pick(const slda_track_t *track, size_t max_points)
+{
+    return slda_prev_pick(track->prev, max_points);
+}
+
+size_t slda_track_rescore(slda_track_t *track, const slda_model_t *model, double deadline)
+{
+    if (!track->o.sample_docs)
         return 0;
-    for (int64_t w = track->newest_win; w > track->newest_win - track->o.windows && n < m; w--) {
-        const slot_t *s = slot_of(track, w);
-        if (s->win == w && s->docs > 0)
-            win[n++] = w;
-    }
-    for (size_t i = 0; i < n / 2; i++) { /* oldest first */
-        int64_t x = win[i];
-        win[i] = win[n - 1 - i];
-        win[n - 1 - i] = x;
-    }
-    return n;
+    return slda_prev_rescore(track->prev, model, slda_model_updates(model),
+                             slda_prev_pick(track->prev, SLDA_TRACK_POINTS), deadline);
+}
+
+/* The last m windows with documents of the tier the charts show (the finest holding the
+ * stream in at most SLDA_TRACK_POINTS windows), newest last (at most m). Not the finest tier:
+ * a year's stream in minute windows holds a document or none per window, whose shares are
+ * noise (a topic of 8% 'died' in three one-document minutes of a stationary stream). */
+static size_t last_windows(const slda_track_t *track, size_t m, const slda_pwin_t **win)
+{
+    size_t tier = slda_prev_pick(track->prev, SLDA_TRACK_POINTS);
+    size_t n = slda_prev_list(track->prev, tier, NULL, 0);
+    if (!n)
+        return 0;
+    const slda_pwin_t **all = slda_xmalloc(n * sizeof *all);
+    slda_prev_list(track->prev, tier, all, n);
+    size_t take = n < m ? n : m;
+    memcpy(win, all + (n - take), take * sizeof *win);
+    free(all);
+    return take;
 }
 
 double slda_track_slope(const slda_track_t *track, uint32_t k)
 {
-    int64_t win[256];
+    const slda_pwin_t *win[256];
     size_t m = track->o.trend_windows < 256 ? track->o.trend_windows : 256;
     size_t n = last_windows(track, m, win);
     if (n < m || k >= track->K) /* a line through fewer windows is mostly noise */
@@ -232,8 +238,8 @@ double slda_track_slope(const slda_track_t *track, uint32_t k)
      * counts for what it holds */
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (size_t i = 0; i < n; i++) {
-        const slot_t *s = slot_of(track, win[i]);
-        double w = s->docs, x = (double)(win[i] - win[0]), y = s->sum[k] / s->docs;
+        double w = win[i]->docs, x = (double)(win[i]->win - win[0]->win),
+               y = win[i]->sum[k] / win[i]->docs;
         sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
     }
     double den = sw * sxx - sx * sx;
@@ -395,7 +401,8 @@ double slda_track_drift(const slda_track_t *track, uint32_t k)
     return k < track->K ? track->topics[k].drift : -1;
 }
 
-/* Words of the top SLDA_TRACK_SHOW of a that are not in b's, space separated. */
+/* Words of the top SLDA_TRACK_SHOW of a that are not in b's, as a NUL separated list
+ * (topic_t): a word is kept whole even when it holds spaces. */
 static size_t top_diff(const char *const *a, size_t na, const char *const *b, size_t nb,
                        char *out, size_t size)
 {
@@ -409,12 +416,11 @@ static size_t top_diff(const char *const *a, size_t na, const char *const *b, si
             continue;
         n++;
         size_t len = strlen(a[i]);
-        if (used + len + 2 > size)
+        if (!len || used + len + 2 > size)
             continue;
-        if (used)
-            out[used++] = ' ';
         memcpy(out + used, a[i], len + 1);
-        used += len;
+        used += len + 1;
+        out[used] = '\0';
     }
     return n;
 }
@@ -431,17 +437,15 @@ static int merged_has(const slda_track_t *track, uint32_t i, uint32_t j)
 static void check_deaths(slda_track_t *track, const slda_track_words_t *words, int events,
                          uint64_t update)
 {
-    int64_t win[256];
+    const slda_pwin_t *win[256];
     size_t m = track->o.death_windows < 256 ? track->o.death_windows : 256;
     size_t n = last_windows(track, m, win);
     if (!m || n < m)
         return;
     for (uint32_t k = 0; k < track->K; k++) {
         int low = 1;
-        for (size_t i = 0; i < n && low; i++) {
-            const slot_t *s = slot_of(track, win[i]);
-            low = s->sum[k] / s->docs < track->o.death_floor;
-        }
+        for (size_t i = 0; i < n && low; i++)
+            low = win[i]->sum[k] / win[i]->docs < track->o.death_floor;
         if (low && !track->topics[k].dead) {
             track->topics[k].dead = 1;
             if (events)

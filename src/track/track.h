@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "engine/model.h"
+#include "io/evtime.h"
 #include "io/outfile.h"
 
 #include <stdio.h>
@@ -22,8 +23,9 @@
 #define SLDA_TRACK_FUTURE_MS (24LL * 3600 * 1000) /* later than now + 1 day: clamped */
 
 typedef struct slda_track_opts_s {
-    int64_t window_ms;     /* track.window */
-    uint32_t windows;      /* track.windows: ring length */
+    int64_t window_ms;     /* track.window: the finest resolution */
+    uint32_t windows;      /* track.windows: windows kept at the finest resolution */
+    uint32_t sample_docs;  /* track.sample.docs: documents kept per window to score again */
     uint64_t warmup_docs;  /* track.warmup.docs: no events before this many documents */
     double change_js;      /* track.change.js */
     double birth_js;       /* track.birth.js */
@@ -60,19 +62,39 @@ void slda_track_set_newest(slda_track_t *track, int64_t ms);
 uint64_t slda_track_clamped(const slda_track_t *track);
 uint64_t slda_track_late(const slda_track_t *track);
 
-/* ---- prevalence ---- */
-/* Add one trained document's mixture (K floats) at event time ms to its
- * window. A document older than the oldest window of the ring is dropped and
- * counted (slda_track_dropped). docs_total is the model's document count
- * (for the warm-up). */
+/* ---- prevalence (track/prev.h: several resolutions at once) ---- */
+#define SLDA_TRACK_POINTS 400 /* windows a chart shows at most (slda_track_pick) */
+/* Add one trained document's mixture (K floats) at event time ms to its window
+ * of every resolution (tier). With model and doc (its words, ids of model's
+ * vocabulary), the document may be kept in the windows' samples, to be scored
+ * again under a later model (slda_track_rescore). Nothing is dropped: the last
+ * tier doubles its windows to hold any span; a finer tier's ring forgets its
+ * oldest windows and counts the documents that came older than it
+ * (slda_track_beyond). slda_track_dropped counts mixtures that were not ones
+ * (zero or not finite). */
 void slda_track_add(slda_track_t *track, int64_t ms, const float *theta);
+void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
+                        const slda_model_t *model, const slda_doc_t *doc);
 uint64_t slda_track_dropped(const slda_track_t *track);
+uint64_t slda_track_beyond(const slda_track_t *track);
 uint64_t slda_track_docs(const slda_track_t *track);
-/* Windows with documents, oldest first: start times (ms), document counts and
- * K mean shares each (caller's arrays of at least `windows` and windows x K).
- * Returns the number written. */
+/* Tiers, finest first; a tier's window (ms) now (the last one's grows). */
+size_t slda_track_tiers(const slda_track_t *track);
+int64_t slda_track_tier_width(const slda_track_t *track, size_t tier);
+/* The finest tier that shows the whole span in at most max_points windows. */
+size_t slda_track_pick(const slda_track_t *track, size_t max_points);
+/* Windows with documents of a tier, oldest first: start times (ms), document
+ * counts and K mean shares each (under the current model where the window was
+ * scored again, else at training time); arrays may be NULL (then only counted).
+ * Returns the number of windows. slda_track_windows: the finest tier. */
+size_t slda_track_tier_windows(const slda_track_t *track, size_t tier, int64_t *start,
+                               double *docs, double *share);
 size_t slda_track_windows(const slda_track_t *track, int64_t *start, double *docs,
                           double *share);
+/* Score again the windows whose sample was scored by a model that has moved
+ * since (a quarter more updates), those of the chart's tier first, until
+ * deadline (slda_mono_s(); 0: all of them). Returns how many were scored. */
+size_t slda_track_rescore(slda_track_t *track, const slda_model_t *model, double deadline);
 /* Trend of topic k over the last trend.windows windows with documents: the
  * least-squares slope of its share per window; 0 with fewer than 2. */
 double slda_track_slope(const slda_track_t *track, uint32_t k);
@@ -149,19 +171,7 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
 char *slda_track_json_events(const slda_track_t *track, size_t *len);
 
-/* ---- evtime.c: time values ---- */
-/* Milliseconds since the epoch from an ISO 8601 date-time ("2016-02-01",
- * "2016-02-01T12:30:00Z", "...+01:00", ".123" fractions, ' ' for 'T'), a
- * Twitter created_at ("Wed Oct 10 20:19:24 +0000 2018"), or epoch seconds /
- * milliseconds (a number below 1e11 is seconds). SLDA_ERR_PARSE otherwise. */
-slda_err_t slda_time_parse(const char *s, size_t len, int64_t *ms);
-/* The event time in field `field` of a JSON object message (a string or a
- * number). SLDA_ERR_PARSE when the value is not a JSON object, the field is
- * missing or its value is not a time. */
-slda_err_t slda_time_from_json(const char *val, size_t len, const char *field, int64_t *ms,
-                               char *errstr, size_t errstr_size);
-/* "2016-02-01T12:30:00Z" (UTC, second precision) into buf (>= 32 bytes). */
-void slda_time_format(int64_t ms, char *buf, size_t size);
+/* Time values (event times from fields): io/evtime.h. */
 
 /* ---- page.c: what the HTTP thread serves ---- */
 typedef enum {

@@ -2,6 +2,7 @@
 #ifndef SLDA_TRACK_PRIV_H
 #define SLDA_TRACK_PRIV_H
 
+#include "track/prev.h"
 #include "track/track.h"
 
 #define MERGED_MAX 4096 /* close pairs remembered (so a merge is reported once) */
@@ -17,14 +18,10 @@ typedef struct topic_s {
     double mass;         /* share of the model's tokens then */
     double drift;        /* JS distance at the last comparison, -1 = none */
     int dead;            /* a death was reported and the topic has not come back */
-    char entered[200], left[200]; /* top-10 changes at the last comparison */
+    /* top-10 changes at the last comparison: lists of words, each ended by a NUL, the
+     * list by an empty one (a word may hold spaces: a JSON "tokens" field) */
+    char entered[200], left[200];
 } topic_t;
-
-typedef struct slot_s {
-    int64_t win;  /* window index (start / window_ms); INT64_MIN = empty */
-    double docs;
-    double *sum;  /* K */
-} slot_t;
 
 struct slda_track_s {
     uint32_t K;
@@ -32,9 +29,8 @@ struct slda_track_s {
     /* event time */
     int64_t newest_ms;
     uint64_t clamped, late, dropped, docs;
-    /* prevalence ring */
-    slot_t *slots;
-    int64_t newest_win; /* INT64_MIN = none */
+    /* prevalence at several resolutions (prev.h): tier 0 is track.window x track.windows */
+    slda_prev_t *prev;
     /* drift */
     topic_t *topics;
     int compared;
@@ -48,17 +44,12 @@ struct slda_track_s {
     void *cb_opaque;
 };
 
-/* The ring slot of window win. */
-static inline slot_t *slot_of(const slda_track_t *track, int64_t win)
-{
-    int64_t n = track->o.windows, i = win % n;
-    return &track->slots[i < 0 ? i + n : i];
-}
-
 /* track.c: a new event at the ring's end (the oldest dropped when full), time the newest. */
 slda_track_event_t *slda_track_event_push(slda_track_t *track);
-/* track_state.c: a word list / an event as JSON (the page's documents write them too). */
+/* track_state.c: a space separated word list, a NUL separated one (topic_t's entered,
+ * left) and an event as JSON arrays (the page's documents write them too). */
 void slda_track_write_words(FILE *f, const char *s);
+void slda_track_write_list(FILE *f, const char *list);
 void slda_track_write_event(FILE *f, const slda_track_event_t *ev);
 
 #endif /* SLDA_TRACK_PRIV_H */

@@ -39,6 +39,17 @@ void slda_track_write_words(FILE *f, const char *s)
     fputc(']', f);
 }
 
+void slda_track_write_list(FILE *f, const char *list)
+{
+    fputc('[', f);
+    for (const char *s = list; *s; s += strlen(s) + 1) {
+        if (s != list)
+            fputc(',', f);
+        slda_json_write_string(f, s);
+    }
+    fputc(']', f);
+}
+
 void slda_track_write_event(FILE *f, const slda_track_event_t *ev)
 {
     char iso[40];
@@ -57,35 +68,10 @@ void slda_track_write_event(FILE *f, const slda_track_event_t *ev)
     fputc('}', f);
 }
 
-void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model_name,
-                           uint64_t update)
+/* The topics' words, the close pairs and the events. */
+static void slda_track_write_rest(const slda_track_t *track, FILE *f)
 {
-    fprintf(f, "{\"format\":1,\"model\":");
-    slda_json_write_string(f, model_name ? model_name : "");
-    fprintf(f,
-            ",\"update\":%llu,\"K\":%u,\"window_ms\":%lld,\"windows\":%u,\"newest_ms\":%lld,"
-            "\"clamped\":%llu,\"late\":%llu,\"dropped\":%llu,\"docs\":%llu,\"compared\":%s,"
-            "\"compared_docs\":%llu",
-            (unsigned long long)update, track->K, (long long)track->o.window_ms, track->o.windows,
-            (long long)track->newest_ms, (unsigned long long)track->clamped,
-            (unsigned long long)track->late, (unsigned long long)track->dropped,
-            (unsigned long long)track->docs, track->compared ? "true" : "false",
-            (unsigned long long)track->compared_docs);
-    fprintf(f, ",\n\"prevalence\":[");
-    int first = 1;
-    if (track->newest_win != INT64_MIN)
-        for (int64_t w = track->newest_win - track->o.windows + 1; w <= track->newest_win; w++) {
-            const slot_t *s = slot_of(track, w);
-            if (s->win != w || s->docs <= 0)
-                continue;
-            fprintf(f, "%s\n[%lld,%.17g,[", first ? "" : ",", (long long)(w * track->o.window_ms),
-                    s->docs);
-            for (uint32_t k = 0; k < track->K; k++)
-                fprintf(f, "%s%.9g", k ? "," : "", s->sum[k]);
-            fprintf(f, "]]");
-            first = 0;
-        }
-    fprintf(f, "],\n\"topics\":[");
+    fprintf(f, ",\n\"topics\":[");
     for (uint32_t k = 0; k < track->K; k++) {
         const topic_t *t = &track->topics[k];
         fprintf(f, "%s\n{\"id\":%u,\"mass\":%.9g,\"drift\":%.6g,\"dead\":%s,\"words\":[",
@@ -96,9 +82,9 @@ void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model
             fprintf(f, ",%.9g]", (double)t->words.prob[i]);
         }
         fprintf(f, "],\"entered\":");
-        slda_track_write_words(f, t->entered);
+        slda_track_write_list(f, t->entered);
         fprintf(f, ",\"left\":");
-        slda_track_write_words(f, t->left);
+        slda_track_write_list(f, t->left);
         fputc('}', f);
     }
     fprintf(f, "],\n\"merged\":[");
@@ -111,7 +97,76 @@ void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model
         fputc('\n', f);
         slda_track_write_event(f, &track->ev[(track->ev_first + i) % SLDA_TRACK_EVENTS]);
     }
-    fprintf(f, "]}\n");
+    fprintf(f, "]");
+}
+
+/* A tier's windows: "prevalence" [[start_ms, docs, [K sums]], ...] and "now" [[start_ms,
+ * update, [K shares]], ...] for the windows scored again under a later model. Sums smaller
+ * than a ten-millionth of the window's documents are written as 0 (they cannot move a share
+ * shown to 0.001%), so a state stays small at large K. */
+static void write_tier(const slda_track_t *track, FILE *f, size_t t)
+{
+    const slda_prev_t *p = track->prev;
+    const slda_ptier_t *tr = &p->tier[t];
+    size_t n = slda_prev_list(p, t, NULL, 0);
+    const slda_pwin_t **w = slda_xmalloc((n ? n : 1) * sizeof *w);
+    slda_prev_list(p, t, w, n);
+    fprintf(f, "%s\n{\"window_ms\":%lld,\"windows\":%u,\"doubling\":%s,\"beyond\":%llu,"
+               "\"prevalence\":[", t ? "," : "", (long long)tr->width, tr->conf.windows,
+            tr->conf.doubling ? "true" : "false", (unsigned long long)tr->beyond);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s\n[%lld,%.17g,[", i ? "," : "", (long long)(w[i]->win * tr->width),
+                w[i]->docs);
+        for (uint32_t k = 0; k < track->K; k++) {
+            double v = w[i]->sum[k];
+            if (v < 1e-7 * w[i]->docs)
+                fprintf(f, k ? ",0" : "0");
+            else
+                fprintf(f, "%s%.7g", k ? "," : "", v);
+        }
+        fprintf(f, "]]");
+    }
+    fprintf(f, "],\"now\":[");
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!w[i]->now)
+            continue;
+        fprintf(f, "%s\n[%lld,%llu,[", first ? "" : ",", (long long)(w[i]->win * tr->width),
+                (unsigned long long)(w[i]->scored - 1));
+        for (uint32_t k = 0; k < track->K; k++) {
+            double v = w[i]->now[k];
+            if (v < 1e-7)
+                fprintf(f, k ? ",0" : "0");
+            else
+                fprintf(f, "%s%.6g", k ? "," : "", v);
+        }
+        fprintf(f, "]]");
+        first = 0;
+    }
+    fprintf(f, "]}");
+    free(w);
+}
+
+void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model_name,
+                           uint64_t update)
+{
+    fprintf(f, "{\"format\":2,\"model\":");
+    slda_json_write_string(f, model_name ? model_name : "");
+    fprintf(f,
+            ",\"update\":%llu,\"K\":%u,\"window_ms\":%lld,\"windows\":%u,\"newest_ms\":%lld,"
+            "\"clamped\":%llu,\"late\":%llu,\"dropped\":%llu,\"docs\":%llu,\"compared\":%s,"
+            "\"compared_docs\":%llu",
+            (unsigned long long)update, track->K, (long long)track->o.window_ms, track->o.windows,
+            (long long)track->newest_ms, (unsigned long long)track->clamped,
+            (unsigned long long)track->late, (unsigned long long)track->dropped,
+            (unsigned long long)track->docs, track->compared ? "true" : "false",
+            (unsigned long long)track->compared_docs);
+    fprintf(f, ",\n\"tiers\":[");
+    for (size_t t = 0; t < track->prev->ntiers; t++)
+        write_tier(track, f, t);
+    fprintf(f, "]");
+    slda_track_write_rest(track, f);
+    fprintf(f, "}\n");
 }
 
 /* ---- reading the sidecar ---- */
@@ -173,9 +228,13 @@ static int jr_array(jr_t *r, uint32_t node, const char *what)
 }
 
 /* A JSON array of strings into a space separated string. */
-static int jr_words(jr_t *r, uint32_t node, const char *what, char *out, size_t size)
+/* A JSON array of words into out: space separated, or (sep '\0') a NUL separated list
+ * ended by an empty word (topic_t's entered and left). Words that do not fit are left out. */
+static int jr_words(jr_t *r, uint32_t node, const char *what, char sep, char *out, size_t size)
 {
     out[0] = '\0';
+    if (size > 1)
+        out[1] = '\0';
     if (jr_array(r, node, what))
         return -1;
     size_t used = 0;
@@ -184,49 +243,166 @@ static int jr_words(jr_t *r, uint32_t node, const char *what, char *out, size_t 
         if (!s)
             return -1;
         size_t len = strlen(s);
-        if (used + len + 2 <= size) {
+        if (sep && len && used + len + 2 <= size) {
             if (used)
-                out[used++] = ' ';
+                out[used++] = sep;
             memcpy(out + used, s, len + 1);
             used += len;
+        } else if (!sep && len && used + len + 2 <= size) {
+            memcpy(out + used, s, len + 1);
+            used += len + 1;
+            out[used] = '\0';
         }
         free(s);
     }
     return 0;
 }
 
-static int read_prevalence(jr_t *r, slda_track_t *t, uint32_t node)
+/* One window [start, docs, [K sums]] of a state's tier of width `width` into tier `tier`
+ * (-1: every tier whose window holds whole windows of that width: a format-1 state's one
+ * resolution feeds the coarser ones too). */
+static int read_window(jr_t *r, slda_track_t *t, uint32_t e, int64_t width, int tier,
+                       double *sums)
+{
+    if (r->js.nodes[e].type != SLDA_JSON_ARRAY || r->js.nodes[e].size != 3)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not [start, docs, sums]",
+                       "prevalence");
+    uint32_t a = slda_json_first(&r->js, e), b = r->js.nodes[a].next, c = r->js.nodes[b].next;
+    double start, docs;
+    if (jr_num(r, a, "prevalence start", &start) || jr_num(r, b, "prevalence docs", &docs))
+        return -1;
+    if (jr_array(r, c, "prevalence sums") || r->js.nodes[c].size != t->K)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": not K sums", "prevalence");
+    if (docs < 0 || fmod(start, (double)width) != 0)
+        return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad window start or count",
+                       "prevalence");
+    uint32_t k = 0;
+    for (uint32_t x = slda_json_first(&r->js, c), x_i = 0; x_i < r->js.nodes[c].size && k < t->K;
+         x_i++, x = r->js.nodes[x].next, k++)
+        if (jr_num(r, x, "prevalence sum", &sums[k]) || sums[k] < 0)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad sum", "prevalence");
+    if (!(docs > 0))
+        return 0;
+    slda_prev_t *p = t->prev;
+    for (size_t q = 0; q < p->ntiers; q++) {
+        if (tier >= 0 && (size_t)tier != q)
+            continue;
+        int64_t tw = slda_prev_width(p, q);
+        if (tier < 0 && (tw < width || tw % width))
+            continue; /* finer than the state's windows: they cannot be split */
+        if (tier >= 0 && tw != width) {
+            slda_prev_restore(p, q, width, (int64_t)start, docs, sums); /* a doubled tier */
+            continue;
+        }
+        slda_pwin_t *w = slda_prev_window(p, q, (int64_t)start);
+        if (!w)
+            continue;
+        w->docs += docs;
+        for (uint32_t j = 0; j < t->K; j++)
+            w->sum[j] += sums[j];
+    }
+    return 0;
+}
+
+/* A format-2 tier's "now": [start, update, [K shares]] onto the windows read. */
+static int read_now(jr_t *r, slda_track_t *t, uint32_t node, size_t tier)
+{
+    if (node == SLDA_JSON_NONE)
+        return 0;
+    if (jr_array(r, node, "now"))
+        return -1;
+    slda_prev_t *p = t->prev;
+    int64_t width = slda_prev_width(p, tier);
+    for (uint32_t e = slda_json_first(&r->js, node), e_i = 0; e_i < r->js.nodes[node].size;
+         e_i++, e = r->js.nodes[e].next) {
+        if (r->js.nodes[e].type != SLDA_JSON_ARRAY || r->js.nodes[e].size != 3)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not [start, update, "
+                           "shares]", "now");
+        uint32_t a = slda_json_first(&r->js, e), b = r->js.nodes[a].next, c = r->js.nodes[b].next;
+        double start, upd;
+        if (jr_num(r, a, "now start", &start) || jr_num(r, b, "now update", &upd))
+            return -1;
+        if (jr_array(r, c, "now shares") || r->js.nodes[c].size != t->K || upd < 0)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": not K shares", "now");
+        if (fmod(start, (double)width) != 0)
+            continue; /* the tier doubled since: scored again later */
+        slda_pwin_t *w = slda_prev_window(p, tier, (int64_t)start);
+        if (!w || w->docs <= 0)
+            continue;
+        if (!w->now)
+            w->now = slda_xmalloc(t->K * sizeof *w->now);
+        uint32_t k = 0;
+        for (uint32_t x = slda_json_first(&r->js, c), x_i = 0; x_i < r->js.nodes[c].size &&
+             k < t->K; x_i++, x = r->js.nodes[x].next, k++)
+            if (jr_num(r, x, "now share", &w->now[k]) || w->now[k] < 0)
+                return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad share", "now");
+        w->scored = (uint64_t)upd + 1;
+    }
+    return 0;
+}
+
+/* A format-1 state's one ring of `width` windows. */
+static int read_prevalence(jr_t *r, slda_track_t *t, uint32_t node, int64_t width)
 {
     if (jr_array(r, node, "prevalence"))
         return -1;
-    for (uint32_t e = slda_json_first(&r->js, node), e_i = 0; e_i < r->js.nodes[node].size; e_i++, e = r->js.nodes[e].next) {
-        if (r->js.nodes[e].type != SLDA_JSON_ARRAY || r->js.nodes[e].size != 3)
-            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not [start, docs, sums]",
-                           "prevalence");
-        uint32_t a = slda_json_first(&r->js, e), b = r->js.nodes[a].next,
-                 c = r->js.nodes[b].next;
-        double start, docs;
-        if (jr_num(r, a, "prevalence start", &start) || jr_num(r, b, "prevalence docs", &docs))
-            return -1;
-        if (jr_array(r, c, "prevalence sums") || r->js.nodes[c].size != t->K)
-            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": not K sums", "prevalence");
-        if (docs < 0 || fmod(start, (double)t->o.window_ms) != 0)
-            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad window start or count",
-                           "prevalence");
-        int64_t win = (int64_t)start / t->o.window_ms;
-        if (t->newest_win != INT64_MIN && win <= t->newest_win - (int64_t)t->o.windows)
+    double *sums = slda_xmalloc(t->K * sizeof *sums);
+    int rc = 0;
+    for (uint32_t e = slda_json_first(&r->js, node), e_i = 0;
+         rc == 0 && e_i < r->js.nodes[node].size; e_i++, e = r->js.nodes[e].next)
+        rc = read_window(r, t, e, width, -1, sums);
+    free(sums);
+    return rc;
+}
+
+/* A format-2 state's tiers: each into our tier of its width (the doubling tier: any width it
+ * doubles to); a tier of a width we do not keep is left out. */
+static int read_tiers(jr_t *r, slda_track_t *t, uint32_t node)
+{
+    if (jr_array(r, node, "tiers"))
+        return -1;
+    double *sums = slda_xmalloc(t->K * sizeof *sums);
+    int rc = 0;
+    slda_prev_t *p = t->prev;
+    for (uint32_t e = slda_json_first(&r->js, node), e_i = 0;
+         rc == 0 && e_i < r->js.nodes[node].size; e_i++, e = r->js.nodes[e].next) {
+        double width, beyond = 0;
+        if (r->js.nodes[e].type != SLDA_JSON_OBJECT) {
+            rc = jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not an object", "tiers");
+            break;
+        }
+        if (jr_field(r, e, "window_ms", &width) || !(width >= 1000)) {
+            rc = jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad window", "tiers");
+            break;
+        }
+        if (slda_json_object_get(&r->js, e, "beyond") != SLDA_JSON_NONE &&
+            jr_field(r, e, "beyond", &beyond)) {
+            rc = -1;
+            break;
+        }
+        int tier = -1;
+        for (size_t q = 0; q < p->ntiers && tier < 0; q++) {
+            int64_t tw = slda_prev_width(p, q);
+            if (tw == (int64_t)width ||
+                (p->tier[q].conf.doubling && (int64_t)width > tw && (int64_t)width % tw == 0))
+                tier = (int)q;
+        }
+        if (tier < 0)
             continue;
-        if (t->newest_win == INT64_MIN || win > t->newest_win)
-            t->newest_win = win;
-        slot_t *s = slot_of(t, win);
-        s->win = win;
-        s->docs = docs;
-        uint32_t k = 0;
-        for (uint32_t x = slda_json_first(&r->js, c), x_i = 0; x_i < r->js.nodes[c].size && k < t->K; x_i++, x = r->js.nodes[x].next, k++)
-            if (jr_num(r, x, "prevalence sum", &s->sum[k]) || s->sum[k] < 0)
-                return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": bad sum", "prevalence");
+        p->tier[tier].beyond = (uint64_t)beyond;
+        uint32_t pv = slda_json_object_get(&r->js, e, "prevalence");
+        if (jr_array(r, pv, "prevalence")) {
+            rc = -1;
+            break;
+        }
+        for (uint32_t x = slda_json_first(&r->js, pv), x_i = 0;
+             rc == 0 && x_i < r->js.nodes[pv].size; x_i++, x = r->js.nodes[x].next)
+            rc = read_window(r, t, x, (int64_t)width, tier, sums);
+        if (rc == 0)
+            rc = read_now(r, t, slda_json_object_get(&r->js, e, "now"), (size_t)tier);
     }
-    return 0;
+    free(sums);
+    return rc;
 }
 
 static int read_topic(jr_t *r, slda_track_t *t, uint32_t node, uint32_t k)
@@ -262,9 +438,9 @@ static int read_topic(jr_t *r, slda_track_t *t, uint32_t node, uint32_t k)
         tp->words.word[tp->words.n] = w;
         tp->words.prob[tp->words.n++] = (float)p;
     }
-    if (jr_words(r, slda_json_object_get(&r->js, node, "entered"), "entered", tp->entered,
-                 sizeof tp->entered) ||
-        jr_words(r, slda_json_object_get(&r->js, node, "left"), "left", tp->left,
+    if (jr_words(r, slda_json_object_get(&r->js, node, "entered"), "entered", '\0',
+                 tp->entered, sizeof tp->entered) ||
+        jr_words(r, slda_json_object_get(&r->js, node, "left"), "left", '\0', tp->left,
                  sizeof tp->left))
         return -1;
     return 0;
@@ -297,7 +473,7 @@ static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
     ev->event_ms = (int64_t)ms;
     ev->update = (uint64_t)update;
     ev->js = js;
-    return jr_words(r, slda_json_object_get(&r->js, node, "words"), "words", ev->words,
+    return jr_words(r, slda_json_object_get(&r->js, node, "words"), "words", ' ', ev->words,
                     sizeof ev->words);
 }
 
@@ -312,14 +488,13 @@ static int read_state(jr_t *r, slda_track_t *t)
         jr_field(r, 0, "late", &late) || jr_field(r, 0, "dropped", &dropped) ||
         jr_field(r, 0, "docs", &docs))
         return -1;
-    if (fmt != 1)
-        return jr_fail(r, SLDA_ERR_VERSION, "field \"%s\": not 1", "format");
+    if (fmt != 1 && fmt != 2)
+        return jr_fail(r, SLDA_ERR_VERSION, "field \"%s\": not 1 or 2", "format");
     if (K != t->K) {
         snprintf(r->err, r->errsize, "tracking state is for K=%.0f, the model has K=%u", K, t->K);
         r->code = SLDA_ERR_INVALID;
         return -1;
     }
-    int same_window = wms == (double)t->o.window_ms;
     t->newest_ms = (int64_t)newest;
     t->clamped = (uint64_t)clamped;
     t->late = (uint64_t)late;
@@ -332,8 +507,12 @@ static int read_state(jr_t *r, slda_track_t *t)
         jr_field(r, 0, "compared_docs", &cd))
         return -1;
     t->compared_docs = (uint64_t)cd;
-    /* another track.window: the windows cannot be re-binned; start them again */
-    if (same_window && read_prevalence(r, t, slda_json_object_get(&r->js, 0, "prevalence")))
+    /* format 1: one ring of window_ms windows, which feeds every tier of whole multiples of
+     * it; format 2: its tiers, each into ours of the same window */
+    if (fmt == 1 && wms >= 1000 &&
+        read_prevalence(r, t, slda_json_object_get(&r->js, 0, "prevalence"), (int64_t)wms))
+        return -1;
+    if (fmt == 2 && read_tiers(r, t, slda_json_object_get(&r->js, 0, "tiers")))
         return -1;
     uint32_t topics = slda_json_object_get(&r->js, 0, "topics");
     if (jr_array(r, topics, "topics"))

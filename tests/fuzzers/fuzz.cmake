@@ -24,6 +24,7 @@ set(SLDA_FUZZ_TARGETS
     "snapshot_fixsum|fuzz_snapshot.c|snapshot|SLDA_FUZZ_FIX_CHECKSUM"
     "reader|fuzz_reader.c|reader|-"
     "tokenize|fuzz_tokenize.c|tokenize|-"
+    "segment|fuzz_segment.c|tokenize|-"
     "update|fuzz_update.c|update|-"
     "update_fixsum|fuzz_update.c|update|SLDA_FUZZ_FIX_CHECKSUM")
 

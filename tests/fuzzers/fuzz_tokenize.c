@@ -51,24 +51,25 @@ static const char *const lists[4] = {"none", "smart", "snowball", "onix"};
 #define D_MIXED SLDA_TEXT_DIGITS_MIXED
 #define D_KEEP SLDA_TEXT_DIGITS_KEEP
 #define D_SPLIT SLDA_TEXT_DIGITS_SPLIT
-/* urls, html, mentions, hashtags, apostrophes, digits */
+#define S_SIMPLE SLDA_TEXT_SEGMENT_SIMPLE /* the reference model below is the simple rule's */
+/* urls, html, mentions, hashtags, apostrophes, digits, segment */
 static const slda_text_rules_t rule_sets[16] = {
-    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_SPLIT, D_SPLIT}, /* every rule off */
-    {U_DROP, H_DEC, M_DROP, T_KEEP, A_KEEP, D_DROP},    /* the defaults */
-    {U_DROP, H_DEC, M_DROP, T_KEEP, A_KEEP, D_MIXED},
-    {U_DROP, H_DEC, M_DROP, T_KEEP, A_KEEP, D_KEEP},
-    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_DROP},   /* word rules only */
-    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_MIXED},
-    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_KEEP},
-    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_SPLIT, D_KEEP},
-    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_SPLIT, D_DROP},
-    {U_KEEP, H_DEC, M_KEEP, T_KEEP, A_KEEP, D_KEEP},    /* one span rule each */
-    {U_DROP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_KEEP},
-    {U_KEEP, H_KEEP, M_DROP, T_DROP, A_SPLIT, D_MIXED},
-    {U_DROP, H_DEC, M_DROP, T_DROP, A_KEEP, D_MIXED},
-    {U_KEEP, H_DEC, M_KEEP, T_KEEP, A_SPLIT, D_SPLIT},
-    {U_DROP, H_KEEP, M_DROP, T_KEEP, A_KEEP, D_SPLIT},
-    {U_DROP, H_DEC, M_DROP, T_DROP, A_KEEP, D_DROP},
+    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_SPLIT, D_SPLIT, S_SIMPLE, 50, 0}, /* every rule off */
+    {U_DROP, H_DEC, M_DROP, T_KEEP, A_KEEP, D_DROP, S_SIMPLE, 50, 0},    /* the defaults */
+    {U_DROP, H_DEC, M_DROP, T_KEEP, A_KEEP, D_MIXED, S_SIMPLE, 50, 0},
+    {U_DROP, H_DEC, M_DROP, T_KEEP, A_KEEP, D_KEEP, S_SIMPLE, 50, 0},
+    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_DROP, S_SIMPLE, 50, 0},   /* word rules only */
+    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_MIXED, S_SIMPLE, 50, 0},
+    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_KEEP, S_SIMPLE, 50, 0},
+    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_SPLIT, D_KEEP, S_SIMPLE, 50, 0},
+    {U_KEEP, H_KEEP, M_KEEP, T_KEEP, A_SPLIT, D_DROP, S_SIMPLE, 50, 0},
+    {U_KEEP, H_DEC, M_KEEP, T_KEEP, A_KEEP, D_KEEP, S_SIMPLE, 50, 0},    /* one span rule each */
+    {U_DROP, H_KEEP, M_KEEP, T_KEEP, A_KEEP, D_KEEP, S_SIMPLE, 50, 0},
+    {U_KEEP, H_KEEP, M_DROP, T_DROP, A_SPLIT, D_MIXED, S_SIMPLE, 50, 0},
+    {U_DROP, H_DEC, M_DROP, T_DROP, A_KEEP, D_MIXED, S_SIMPLE, 50, 0},
+    {U_KEEP, H_DEC, M_KEEP, T_KEEP, A_SPLIT, D_SPLIT, S_SIMPLE, 50, 0},
+    {U_DROP, H_KEEP, M_DROP, T_KEEP, A_KEEP, D_SPLIT, S_SIMPLE, 50, 0},
+    {U_DROP, H_DEC, M_DROP, T_DROP, A_KEEP, D_DROP, S_SIMPLE, 50, 0},
 };
 
 /* Is any rule on that cuts spans out of the text (so the word reference does not apply)? */

@@ -1,9 +1,10 @@
-/* evtime.c - event times from message fields: ISO 8601, Twitter dates, epoch seconds/ms.
+/* evtime.c - event times from records' time fields: ISO 8601, Twitter dates, epoch seconds/ms.
  *
- * Used by the service (input.time.field) and by `streamlda produce
- * --time-field`, so both read a field the same way. Pure functions, no state.
+ * Used by the readers (a record's time field, input.time.field: JSON lines, CSV/TSV), the
+ * service (a message's) and `streamlda produce --time-field`, so all read a field the same way.
+ * Pure functions, no state. (In io/, below the tracker: a record's time is one of its fields.)
  */
-#include "track/track.h"
+#include "io/evtime.h"
 
 #include "core/json.h"
 
@@ -109,6 +110,19 @@ static int parse_twitter(const char *s, size_t len, int64_t *ms)
     return 0;
 }
 
+/* YYYYMMDD (ISO 8601's basic date, as in many CSV exports): eight digits that make a date of
+ * the years 1000-2999. Epoch seconds of eight digits would be 1970-1973 (a count below
+ * 10^8): a date is far likelier, and a timestamp of those years is given in full anyway. */
+static int parse_basic_date(const char *s, size_t len, int64_t *ms)
+{
+    int Y, M, D;
+    if (len != 8 || digits(s, 4, &Y) || digits(s + 4, 2, &M) || digits(s + 6, 2, &D) ||
+        Y < 1000 || Y > 2999 || M < 1 || M > 12 || D < 1 || D > 31)
+        return -1;
+    char iso[11] = {s[0], s[1], s[2], s[3], '-', s[4], s[5], '-', s[6], s[7], 0};
+    return parse_iso(iso, 10, ms);
+}
+
 static int parse_epoch(const char *s, size_t len, int64_t *ms)
 {
     char buf[64];
@@ -130,7 +144,8 @@ slda_err_t slda_time_parse(const char *s, size_t len, int64_t *ms)
         s++, len--;
     while (len && isspace((unsigned char)s[len - 1]))
         len--;
-    if (!parse_epoch(s, len, ms) || !parse_iso(s, len, ms) || !parse_twitter(s, len, ms))
+    if (!parse_basic_date(s, len, ms) || !parse_epoch(s, len, ms) || !parse_iso(s, len, ms) ||
+        !parse_twitter(s, len, ms))
         return SLDA_OK;
     return SLDA_ERR_PARSE;
 }

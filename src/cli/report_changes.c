@@ -1,0 +1,112 @@
+/* report_changes.c - a topic's share rising or falling over event time: a test on counts.
+ *
+ * Over the windows the charts show (r->win_*: each window's documents and each topic's mean
+ * share), a topic's share in a block of the latest M windows (M = 1, 4, 16: a jump, a
+ * steeper or a slower rise) is tested against its own baseline, the max(8, 2M) windows before
+ * the block: a two-proportion z statistic with the documents as counts (a document's share is
+ * a fraction, whose variance is below p(1-p): the test errs on the side of silence). A rise is
+ * z >= CHANGE_Z with the block's share at least CHANGE_RATIO times the baseline's and above it
+ * by half a uniform share (0.5/K); a fall the mirror. The block and the baseline must hold
+ * CHANGE_MIN_BLOCK and CHANGE_MIN_BASE documents, and the baseline must start after the report's
+ * warm-up (--warmup documents in the windows before it): the first windows, scored while the
+ * model settled, are no one's baseline. After a rise a topic raises no rise until the
+ * longest baseline lies wholly after it (QUIET windows), and likewise after a fall; a burst
+ * still rises and falls. An event's time is the start of the block where the change shows: event
+ * time, not the snapshot that found it.
+ */
+#include "cli/report.h"
+#include "core/slda_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHANGE_Z 5.0           /* one-sided p ~ 3e-7 per test: K x windows x 3 tests stay quiet */
+#define CHANGE_RATIO 1.5       /* and a change people would call one */
+#define CHANGE_MIN_BLOCK 10.0  /* documents in the block */
+#define CHANGE_MIN_BASE 20.0   /* documents in the baseline */
+
+static const size_t scales[] = {1, 4, 16};
+#define QUIET (16 + 32) /* the longest block and its baseline */
+
+/* Documents and the topic's share of windows [a, b). */
+static void pool(const slda_report_t *r, uint32_t k, size_t a, size_t b, double *docs,
+                 double *share)
+{
+    double n = 0, s = 0;
+    for (size_t w = a; w < b; w++) {
+        n += r->win_docs[w];
+        s += r->win_share[w * r->K + k] * r->win_docs[w];
+    }
+    *docs = n;
+    *share = n > 0 ? s / n : 0;
+}
+
+static void add_change(slda_report_t *r, const char *kind, uint32_t k, size_t w, double before,
+                       double after, double z, double nb, double na)
+{
+    slda_report_change_t c = {.topic = k, .start_ms = r->win_start[w], .before = before,
+                              .after = after, .z = z, .docs_before = nb, .docs_after = na};
+    snprintf(c.kind, sizeof c.kind, "%s", kind);
+    if (r->nchg == r->chgcap) {
+        r->chgcap = r->chgcap ? 2 * r->chgcap : 16;
+        r->chg = slda_xrealloc(r->chg, r->chgcap * sizeof *r->chg);
+    }
+    r->chg[r->nchg++] = c;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const slda_report_change_t *x = a, *y = b;
+    return x->start_ms != y->start_ms ? (x->start_ms > y->start_ms) - (x->start_ms < y->start_ms)
+                                      : (x->topic > y->topic) - (x->topic < y->topic);
+}
+
+void slda_report_changes(slda_report_t *r)
+{
+    size_t n = r->nwin;
+    if (!n || !r->K)
+        return;
+    double *cum = slda_xmalloc((n + 1) * sizeof *cum); /* documents before each window */
+    cum[0] = 0;
+    for (size_t w = 0; w < n; w++)
+        cum[w + 1] = cum[w] + r->win_docs[w];
+    double floor = 0.5 / r->K;
+    for (uint32_t k = 0; k < r->K; k++) {
+        size_t quiet_until[2] = {0, 0}; /* rise, fall: the first block end allowed again */
+        for (size_t end = 1; end <= n; end++) {
+            for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++) {
+                size_t m = scales[s], base = 2 * m > 8 ? 2 * m : 8;
+                if (end < m + base)
+                    break;
+                size_t b0 = end - m - base, a0 = end - m;
+                if (cum[b0] < (double)r->warmup)
+                    break;
+                double nb, pb, na, pa;
+                pool(r, k, b0, a0, &nb, &pb);
+                pool(r, k, a0, end, &na, &pa);
+                if (na < CHANGE_MIN_BLOCK || nb < CHANGE_MIN_BASE)
+                    continue;
+                double pp = (pa * na + pb * nb) / (na + nb);
+                double se = sqrt(pp * (1 - pp) * (1 / na + 1 / nb));
+                if (!(se > 0))
+                    continue;
+                double z = (pa - pb) / se;
+                int fall;
+                if (z >= CHANGE_Z && pa >= CHANGE_RATIO * pb && pa - pb >= floor)
+                    fall = 0;
+                else if (z <= -CHANGE_Z && pa * CHANGE_RATIO <= pb && pb - pa >= floor)
+                    fall = 1;
+                else
+                    continue;
+                if (end < quiet_until[fall])
+                    break;
+                add_change(r, fall ? "fall" : "rise", k, a0, pb, pa, z, nb, na);
+                quiet_until[fall] = end + QUIET;
+                break;
+            }
+        }
+    }
+    free(cum);
+    qsort(r->chg, r->nchg, sizeof *r->chg, by_time);
+}
