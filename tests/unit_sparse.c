@@ -178,6 +178,51 @@ static void test_rb_statistics(void)
     fixture_clear(&f);
 }
 
+/* A column that births free while an update is pending (global.stale=1)
+ * gets nothing back from it: its entries are dropped and so is its share of
+ * the words' prior entries (it came back as alpha_k eta inv_k on every row
+ * that listed it); a merged column's entries go to the other topic. */
+static void test_pending_column(void)
+{
+    slda_params_t p = base_params(KT);
+    p.sparse = SLDA_SPARSE_ON;
+    p.corpus_tokens = 1000;
+    const uint32_t w[] = {2, 5};
+    fixture_t f;
+    fixture_init(&f, &p, w, 2);
+    slda_model_t *m = f.model;
+    for (int merge = 0; merge < 2; merge++) {
+        slda_sacc_t acc;
+        memset(&acc, 0, sizeof acc);
+        slda_sacc_frozen(&acc, &f.fz, KT);
+        const slda_sentry_t ent[] = {{2, 1, 1.0f}, {2, 2, 0.5f}, {2, SLDA_SPARSE_PRIOR, 50.0f},
+                                     {5, 1, 0.7f}, {5, SLDA_SPARSE_PRIOR, 40.0f}};
+        const size_t eoff[] = {0, 3};
+        const uint32_t ecount[] = {3, 2};
+        int32_t slot_of[6];
+        memset(slot_of, 0xff, sizeof slot_of);
+        slda_sacc_merge(&acc, slot_of, ent, eoff, ecount, 2, KT);
+        /* births frees topic 0 (row 2 holds 3.0 there: still listed once zeroed) or
+         * merges 1 into 2 (row 5 holds 2.0 in 1), zeroing the column as free_slot does */
+        uint32_t from = merge ? 1 : 0, to = merge ? 2 : UINT32_MAX;
+        slda_sacc_column(&acc, from, to);
+        for (uint32_t v = 0; v < 6; v++)
+            m->A[(size_t)v * m->Kp + from] = 0;
+        m->NZ[from] = 0;
+        m->t = 10;
+        slda_sparse_update(m, &acc, 3, 1000);
+        for (uint32_t v = 0; v < 6; v++) {
+            CHECK_EQ(m->A[(size_t)v * m->Kp + from], 0.0f);
+            for (uint32_t j = 0; j < m->nzn[v]; j++)
+                CHECK(m->nzt[v][j] != from || m->A[(size_t)v * m->Kp + from] != 0);
+        }
+        CHECK_EQ(m->NZ[from], 0.0);
+
+        slda_sacc_free(&acc);
+    }
+    fixture_clear(&f);
+}
+
 /* After training, every row's list holds exactly the topics where the row is
  * not zero, increasing (the global step keeps the lists with the rows). */
 static void check_lists(const slda_model_t *m)
@@ -295,6 +340,7 @@ int main(void)
 {
     test_mh_posterior();
     test_rb_statistics();
+    test_pending_column();
     test_sparse_threads();
     test_sparse_recovery();
     test_auto();

@@ -67,7 +67,7 @@ static int cmp_u64(const void *a, const void *b)
 static uint32_t sort_reduce(uint16_t *topic, float *x, uint32_t n, uint64_t *scratch)
 {
     if (n <= 1)
-        return n;
+        return n == 1 && x[0] != 0;
     float *val = (float *)(scratch + n);
     for (uint32_t j = 0; j < n; j++) {
         scratch[j] = (uint64_t)topic[j] << 32 | j;
@@ -88,6 +88,8 @@ static uint32_t sort_reduce(uint16_t *topic, float *x, uint32_t n, uint64_t *scr
     for (uint32_t j = 0; j < n; j++) {
         uint16_t k = (uint16_t)(scratch[j] >> 32);
         float v = val[(uint32_t)scratch[j]];
+        if (v == 0)
+            continue; /* a dropped column's (slda_sacc_column) */
         if (m && topic[m - 1] == k) {
             x[m - 1] += v;
         } else {
@@ -153,21 +155,22 @@ void slda_sacc_column(slda_sacc_t *acc, uint32_t from, uint32_t to)
 {
     uint64_t *scratch = NULL;
     uint32_t have = 0;
+    if (acc->pf && from < acc->K) /* the prior part follows the column (a merge keeps to's own) */
+        acc->pf[from] = 0;
     for (uint32_t s = 0; s < acc->nslots; s++) {
         uint16_t *topic = acc->topic + acc->off[s];
         float *x = acc->x + acc->off[s];
-        uint32_t n = acc->cnt[s], moved = 0;
+        uint32_t n = acc->cnt[s], hit = 0;
         for (uint32_t j = 0; j < n; j++) {
             if (topic[j] != from)
                 continue;
-            if (to == UINT32_MAX) {
+            hit = 1;
+            if (to == UINT32_MAX)
                 x[j] = 0;
-            } else {
+            else
                 topic[j] = (uint16_t)to;
-                moved = 1;
-            }
         }
-        if (!moved)
+        if (!hit)
             continue;
         if (n > have) {
             have = n;
@@ -223,15 +226,16 @@ static double slot_mass(const slda_model_t *model, const slda_sacc_t *acc, uint3
         const uint16_t *list = model->nzt[w];
         const float *pf = acc->pf;
         float eta = (float)model->p.eta, sigma = acc->sigma;
-        for (uint32_t j = 0, nl = model->nzn[w]; j < nl; j++)
-            pm += pf[list[j]] * (sigma * a[list[j]] + eta);
+        for (uint32_t j = 0, nl = model->nzn[w]; j < nl; j++) /* as the tables' lmass */
+            pm += a[list[j]] != 0 ? pf[list[j]] * (sigma * a[list[j]] + eta) : 0;
     }
     return n + *prior * pm;
 }
 
 /* Row w after the step: each listed value v becomes c1 v plus c2 times its
  * statistic (its entry, topics increasing and already listed, plus prior
- * times alpha_k phi_w[k]); a value under the prune floor (in counts, sigma v
+ * times alpha_k phi_w[k] where v was not zero: the topics the local step's
+ * tables held, whose mass it normalised by); a value under the prune floor (in counts, sigma v
  * < eta / SLDA_SPARSE_PRUNE: it moves phi_w[k] by less than
  * 1/SLDA_SPARSE_PRUNE of the smoothing) becomes zero and leaves the list.
  * Adds each value's change to da. */
@@ -248,7 +252,7 @@ static void step_row(slda_model_t *model, const slda_sacc_t *acc, uint32_t w, fl
     uint32_t n = model->nzn[w], m = 0, e = 0;
     for (uint32_t j = 0; j < n; j++) {
         uint32_t k = list[j];
-        float old = a[k], add = pf[k] * (ps * old + pe);
+        float old = a[k], add = old != 0 ? pf[k] * (ps * old + pe) : 0;
         if (e < ne && topic[e] == k)
             add += x[e++];
         float v = c1 * old + c2 * add;

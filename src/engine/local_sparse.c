@@ -206,7 +206,8 @@ static void keep_sweep(slda_local_t *loc, const float *inv, uint32_t c)
  *                 which the global step expands once per word over the
  *                 topics its row lists (global_sparse.c).
  * The smoothing part is not expanded when its largest entry is under
- * 1/SLDA_SPARSE_KEEP of the word's tokens; then entries under
+ * 1/SLDA_SPARSE_KEEP of the word's tokens (unless the row lists nothing: a
+ * new word's statistics are all smoothing); then entries under
  * 1/SLDA_SPARSE_KEEP of the word's statistics are dropped (the largest is
  * always kept) and the rest, the prior's mass included, scaled to sum to cu:
  * at most SLDA_SPARSE_KEEP + 1 entries, topics increasing. Returns their
@@ -247,7 +248,8 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
         double zf = sigma * zr + eta * loc->sp_e[c] + t->amass[ti];
         for (uint32_t i = first; i < first + cu; i++)
             s += 1.0 / (zf - (sigma * a[zs[i]] + eta) * inv[zs[i]]);
-        int smooth = (float)(s * eta * loc->sp_m[c]) >= share;
+        /* a row that lists nothing has only this part */
+        int smooth = nrow == 0 || (float)(s * eta * loc->sp_m[c]) >= share;
         for (uint32_t i = first; i < first + cu; i++) { /* each token's own topic out */
             uint32_t z = zs[i];
             float own = smooth ? (sigma * a[z] + eta) * inv[z] : sigma * a[z] * inv[z];

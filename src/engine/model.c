@@ -130,9 +130,13 @@ void slda_model_init_row_key(slda_model_t *model, uint32_t id, uint64_t key)
 {
     slda_rng_t rng;
     float *a = model->A + (size_t)id * model->Kp;
-    /* the sparse path starts rows empty: its sampling breaks the symmetry, and
-     * a dense start would list every topic in every row (rows_nz.c) */
-    double scale = slda_params_sparse(&model->p) ? 0 : model->p.init_scale * 2.0 * init_weight(model);
+    /* the sparse path starts rows empty: a dense start would list every topic
+     * in every row (rows_nz.c); sampling breaks the symmetry, so only where
+     * the local step samples: replicas (updates.topic) run the dense step on
+     * these rows, and a purely variational one would keep every topic equal */
+    const slda_params_t *p = &model->p;
+    int samples = p->hybrid || p->vb == SLDA_VB_NONE;
+    double scale = slda_params_sparse(p) && samples ? 0 : p->init_scale * 2.0 * init_weight(model);
     if (scale > 0) {
         slda_rng_seed3(&rng, model->p.seed, 0x726f77, key);
         for (uint32_t k = 0; k < model->K; k++) {

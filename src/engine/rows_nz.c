@@ -4,10 +4,13 @@
  * visit a word's row only where it holds counts: its list. The dense matrix A
  * stays the model (snapshots, exports and every reader see it unchanged); the
  * lists are derived state, never stored: built from A by a scan (a model
- * restored, trained densely before, or changed by births' column moves), then
- * kept by the sparse global step, which unions each row's list with the topics
- * its statistics add. A topic stays listed when its count decays to zero (a
- * zero entry costs a visit, never a wrong value). Model's thread only.
+ * restored or trained densely before), then kept by the sparse global step,
+ * which unions each row's list with the topics its statistics add and drops
+ * the values it prunes (global_sparse.c), and by births, which add a merged
+ * or seeded topic (slda_rows_nz_add). A list holds every non-zero value of
+ * its row, and may hold a zero (a freed column, a value that underflowed in
+ * a fold) until the row's next step: a zero costs a visit, never a wrong
+ * value. Model's thread only.
  */
 #include "engine/rows_nz.h"
 

@@ -40,7 +40,7 @@ typedef struct slda_sentry_s {
  * shared by every word. */
 typedef struct slda_wtabs_s {
     uint32_t W;
-    int32_t *of;          /* W: the table of a word, -1 for none (all -1 between minibatches) */
+    int32_t *of;          /* W: the table of a word in this minibatch, -1 for none */
     uint32_t n, cap;      /* tables */
     uint32_t *word;       /* n: word id of each table */
     size_t *off;          /* n + 1: its entries */
