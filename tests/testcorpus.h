@@ -7,6 +7,7 @@
 #include "engine/model_priv.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,45 @@ static inline void train_passes(slda_model_t *model, corpus_t *c, size_t first, 
                 return;
             }
         }
+}
+
+/* Topic recovery (unit_engine.c, unit_sparse.c): K=5 topics over 100 words,
+ * 1,200 training documents of 80 tokens, three passes in minibatches of 50.
+ * Held-out perplexity (300 documents) must fall by a fifth and every true
+ * topic be matched by a learned one within max_l1 (out of 2). Returns the
+ * trained model for the caller's own checks (it destroys it). */
+static inline slda_model_t *check_recovery(slda_params_t p, double max_l1, const char *what)
+{
+    const uint32_t K = 5, W = 100;
+    corpus_t c = make_corpus(K, W, 1500, 80, 11);
+    p.topics = K;
+    p.corpus_tokens = 1200.0 * 80;
+    slda_model_t *model = make_model(&p, W);
+    double perp0, perp1;
+    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp0, NULL), SLDA_OK);
+    train_passes(model, &c, 0, 1200, 3, 50);
+    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp1, NULL), SLDA_OK);
+    fprintf(stderr, "%s: held-out perplexity %.2f before, %.2f after training\n", what, perp0,
+            perp1);
+    CHECK_LT(perp1, perp0 * 0.8);
+    float *phi = malloc(sizeof(float) * K * W);
+    CHECK_INT(slda_model_phi(model, phi, NULL), SLDA_OK);
+    double worst = 0;
+    for (uint32_t t = 0; t < K; t++) {
+        double best = 2;
+        for (uint32_t k = 0; k < K; k++) {
+            double l1 = 0;
+            for (uint32_t w = 0; w < W; w++)
+                l1 += fabs(phi[k * W + w] - c.phi[t * W + w]);
+            best = l1 < best ? l1 : best;
+        }
+        fprintf(stderr, "%s: true topic %u best L1 %.3f\n", what, t, best);
+        worst = best > worst ? best : worst;
+    }
+    CHECK_LT(worst, max_l1);
+    free(phi);
+    free_corpus(&c);
+    return model;
 }
 
 #endif /* SLDA_TESTCORPUS_H */

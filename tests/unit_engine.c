@@ -422,36 +422,7 @@ static void test_counts_rows_keep_rare_words(void)
  * (out of 2). */
 static void test_topic_recovery(void)
 {
-    const uint32_t K = 5, W = 100;
-    corpus_t c = make_corpus(K, W, 1500, 80, 11);
-    slda_params_t p = base_params(K);
-    p.corpus_tokens = 1200.0 * 80;
-    slda_model_t *model = make_model(&p, W);
-    double perp0, perp1;
-    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp0, NULL), SLDA_OK);
-    train_passes(model, &c, 0, 1200, 3, 50);
-    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp1, NULL), SLDA_OK);
-    fprintf(stderr, "recovery: held-out perplexity %.2f before, %.2f after training\n", perp0,
-            perp1);
-    CHECK_LT(perp1, perp0 * 0.8);
-    float *phi = malloc(sizeof(float) * K * W);
-    CHECK_INT(slda_model_phi(model, phi, NULL), SLDA_OK);
-    double worst = 0;
-    for (uint32_t t = 0; t < K; t++) {
-        double best = 2;
-        for (uint32_t k = 0; k < K; k++) {
-            double l1 = 0;
-            for (uint32_t w = 0; w < W; w++)
-                l1 += fabs(phi[k * W + w] - c.phi[t * W + w]);
-            best = l1 < best ? l1 : best;
-        }
-        fprintf(stderr, "recovery: true topic %u best L1 %.3f\n", t, best);
-        worst = best > worst ? best : worst;
-    }
-    CHECK_LT(worst, 0.25);
-    free(phi);
-    slda_model_destroy(model);
-    free_corpus(&c);
+    slda_model_destroy(check_recovery(base_params(5), 0.25, "recovery"));
 }
 
 /* Same seed and input give the same model bit for bit, and threads=2

@@ -282,44 +282,17 @@ static void test_sparse_threads(void)
  * the column sums of sigma A. */
 static void test_sparse_recovery(void)
 {
-    const uint32_t K = 5, W = 100;
-    corpus_t c = make_corpus(K, W, 1500, 80, 11);
-    slda_params_t p = base_params(K);
+    slda_params_t p = base_params(5);
     p.sparse = SLDA_SPARSE_ON;
-    p.corpus_tokens = 1200.0 * 80;
-    slda_model_t *model = make_model(&p, W);
-    double perp0, perp1;
-    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp0, NULL), SLDA_OK);
-    train_passes(model, &c, 0, 1200, 3, 50);
-    CHECK_INT(slda_eval_perplexity(model, c.docs + 1200, 300, 3, &perp1, NULL), SLDA_OK);
-    fprintf(stderr, "sparse recovery: held-out perplexity %.2f before, %.2f after\n", perp0,
-            perp1);
-    CHECK_LT(perp1, perp0 * 0.8);
-    float *ph = malloc(sizeof(float) * K * W);
-    CHECK_INT(slda_model_phi(model, ph, NULL), SLDA_OK);
-    double worst = 0;
-    for (uint32_t t = 0; t < K; t++) {
-        double best = 2;
-        for (uint32_t k = 0; k < K; k++) {
-            double l1 = 0;
-            for (uint32_t w = 0; w < W; w++)
-                l1 += fabs(ph[k * W + w] - c.phi[t * W + w]);
-            best = l1 < best ? l1 : best;
-        }
-        worst = best > worst ? best : worst;
-    }
-    fprintf(stderr, "sparse recovery: worst best-L1 %.3f\n", worst);
-    CHECK_LT(worst, 0.3);
-    for (uint32_t k = 0; k < K; k++) {
+    slda_model_t *model = check_recovery(p, 0.3, "sparse recovery");
+    for (uint32_t k = 0; k < model->K; k++) {
         double col = 0;
         for (uint32_t w = 0; w < model->rows_used; w++)
             col += model->sigma * model->A[(size_t)w * model->Kp + k];
         CHECK_NEAR(col, model->NZ[k], 1e-3 * model->NZ[k]);
     }
     check_lists(model);
-    free(ph);
     slda_model_destroy(model);
-    free_corpus(&c);
 }
 
 /* local.sparse=auto takes the sparse path from SLDA_SPARSE_AUTO_K topics on. */

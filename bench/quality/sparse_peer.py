@@ -33,6 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import evaluate  # noqa: E402
+from gibbs_ref import phi_of  # noqa: E402  (tomotopy's phi over the split's vocabulary)
 from measure import evaluator, uci_tokens  # noqa: E402
 
 
@@ -54,29 +55,6 @@ def run_streamlda(binary, docword, K, extra, snap):
     return wall, cpu
 
 
-def tomotopy_phi(model, vocab):
-    col = {w: i for i, w in enumerate(model.used_vocabs)}
-    idx = np.array([col.get(w, -1) for w in vocab])
-    out = np.empty((model.k, len(vocab)))
-    for k in range(model.k):
-        row = np.asarray(model.get_topic_word_dist(k), dtype=np.float64)
-        out[k] = np.where(idx >= 0, row[np.maximum(idx, 0)], row.min())
-    return out / out.sum(axis=1, keepdims=True)
-
-
-def score_phi(split, phi, alpha=0.1):
-    """measure.evaluator's score on an in-memory phi (the same EM and held-out halves)."""
-    od, ow, oc = evaluate.read_uci(os.path.join(split, "docword.testobs.txt"))
-    hd, hw, hc = evaluate.read_uci(os.path.join(split, "docword.testheld.txt"))
-    ids = np.unique(od)
-    dmap = {x: i for i, x in enumerate(ids.tolist())}
-    od = np.array([dmap[x] for x in od.tolist()])
-    hd = np.array([dmap[x] for x in hd.tolist()])
-    theta = evaluate.theta_em(od, ow, oc, ids.size, phi, alpha, 1000)
-    p = np.einsum("ij,ji->i", theta[hd], phi[:, hw])
-    return float(np.exp(-(hc * np.log(p)).sum() / hc.sum()))
-
-
 def schedule(limit):
     """1, 2, 3, 4, 6, 8, 12, 16, ...: checkpoints fine at first, then about x1.5."""
     n, out = 1, []
@@ -87,7 +65,8 @@ def schedule(limit):
     return out
 
 
-def run_tomotopy(split, K, target, limit):
+def run_tomotopy(split, K, target, limit, score, tmp):
+    """Iterations until tomotopy's perplexity (score, measure.evaluator's) reaches target."""
     import tomotopy as tp
     with open(os.path.join(split, "vocab.train.txt"), encoding="utf-8") as f:
         vocab = [w.rstrip("\n") for w in f]
@@ -104,7 +83,11 @@ def run_tomotopy(split, K, target, limit):
         model.train(it - done, workers=1)
         spent += time.perf_counter() - t0
         done = it
-        perp = score_phi(split, tomotopy_phi(model, vocab))
+        npy, cols = os.path.join(tmp, "tp.npy"), os.path.join(tmp, "tp.cols")
+        np.save(npy, phi_of(model, vocab))
+        with open(cols, "w", encoding="utf-8") as f:
+            f.write("".join(v + "\n" for v in vocab))
+        perp = score(npy, cols)
         if perp <= target:
             return spent, done, perp, True
     return spent, done, perp, False
@@ -143,7 +126,8 @@ def main():
                 print(f"sparse_peer corpus={corpus} K={K} streamlda wall_s={wall:.2f} "
                       f"cpu_s={cpu:.2f} tokens_per_s_wall={tokens / wall:.0f} "
                       f"tokens_per_s_cpu={tokens / cpu:.0f} perplexity={ours:.1f}", flush=True)
-                spent, iters, perp, reached = run_tomotopy(split, K, ours, a.max_iterations)
+                spent, iters, perp, reached = run_tomotopy(split, K, ours, a.max_iterations,
+                                                           score, tmp)
                 ratio = spent / wall
                 print(f"sparse_peer corpus={corpus} K={K} tomotopy iterations={iters} "
                       f"seconds={spent:.2f} s_per_iteration={spent / iters:.3f} "

@@ -265,6 +265,16 @@ static void step_row(slda_model_t *model, const slda_sacc_t *acc, uint32_t w, fl
     model->nzn[w] = m;
 }
 
+/* Fold sigma into A when it is small (slda_model_fold_scale); the rows the
+ * prior entries read keep their value: acc->sigma follows. */
+static void fold(slda_model_t *model, slda_sacc_t *acc)
+{
+    if (model->sigma < SLDA_SIGMA_FOLD) {
+        acc->sigma = (float)(acc->sigma / model->sigma);
+        slda_model_fold_scale(model);
+    }
+}
+
 static double counts_update(slda_model_t *model, slda_sacc_t *acc, uint64_t ntokens,
                             uint64_t tokens_before)
 {
@@ -278,10 +288,7 @@ static double counts_update(slda_model_t *model, slda_sacc_t *acc, uint64_t ntok
     } else {
         model->sigma *= lam;
     }
-    if (model->sigma < SLDA_SIGMA_FOLD) { /* A x sigma; the prior's frozen sigma follows */
-        acc->sigma = (float)(acc->sigma / model->sigma);
-        slda_model_fold_scale(model);
-    }
+    fold(model, acc);
     double sigma = model->sigma;
     memset(da, 0, model->K * sizeof *da);
     for (uint32_t s = 0; s < acc->nslots; s++) {
@@ -312,10 +319,7 @@ static double decay_update(slda_model_t *model, slda_sacc_t *acc, uint64_t ntoke
         forget_all(model);
     else
         model->sigma *= 1.0 - rho;
-    if (model->sigma < SLDA_SIGMA_FOLD) { /* A x sigma; the prior's frozen sigma follows */
-        acc->sigma = (float)(acc->sigma / model->sigma);
-        slda_model_fold_scale(model);
-    }
+    fold(model, acc);
     double sigma = model->sigma;
     memset(da, 0, model->K * sizeof *da);
     for (uint32_t s = 0; s < acc->nslots; s++) {
