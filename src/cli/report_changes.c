@@ -108,5 +108,6 @@ void slda_report_changes(slda_report_t *r)
         }
     }
     free(cum);
-    qsort(r->chg, r->nchg, sizeof *r->chg, by_time);
+    if (r->nchg > 1) /* qsort of nothing: chg may be NULL */
+        qsort(r->chg, r->nchg, sizeof *r->chg, by_time);
 }
