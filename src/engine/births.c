@@ -455,7 +455,8 @@ static void update_shares(slda_model_t *model, slda_births_t *b, const float *nt
                           size_t ndocs)
 {
     uint32_t K = model->K;
-    double col[SLDA_MAX_TOPICS] = {0}, tot = 0;
+    double col[SLDA_MAX_TOPICS], tot = 0;
+    memset(col, 0, K * sizeof *col);
     for (size_t j = 0; j < ndocs; j++)
         for (uint32_t k = 0; k < K; k++)
             col[k] += ntheta[j * K + k];

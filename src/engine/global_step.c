@@ -200,7 +200,7 @@ static double counts_update(slda_model_t *model, slda_accum_t *acc, uint64_t nto
                             uint64_t tokens_before, slda_gprep_t *g)
 {
     slda_counts_constants(model, ntokens, tokens_before, g);
-    memset(g->da, 0, sizeof g->da);
+    memset(g->da, 0, model->Kp * sizeof(float)); /* the model's topics: not all SLDA_MAX_TOPICS */
     double lam = g->lam;
     if (lam < 1e-12) { /* the first update: only this minibatch counts */
         forget_all(model);
@@ -223,7 +223,8 @@ static double decay_update(slda_model_t *model, slda_accum_t *acc, uint64_t ntok
     double rho = slda_rho(&model->p, model->t);
     double C = slda_step_corpus(model);
     double c = ntokens ? rho * C / (double)ntokens : 0;
-    double colsum[SLDA_MAX_TOPICS] = {0};
+    double colsum[SLDA_MAX_TOPICS];
+    memset(colsum, 0, model->K * sizeof *colsum);
 
     if (1.0 - rho < 1e-12)
         forget_all(model);
@@ -264,7 +265,7 @@ void slda_global_prepare(const slda_model_t *model, slda_accum_t *acc, uint64_t 
     g->sigma = model->sigma * g->lam;
     if (g->lam < 1e-12 || g->sigma < SLDA_SIGMA_FOLD)
         return; /* clearing or folding rewrites every row: done by the commit */
-    memset(g->da, 0, sizeof g->da);
+    memset(g->da, 0, model->Kp * sizeof(float));
     /* model is only read: the new rows go over the statistics in acc */
     counts_rows((slda_model_t *)model, acc, g->sigma, g->lam, g->r, g->rho, g->cm, g->da, 0);
     g->ready = 1;
