@@ -138,8 +138,13 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                     rd_kafka_topic_partition_list_add(src->owned, parts->elems[i].topic,
                                                       parts->elems[i].partition);
         }
+        /* librdkafka keeps a partition's pause through a revocation and its assignment
+         * again: a resume while nothing was assigned (a session timed out during a hold)
+         * left it paused for good (0013 once read nothing more for 4 minutes) */
         if (src->paused)
             rd_kafka_pause_partitions(rk, parts);
+        else
+            rd_kafka_resume_partitions(rk, parts);
         slda_metrics_set_health(src->metrics, 1, NULL);
         slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: assigned %d partition(s)", parts->cnt);
     } else {
