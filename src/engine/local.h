@@ -78,7 +78,6 @@ typedef struct slda_local_s {
     size_t cap_dl;
     uint8_t *sp_mark;       /* Kp: a topic touched (zero between uses) */
     float *sp_acc;          /* Kp: a word's statistics (zero between uses) */
-    float *sp_phi;          /* Kp: phi_w over a sweep's document topics */
     uint16_t *sp_touch;     /* Kp: the topics touched */
     slda_rng_t rng;
     int collect;            /* this sweep adds to stats */

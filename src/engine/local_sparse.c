@@ -99,7 +99,6 @@ static void reserve(slda_local_t *loc, uint32_t nu, uint32_t ng, uint32_t sample
         loc->dtop = slda_xmalloc(loc->Kp * sizeof *loc->dtop);
         loc->sp_mark = slda_xcalloc(loc->Kp, 1);
         loc->sp_acc = slda_xcalloc(loc->Kp, sizeof *loc->sp_acc);
-        loc->sp_phi = slda_xmalloc(loc->Kp * sizeof *loc->sp_phi);
         loc->sp_touch = slda_xmalloc(loc->Kp * sizeof *loc->sp_touch);
     }
 }

@@ -67,7 +67,6 @@ void slda_local_destroy(slda_local_t *loc)
     free(loc->sp_dn_n);
     free(loc->sp_mark);
     free(loc->sp_acc);
-    free(loc->sp_phi);
     free(loc->sp_touch);
     slda_big_free(loc->f);
     slda_big_free(loc->lf);

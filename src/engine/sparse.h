@@ -28,9 +28,7 @@ typedef struct slda_sentry_s {
  * its statistic in every topic k its row lists (local_sparse.c). */
 #define SLDA_SPARSE_PRIOR 0xFFFFu
 /* The sparse step drops a row value under eta / SLDA_SPARSE_PRUNE counts. */
-#ifndef SLDA_SPARSE_PRUNE
 #define SLDA_SPARSE_PRUNE 100.0
-#endif
 
 /* A minibatch's proposal tables, built on the model's thread before its
  * local steps and read-only during them (sparse_tables.c). For each distinct
@@ -46,7 +44,6 @@ typedef struct slda_wtabs_s {
     size_t *off;          /* n + 1: its entries */
     float *mass;          /* n: sum of its entries (the last running sum) */
     double *amass;        /* n: sum_k alpha_k phi_wk (unnormalised: x (sigma A + eta) inv) */
-    float *vmax;          /* n: the largest of its entries sigma A_wk inv_k */
     double *lmass;        /* n: sum over its listed topics of alpha_k phi_wk (the prior entry's) */
     uint16_t *topic;      /* entries: topics, increasing */
     float *cum;           /* entries: running sums of sigma A_wk inv_k */
@@ -57,7 +54,6 @@ typedef struct slda_wtabs_s {
     slda_alias_t alpha;   /* over k: weights alpha_k (asymmetric alpha) */
     int alpha_sym;        /* every alpha_k equal: draw uniformly */
     float alpha0;         /* alpha_0 (alpha_sym) */
-    float alpha_max, inv_max; /* the largest alpha_k, inv_k */
     float sigma, eta;
 } slda_wtabs_t;
 

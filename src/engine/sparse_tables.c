@@ -29,7 +29,6 @@ void slda_wtabs_free(slda_wtabs_t *t)
     free(t->off);
     free(t->mass);
     free(t->amass);
-    free(t->vmax);
     free(t->lmass);
     free(t->topic);
     free(t->cum);
@@ -45,7 +44,6 @@ static void grow_tables(slda_wtabs_t *t)
     t->off = slda_xrealloc(t->off, ((size_t)cap + 1) * sizeof *t->off);
     t->mass = slda_xrealloc(t->mass, cap * sizeof *t->mass);
     t->amass = slda_xrealloc(t->amass, cap * sizeof *t->amass);
-    t->vmax = slda_xrealloc(t->vmax, cap * sizeof *t->vmax);
     t->lmass = slda_xrealloc(t->lmass, cap * sizeof *t->lmass);
     t->cap = cap;
 }
@@ -56,11 +54,8 @@ static void shared_tables(slda_wtabs_t *t, const slda_model_t *model, const slda
     uint32_t K = model->K;
     double *w = slda_xmalloc(K * sizeof *w), inv = 0, ainv = 0;
     int sym = 1;
-    t->alpha_max = t->inv_max = 0;
     for (uint32_t k = 0; k < K; k++) {
         w[k] = fz->inv_nz[k];
-        t->alpha_max = fz->alpha[k] > t->alpha_max ? fz->alpha[k] : t->alpha_max;
-        t->inv_max = fz->inv_nz[k] > t->inv_max ? fz->inv_nz[k] : t->inv_max;
         inv += fz->inv_nz[k];
         ainv += (double)fz->alpha[k] * fz->inv_nz[k];
         sym &= fz->alpha[k] == fz->alpha[0];
@@ -121,7 +116,6 @@ void slda_wtabs_build(slda_wtabs_t *t, const slda_model_t *model, const slda_fro
         const uint16_t *list = model->nzt[w];
         const float *a = model->A + (size_t)w * Kp;
         double c = 0, am = 0, lm = 0;
-        float vmax = 0;
         t->off[i] = pos;
         for (uint32_t j = 0; j < n; j++) {
             uint32_t k = list[j];
@@ -131,13 +125,11 @@ void slda_wtabs_build(slda_wtabs_t *t, const slda_model_t *model, const slda_fro
             c += v;
             am += fz->alpha[k] * v;
             lm += fz->alpha[k] * (v + t->eta * fz->inv_nz[k]);
-            vmax = (float)v > vmax ? (float)v : vmax;
             t->topic[pos] = (uint16_t)k;
             t->cum[pos++] = (float)c;
         }
         t->mass[i] = (float)c;
         t->amass[i] = am + t->alpha_inv;
-        t->vmax[i] = vmax;
         t->lmass[i] = lm;
     }
     t->off[t->n] = pos;
