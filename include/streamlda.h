@@ -215,12 +215,18 @@ typedef struct slda_doc_s {
     char lang[SLDA_LANG_LEN]; /* its language: given with the record or identified from the
                                  text ("de", "zh"; "und": none could be; "": not identified,
                                  as with text.segment=simple and an explicit stop list) */
+    char **author;     /* model.kind=atm: its authors' names (owned, NUL-terminated, distinct) */
+    uint32_t nauthor;
 } slda_doc_t;
 
 void slda_doc_init(slda_doc_t *doc);
 /** Free what doc owns and re-initialise it. */
 void slda_doc_clear(slda_doc_t *doc);
 void slda_docs_clear(slda_doc_t *docs, size_t n);
+/** Add an author's name to doc (copied; a name already there is not added again; at most
+ *  SLDA_MAX_DOC_AUTHORS): SLDA_OK, or SLDA_ERR_RANGE when the document has that many. */
+slda_err_t slda_doc_add_author(slda_doc_t *doc, const char *name, size_t len);
+#define SLDA_MAX_DOC_AUTHORS 64
 /** Append count occurrences of word (merging duplicates at the end:
  *  call slda_doc_finish once all words are in). */
 void slda_doc_add(slda_doc_t *doc, uint32_t word, uint32_t count);

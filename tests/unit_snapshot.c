@@ -491,8 +491,9 @@ static void test_header_is_msgpack(void)
         }
     }
     /* 23 + the six text.* cleanup rules + global.rows, global.stale + births (births.* only
-     * with births on) + text.segment, text.token.max, text.icu + local.sparse */
-    CHECK_INT(nparams, 36);
+     * with births on) + text.segment, text.token.max, text.icu + local.sparse + model.kind,
+     * authors.capacity */
+    CHECK_INT(nparams, 38);
     msgpack_unpacked_destroy(&up);
     free(mem);
     slda_model_destroy(model);

@@ -28,7 +28,7 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 /* A record's fields named on the command line (train, timeline): --time-field, --text-field,
  * --id-field, whose getopt codes are 'F', 'U' and 'I', as -X input.time.field=NAME, ...; buf
  * holds the "key=value" strings until the options are applied. 1 when c was one of them. */
-typedef char slda_cli_fieldbuf_t[3][300];
+typedef char slda_cli_fieldbuf_t[4][300]; /* --time-, --text-, --id-, --author-field */
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf);
 /* Apply defaults < config file < environment < -X into conf. `-X list`
  * prints the property table and `-X dump` the effective configuration, and
@@ -59,6 +59,7 @@ void slda_cli_input_summary(void);
 /* Subcommands: argv[0] is the subcommand name. Return the exit code. */
 int slda_cli_train(int argc, char **argv);
 int slda_cli_topics(int argc, char **argv);  /* cli_topics.c */
+int slda_cli_authors(int argc, char **argv); /* cli_authors.c */
 int slda_cli_diff(int argc, char **argv);    /* cli_diff.c */
 int slda_cli_report(int argc, char **argv);  /* cli_report.c, report_*.c */
 int slda_cli_timeline(int argc, char **argv); /* cli_timeline.c */

@@ -33,6 +33,9 @@ static const char infer_usage[] =
     "  (lang: the record's, or identified from raw text; absent when not identified)\n"
     "  -f, --format FMT   auto (default), uci, ldac, text, jsonl\n"
     "  -t, --top N        topics per document (default 5)\n"
+    "      --author-field NAME  an author-topic model (model.kind=atm): the authors' field\n"
+    "                     (default author); a document of a known author is folded in with\n"
+    "                     its author's mixture as prior, one without with alpha alone\n"
     "  -h, --help         this help\n"
     "Documents that cannot be read are reported on stderr and skipped. Exit status 1\n"
     "when an input cannot be opened or no document could be read at all.\n";
@@ -65,10 +68,12 @@ int slda_cli_infer(int argc, char **argv)
 {
     static const struct option longopts[] = {{"format", required_argument, 0, 'f'},
                                              {"top", required_argument, 0, 't'},
+                                             {"author-field", required_argument, 0, 'A'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     slda_format_t fmt = SLDA_FORMAT_AUTO;
     long top = 5;
+    const char *author_field = NULL;
     int c, rc = SLDA_EXIT_OK;
     char err[1024];
     optind = 1;
@@ -79,6 +84,9 @@ int slda_cli_infer(int argc, char **argv)
         } else if (c == 'f' && (int)(fmt = slda_format_parse(optarg)) >= 0) {
             continue;
         } else if (c == 't' && (top = strtol(optarg, NULL, 10)) >= 1 && top <= 64) {
+            continue;
+        } else if (c == 'A' && *optarg) {
+            author_field = optarg;
             continue;
         }
         fputs(infer_usage, stderr);
@@ -93,6 +101,13 @@ int slda_cli_infer(int argc, char **argv)
         return SLDA_EXIT_FAIL;
     /* Inference never grows the vocabulary: unknown words are dropped. */
     slda_conf_t *conf = slda_conf_new();
+    if (author_field &&
+        slda_conf_set(conf, "input.author.field", author_field, err, sizeof err) != SLDA_OK) {
+        fprintf(stderr, "streamlda infer: %s\n", err);
+        slda_conf_destroy(conf);
+        slda_model_destroy(model);
+        return SLDA_EXIT_USAGE;
+    }
     float *theta = slda_xmalloc(slda_model_topics(model) * sizeof(float));
     static char *stdin_only[] = {"-"};
     char **files = optind < argc ? argv + optind : stdin_only;
@@ -108,6 +123,7 @@ int slda_cli_infer(int argc, char **argv)
             rc = SLDA_EXIT_FAIL;
             continue;
         }
+        rd->rec.authors_optional = 1; /* model.kind=atm: a document without is folded in alone */
         slda_doc_t doc;
         slda_doc_init(&doc);
         slda_err_t e;

@@ -59,6 +59,8 @@ static const char train_usage[] =
     "                       docs/tracking.md) is written beside each snapshot\n"
     "      --text-field NAME[,NAME]  the text's field(s) (default text; several are joined)\n"
     "      --id-field NAME  the id's field (default id; else the line number)\n"
+    "      --author-field NAME  -X model.kind=atm: the authors' field (default author; a\n"
+    "                       string, a JSON array, or names separated by ';')\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
     "  -q, --quiet          no progress lines\n"
@@ -420,6 +422,7 @@ int slda_cli_train(int argc, char **argv)
         {"test-held", required_argument, 0, 'L'}, {"snapshot-dir", required_argument, 0, 'D'},
         {"snapshot-every", required_argument, 0, 'E'}, {"time-field", required_argument, 0, 'F'},
         {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
+        {"author-field", required_argument, 0, 'A'},
         {0, 0, 0, 0}};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))
@@ -498,7 +501,7 @@ int slda_cli_train(int argc, char **argv)
     if (tr.conf->input_time_field && *tr.conf->input_time_field)
         tr.time_field = tr.conf->input_time_field; /* --time-field, -X input.time.field */
     if (tr.conf->p.replay == SLDA_REPLAY_AUTO) /* second visits: on for a finite input */
-        tr.conf->p.replay = SLDA_REPLAY_ON;
+        tr.conf->p.replay = tr.conf->p.kind == SLDA_KIND_LDA ? SLDA_REPLAY_ON : SLDA_REPLAY_OFF;
     static char *stdin_only[] = {"-"};
     tr.files = optind < argc ? argv + optind : stdin_only;
     tr.nfiles = optind < argc ? argc - optind : 1;

@@ -54,6 +54,7 @@ static const char main_usage[] =
     "  timeline  each topic's share per window of event time, every document scored under\n"
     "           one snapshot (JSON, CSV)\n"
     "  infer    topic mixtures of new documents under a snapshot\n"
+    "  authors  an author-topic model's authors: their mixtures, who drives a topic\n"
     "  export   write a snapshot's topic-word probabilities as a NumPy .npy file\n"
     "  produce  feed files into a Kafka topic, one document per line\n"
     "  broker   host a standalone embedded Kafka cluster for other processes\n"
@@ -135,7 +136,7 @@ int main(int argc, char **argv)
                 {"export", slda_cli_export, NULL}, {"produce", NULL, "slda_cli_produce"},
                 {"broker", NULL, "slda_cli_broker"}, {"config", cli_config, NULL},
                 {"diff", slda_cli_diff, NULL},     {"report", slda_cli_report, NULL},
-                {"timeline", slda_cli_timeline, NULL}};
+                {"timeline", slda_cli_timeline, NULL}, {"authors", slda_cli_authors, NULL}};
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(main_usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? SLDA_EXIT_USAGE : SLDA_EXIT_OK;

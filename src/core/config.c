@@ -47,6 +47,7 @@ _Static_assert(sizeof(slda_sparse_mode_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_rows_kind_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_infmt_t) == sizeof(int), "enum size");
 _Static_assert(sizeof(slda_vb_kind_t) == sizeof(int), "enum size");
+_Static_assert(sizeof(slda_model_kind_t) == sizeof(int), "enum size");
 
 /* ---- the table ---- */
 
@@ -57,6 +58,9 @@ static const char *const alpha_learn_values[] = {"off", "fixedpoint", "newton", 
 static const char *const local_values[] = {"cgs", SLDA_VB_VARIANTS(LOCAL_ALONE)
                                            SLDA_VB_VARIANTS(LOCAL_HYBRID) NULL};
 static const char *const stats_values[] = {"rb", "sample", NULL};
+#define KIND_NAME(id, name) #name,
+static const char *const kind_values[] = {SLDA_MODEL_KINDS(KIND_NAME) NULL};
+#undef KIND_NAME
 static const char *const sparse_values[] = {"auto", "on", "off", NULL};
 static const char *const replay_values[] = {"auto", "on", "off", NULL};
 static const char *const rows_values[] = {"counts", "decay", NULL};
@@ -107,6 +111,15 @@ static const char *const track_window_values[] = {"minute", "hour", "day", "week
 
 const slda_prop_t slda_conf_table[] = {
     /* model */
+    P_ENUM("model.kind", kind, "lda", kind_values, DEFINING | SLDA_PF_OPTIONAL, "lda",
+           "The topic model: lda (each document its own topic mixture), or atm, the author-topic "
+           "model (each document's tokens drawn from the mixtures of its authors, read from "
+           "input.author.field; docs/models.md). atm takes births=false, alpha.learn=off, the "
+           "dense local step and no replay or replicas."),
+    P_UINT("authors.capacity", authors_capacity, "100000", 0, 16777216,
+           DEFINING | SLDA_PF_OPTIONAL, "100000",
+           "Authors held by model.kind=atm (each one topic mixture of K floats); when all are in "
+           "use the author least active recently is evicted and counted."),
     P_UINT("topics", topics, "100", 1, SLDA_MAX_TOPICS, DEFINING, NULL, "Number of topics K."),
     P_DBL("alpha", alpha, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN | TUNABLE, NULL,
           "Initial symmetric Dirichlet prior alpha_k on each document's topic mixture."),
@@ -347,6 +360,10 @@ const slda_prop_t slda_conf_table[] = {
     STR("input.text.field", input_text_field, "text", SLDA_PF_NONEMPTY,
         "Field (JSON key or CSV/TSV column) holding each document's text; a comma list joins "
         "several (title,body)."),
+    STR("input.author.field", input_author_field, "author", SLDA_PF_NONEMPTY,
+        "Field (JSON key or CSV/TSV column) holding each document's authors for "
+        "model.kind=atm: a string, a JSON array of strings, or in CSV/TSV names separated by "
+        "';'. A document without one is rejected."),
     STR("input.id.field", input_id_field, "id", SLDA_PF_NONEMPTY,
         "Field (JSON key or CSV/TSV column) holding each document's id."),
     BOOL("track", track, "true",

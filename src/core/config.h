@@ -28,6 +28,17 @@ typedef enum { SLDA_REPLAY_AUTO = 0, SLDA_REPLAY_ON, SLDA_REPLAY_OFF } slda_repl
 typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
 /* local.sparse: the sparse path (docs/engine.md, "The sparse path"); auto picks it by K */
 typedef enum { SLDA_SPARSE_AUTO = 0, SLDA_SPARSE_ON, SLDA_SPARSE_OFF } slda_sparse_mode_t;
+/* model.kind: the topic model, one line each (docs/models.md): LDA, or the author-topic model
+ * (each token's topic drawn from the mixture of one of its document's authors). */
+#define SLDA_MODEL_KINDS(X) \
+    X(LDA, lda)             \
+    X(ATM, atm)
+typedef enum {
+#define SLDA_KIND_ID(id, name) SLDA_KIND_##id,
+    SLDA_MODEL_KINDS(SLDA_KIND_ID)
+#undef SLDA_KIND_ID
+    SLDA_KIND__COUNT
+} slda_model_kind_t;
 /* global.rows: how the global step sets each word's row total (global_step.c) */
 typedef enum { SLDA_ROWS_COUNTS = 0, SLDA_ROWS_DECAY } slda_rows_kind_t;
 /* input.format: the formats a message value may be in, one line each (id, name); auto,
@@ -72,6 +83,8 @@ typedef struct slda_text_rules_s {
 
 /* Engine parameters: everything the model and its steps read. */
 typedef struct slda_params_s {
+    slda_model_kind_t kind;     /* model.kind: lda | atm */
+    uint32_t authors_capacity;  /* authors.capacity: authors held (model.kind=atm) */
     uint32_t topics;            /* topics: K */
     double alpha;               /* alpha: symmetric initial alpha_k */
     double eta;                 /* eta */
@@ -153,6 +166,7 @@ struct slda_conf_s {
     char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
     char *input_text_field;     /* input.text.field: the text's field(s) in JSON and CSV/TSV records */
     char *input_id_field;       /* input.id.field: the id's field */
+    char *input_author_field;   /* input.author.field: the authors' field (model.kind=atm) */
     int track;                  /* track: prevalence, drift, events, the live page */
     int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
     uint32_t track_windows;     /* track.windows: windows kept at the finest resolution */
@@ -190,6 +204,8 @@ static inline uint32_t slda_params_r(const slda_params_t *p)
 /* Whether the local and global steps take the sparse path. */
 static inline int slda_params_sparse(const slda_params_t *p)
 {
+    if (p->kind != SLDA_KIND_LDA) /* the sparse path knows no per-document prior */
+        return 0;
     if (p->sparse == SLDA_SPARSE_AUTO)
         return p->topics >= SLDA_SPARSE_AUTO_K;
     return p->sparse == SLDA_SPARSE_ON;

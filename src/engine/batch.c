@@ -243,6 +243,10 @@ double slda_batch_perplexity(const slda_batch_t *batch)
 static slda_err_t check_params(const slda_params_t *p, uint32_t nwords, size_t ndocs,
                                char *errstr, size_t errstr_size)
 {
+    if (p->kind != SLDA_KIND_LDA)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "batch mode: model.kind=atm is not supported (LDA only; "
+                            "docs/models.md)");
     if (p->topics < 1 || p->topics > SLDA_MAX_TOPICS)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "parameter \"topics\": %u is not in 1..%d", p->topics,

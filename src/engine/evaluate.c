@@ -7,6 +7,7 @@
  * Words whose rows never reached training (open vocabulary) are not scored.
  */
 #include "engine/model_priv.h"
+#include "engine/authors.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 
@@ -47,8 +48,8 @@ static void split_tokens(const slda_model_t *model, const slda_doc_t *doc, slda_
 
 /* Score test[j] after folding theta in on obs[j] (model frozen). */
 static void complete_doc(const slda_model_t *model, slda_local_t *loc, const slda_frozen_t *fz,
-                         const half_t *obs, const half_t *test, uint64_t seed, size_t j,
-                         float *theta, double *loglik, uint64_t *ntok)
+                         const slda_doc_t *doc, const half_t *obs, const half_t *test,
+                         uint64_t seed, size_t j, float *theta, double *loglik, uint64_t *ntok)
 {
     uint32_t K = model->K;
     double denom[SLDA_MAX_TOPICS];
@@ -56,6 +57,7 @@ static void complete_doc(const slda_model_t *model, slda_local_t *loc, const sld
     slda_model_phi_view(model, &view);
     for (uint32_t k = 0; k < K; k++)
         denom[k] = slda_model_phi_denom(model, k);
+    slda_authors_doc_prior(model, doc, loc); /* model.kind=atm: the authors' mixtures */
     slda_local_run(loc, fz, obs->w, obs->n, obs->len, seed ^ 0x65766c, j, 0, theta);
     for (uint32_t u = 0; u < test->len; u++) {
         double p = 0;
@@ -113,7 +115,8 @@ slda_err_t slda_eval_completion(const slda_model_t *model, const slda_doc_t *obs
         }
         if (obs.len == 0 || test.len == 0)
             continue;
-        complete_doc(model, loc, &fz, &obs, &test, seed, j, theta, &loglik, &ntok);
+        complete_doc(model, loc, &fz, &obs_docs[j], &obs, &test, seed, j, theta, &loglik,
+                     &ntok);
     }
     free(obs.w);
     free(obs.n);

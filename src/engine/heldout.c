@@ -31,6 +31,8 @@ typedef struct held_doc_s {
     uint64_t *key;
     uint32_t *count;
     uint32_t npairs;
+    char **author;     /* model.kind=atm: the document's authors (their prior at scoring) */
+    uint32_t nauthor;
 } held_doc_t;
 
 struct slda_heldout_s {
@@ -49,6 +51,9 @@ static void held_doc_clear(held_doc_t *d)
 {
     free(d->key);
     free(d->count);
+    for (uint32_t i = 0; i < d->nauthor; i++)
+        free(d->author[i]);
+    free(d->author);
     memset(d, 0, sizeof *d);
 }
 
@@ -102,7 +107,7 @@ static void store(slda_heldout_t *held, size_t slot, uint64_t seed, held_doc_t d
 static held_doc_t doc_alloc(uint32_t n)
 {
     held_doc_t d = {slda_xmalloc(((size_t)n + 1) * sizeof *d.key),
-                    slda_xmalloc(((size_t)n + 1) * sizeof *d.count), n};
+                    slda_xmalloc(((size_t)n + 1) * sizeof *d.count), n, NULL, 0};
     return d;
 }
 
@@ -123,6 +128,12 @@ slda_err_t slda_heldout_put(slda_heldout_t *held, size_t slot, const slda_model_
     for (uint32_t u = 0; u < doc->npairs; u++) {
         d.key[u] = slda_vocab_key(vocab, doc->word[u]);
         d.count[u] = doc->count[u];
+    }
+    if (doc->nauthor) {
+        d.author = slda_xmalloc(doc->nauthor * sizeof *d.author);
+        for (uint32_t i = 0; i < doc->nauthor; i++)
+            d.author[i] = slda_xstrdup(doc->author[i]);
+        d.nauthor = doc->nauthor;
     }
     store(held, slot, seed, d);
     return SLDA_OK;
@@ -162,6 +173,8 @@ static slda_doc_t *resolve(const slda_heldout_t *held, const slda_model_t *model
                 *unseen += d->count[u];
         }
         slda_doc_finish(&docs[j]);
+        for (uint32_t i = 0; i < d->nauthor; i++)
+            slda_doc_add_author(&docs[j], d->author[i], strlen(d->author[i]));
     }
     return docs;
 }

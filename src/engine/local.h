@@ -61,7 +61,12 @@ typedef struct slda_local_s {
     float *expdig;          /* Kp: SVB exp(psi(N_theta + alpha) - max) of the current sweep */
     float *logdig;          /* Kp: SVB psi(N_theta + alpha) - max of the current sweep */
     float *p;               /* Kp: sampling distribution scratch */
-    float *alpha;           /* Kp: alpha_k, padding 0 */
+    float *alpha;           /* Kp: alpha_k, padding 0 (the document's prior while it runs) */
+    const float *prior;     /* set by the caller for one slda_local_run: the document's prior
+                               (Kp, padding 0) in place of the frozen alpha (model.kind=atm:
+                               its authors', engine/authors.c); NULL: alpha */
+    double prior_sum;       /* the sum of prior's entries */
+    float *prior_buf;       /* Kp: room for a caller's prior (padding 0) */
     /* the sparse local step (local_sparse.c) */
     uint32_t *tab_u;        /* nu: the proposal table of each unique word */
     uint16_t *zs;           /* samples x ng: each collection sweep's topics */

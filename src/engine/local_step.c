@@ -46,6 +46,8 @@ slda_local_t *slda_local_new(uint32_t K)
     loc->logdig = vec_alloc(loc->Kp);
     loc->p = vec_alloc(loc->Kp);
     loc->alpha = vec_alloc(loc->Kp);
+    loc->prior_buf = vec_alloc(loc->Kp);
+    memset(loc->prior_buf, 0, loc->Kp * sizeof(float));
     return loc;
 }
 
@@ -79,6 +81,7 @@ void slda_local_destroy(slda_local_t *loc)
     slda_big_free(loc->logdig);
     slda_big_free(loc->p);
     slda_big_free(loc->alpha);
+    slda_big_free(loc->prior_buf);
     free(loc);
 }
 
@@ -239,7 +242,9 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     loc->want_stats = want_stats;
     loc->stats_kind = p->stats;
     loc->collect = 0;
-    memcpy(loc->alpha, fz->alpha, Kp * sizeof(float));
+    memcpy(loc->alpha, loc->prior ? loc->prior : fz->alpha, Kp * sizeof(float));
+    double alpha_sum = loc->prior ? loc->prior_sum : fz->alpha_sum;
+    loc->prior = NULL;
     memset(loc->ntheta, 0, Kp * sizeof(float));
     memset(loc->ntheta_sum, 0, Kp * sizeof(float));
     memset(loc->var, 0, Kp * sizeof(float));
@@ -280,7 +285,7 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     loc->stats = own_stats;
     loc->stats_out = NULL;
     if (theta) {
-        float denom = (float)(loc->L + fz->alpha_sum);
+        float denom = (float)(loc->L + alpha_sum);
         for (uint32_t k = 0; k < loc->K; k++)
             theta[k] = (loc->ntheta_sum[k] + loc->alpha[k]) / denom;
     }

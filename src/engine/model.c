@@ -13,6 +13,7 @@
  * frozen.
  */
 #include "engine/model_priv.h"
+#include "engine/authors.h"
 #include "engine/rows_nz.h"
 #include "engine/step.h"
 #include "core/pool.h"
@@ -48,8 +49,16 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
                      "model: topics %u or vocabulary size %u out of range", p->topics, W);
         return NULL;
     }
+    const char *why = slda_kind_conflict(p);
+    if (why) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "model.kind=%s: %s",
+                     p->kind == SLDA_KIND_ATM ? "atm" : "lda", why);
+        return NULL;
+    }
     slda_model_t *model = slda_xcalloc(1, sizeof *model);
     slda_params_copy(&model->p, p);
+    if (p->kind == SLDA_KIND_ATM) /* its document mixtures are its authors' (docs/models.md) */
+        model->p.births = 0;
     model->K = p->topics;
     model->Kp = (p->topics + 15) & ~15u;
     model->W = W;
@@ -76,6 +85,12 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
         return NULL;
     }
     slda_vocab_set_evict_cb(model->vocab, on_evict, model);
+    if (p->kind == SLDA_KIND_ATM &&
+        !(model->authors = slda_authors_new(model->K, p->authors_capacity, hash_seed, errstr,
+                                            errstr_size))) {
+        slda_model_free_state(model);
+        return NULL;
+    }
     model->tok = slda_tokenizer_new(tok_p ? tok_p : p, errstr, errstr_size);
     if (!model->tok) {
         slda_model_free_state(model);
@@ -84,6 +99,32 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     model->name = slda_xstrdup("streamlda");
     model->created_ms = model->updated_ms = slda_now_ms();
     return model;
+}
+
+const struct slda_authors_s *slda_model_authors(const slda_model_t *model)
+{
+    return model->authors;
+}
+
+struct slda_authors_s *slda_model_authors_mut(slda_model_t *model)
+{
+    return model->authors;
+}
+
+const char *slda_kind_conflict(const slda_params_t *p)
+{
+    if (p->kind != SLDA_KIND_ATM)
+        return NULL;
+    if (p->authors_capacity == 0)
+        return "authors.capacity must be at least 1";
+    if (p->alpha_learn != SLDA_ALPHA_FIXED)
+        return "alpha.learn must be off";
+    if (p->sparse == SLDA_SPARSE_ON)
+        return "local.sparse=on is not supported (the dense local step runs)";
+    if (p->replay == SLDA_REPLAY_ON)
+        return "replay=on is not supported (second visits would train documents without "
+               "their authors)";
+    return NULL;
 }
 
 /* prod_{s<t} (1 - rho_s): the share of its initial counts a row keeps after
@@ -170,6 +211,7 @@ void slda_model_free_state(slda_model_t *model)
     free(model->NZ);
     free(model->alpha);
     slda_vocab_destroy(model->vocab);
+    slda_authors_free(model->authors);
     slda_tokenizer_destroy(model->tok);
     slda_params_clear(&model->p);
     free(model->offsets);

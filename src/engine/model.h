@@ -12,6 +12,13 @@
  * words with hash_seed (p->seed for a new model), the tokenizer is made from
  * tok_p (NULL: p; a snapshot's own parameters may name a stop-word file it
  * must not open). */
+/* Why p's model.kind cannot run with the rest of p (a sentence), or NULL. model.kind=atm
+ * takes births=false whatever p says (slda_model_alloc; an explicit births=true is refused
+ * where the configuration is known: slda_model_new, slda_model_reconcile). */
+const char *slda_kind_conflict(const slda_params_t *p);
+/* model.kind=atm: the author statistics (engine/authors.h), else NULL. */
+const struct slda_authors_s *slda_model_authors(const slda_model_t *model);
+struct slda_authors_s *slda_model_authors_mut(slda_model_t *model); /* snapshot load */
 slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_vocab,
                                uint64_t hash_seed, const slda_params_t *tok_p, char *errstr,
                                size_t errstr_size);

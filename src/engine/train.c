@@ -36,6 +36,7 @@
  * (the service decodes the next minibatch's messages there), which read only
  * what the local steps read.
  */
+#include "engine/authors.h"
 #include "engine/births.h"
 #include "engine/model_priv.h"
 #include "engine/global_step.h"
@@ -82,6 +83,7 @@ struct slda_train_s {
     uint64_t ntokens, ntrained, empty;
     int revisit;           /* the documents' second visit (replay.c) */
     double t0;             /* when slda_train_begin was called */
+    uint32_t *aoff, *aid;  /* model.kind=atm: each document's author ids (authors.c), or NULL */
 };
 
 void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
@@ -111,6 +113,12 @@ void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
     if (job->next->sliced) { /* the statistics go straight into the document's slice */
         memcpy(job->next->words + job->next->off[i], doc->word, doc->npairs * sizeof *doc->word);
         loc->stats_out = job->next->stats + job->next->off[i] * Kp;
+    }
+    if (job->aoff) { /* authors.c: the document's prior from its authors' counts */
+        loc->prior_sum = slda_authors_prior(job->model->authors, job->aid + job->aoff[i],
+                                            job->aoff[i + 1] - job->aoff[i], job->model->alpha,
+                                            job->model->alpha_sum, loc->prior_buf);
+        loc->prior = loc->prior_buf;
     }
     slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1,
                    job->thetas ? job->thetas + i * K : NULL);
@@ -264,7 +272,9 @@ static slda_err_t begin(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
         for (size_t i = 0; i < ndocs; i++)
             job->pw[i] = slda_xmalloc((size_t)docs[i].npairs * sizeof(float) + 1);
     }
-    if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job->scores)
+    if (model->authors && !revisit) /* authors.c: the prior of each document, its step */
+        slda_authors_map(model->authors, docs, ndocs, &job->aoff, &job->aid);
+    if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job->scores || job->aoff)
         job->ntheta = slda_xcalloc(ndocs * model->K + 1, sizeof(float));
     next->ndocs = ndocs;
     next->sparse = 0;
@@ -322,6 +332,12 @@ static void end(slda_train_t *job, slda_train_stats_t *stats)
         rho = slda_model_flush(model);
     slda_model_update_done(model, job->docs, ndocs, job->lengths, job->ntheta, job->scores,
                            job->pw, job->ntokens, job->ntrained, job->revisit, rho);
+    if (job->aoff) { /* the authors' step, on the model thread in document order */
+        slda_authors_step(model->authors, &model->p, job->aoff, job->aid, ndocs, job->ntheta,
+                          model->alpha, model->alpha_sum);
+        free(job->aoff);
+        free(job->aid);
+    }
 
     for (size_t i = 0; job->pw && i < ndocs; i++)
         free(job->pw[i]);
@@ -447,6 +463,7 @@ slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc, fl
             theta[k] = (float)(model->alpha[k] / model->alpha_sum);
         err = SLDA_ERR_EMPTY;
     } else {
+        slda_authors_doc_prior(model, doc, loc);
         slda_local_run(loc, &fz, words, counts, n, UINT64_MAX, seed, 0, theta);
     }
     free(words);

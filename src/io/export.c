@@ -13,6 +13,7 @@
  * device or "-" (standard output) is written straight.
  */
 #include "io/snapshot.h"
+#include "engine/authors.h"
 #include "io/outfile.h"
 #include "engine/model.h"
 
@@ -143,3 +144,54 @@ slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *
         return export_fail(&out, path, e, errstr, errstr_size);
     return slda_outfile_commit(&out, errstr, errstr_size);
 }
+
+/* The author mixtures theta_a[k] = (N_a[k] + alpha_k) / (|N_a| + alpha_sum) of a
+ * model.kind=atm model: an A x K .npy matrix, rows in id order, and the names file, one a
+ * line in the same order. */
+slda_err_t slda_export_authors(const slda_model_t *model, const char *npy, const char *names,
+                               char *errstr, size_t errstr_size)
+{
+    const slda_authors_t *a = model ? slda_model_authors(model) : NULL;
+    if (!a)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                            "export: the model is not an author-topic model (model.kind=atm)");
+    uint32_t K = slda_model_topics(model), max = slda_authors_max_id(a), A = 0;
+    for (uint32_t id = 0; id < max; id++)
+        A += slda_authors_name(a, id) != NULL;
+    slda_outfile_t out, nout;
+    slda_err_t err = slda_outfile_open(&out, "export", npy, errstr, errstr_size);
+    if (err)
+        return err;
+    err = slda_outfile_open(&nout, "export", names, errstr, errstr_size);
+    if (err) {
+        slda_outfile_abort(&out);
+        return err;
+    }
+    unsigned char hdr[NPY_ALIGN * 2], *le = slda_xmalloc((size_t)K * 4 + 1);
+    float *row = slda_xmalloc((size_t)K * sizeof *row + 1);
+    size_t hlen = npy_header(hdr, A, K);
+    int e = fwrite(hdr, 1, hlen, out.fp) != hlen ? errno : 0;
+    for (uint32_t id = 0; id < max && !e; id++) {
+        const char *name = slda_authors_name(a, id);
+        if (!name)
+            continue;
+        slda_author_mixture(model, id, row);
+        slda_floats_to_le(row, K, le);
+        if (fwrite(le, 1, (size_t)K * 4, out.fp) != (size_t)K * 4 ||
+            fputs(name, nout.fp) == EOF || fputc('\n', nout.fp) == EOF)
+            e = errno ? errno : EIO;
+    }
+    free(le);
+    free(row);
+    if (e || ferror(out.fp) || ferror(nout.fp)) {
+        slda_outfile_abort(&nout);
+        return export_fail(&out, npy, e, errstr, errstr_size);
+    }
+    err = slda_outfile_commit(&out, errstr, errstr_size);
+    if (err) {
+        slda_outfile_abort(&nout);
+        return err;
+    }
+    return slda_outfile_commit(&nout, errstr, errstr_size);
+}
+

@@ -29,7 +29,7 @@ typedef struct csv_s {
     size_t ncols;
     size_t *text;         /* the text's columns, in the order named */
     size_t ntext;
-    long id, time;        /* their columns, or -1 */
+    long id, time, author; /* their columns, or -1 */
     char *rec;            /* the record's lines, joined (a quoted field may span lines) */
     size_t rlen, rcap;
     char *fbuf;           /* the fields unquoted, each NUL-terminated */
@@ -232,7 +232,7 @@ static slda_err_t csv_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
     csv_t *c = slda_xcalloc(1, sizeof *c);
     rd->fmt = c;
     c->delim = rd->row->name[0] == 't' ? '\t' : ',';
-    c->id = c->time = -1;
+    c->id = c->time = c->author = -1;
     slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
     if (err == SLDA_ERR_EOF)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
@@ -274,6 +274,7 @@ static slda_err_t csv_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
                             "reader \"%s\": no column \"%s\" (input.time.field, --time-field) "
                             "among %s", rd->path, tname, columns_text(c, cols, sizeof cols));
     c->id = column(c, slda_record_name(&rd->rec, SLDA_FIELD_ID)); /* optional */
+    c->author = column(c, slda_record_name(&rd->rec, SLDA_FIELD_AUTHOR)); /* model.kind=atm */
     return SLDA_OK;
 }
 
@@ -361,6 +362,11 @@ static void fill_record(slda_reader_t *rd, csv_t *c)
         size_t n = c->len[c->time];
         rec->field[SLDA_FIELD_TIME] =
             (slda_field_t){slda_record_copy(rec, c->fbuf + c->off[c->time], n), n};
+    }
+    if (c->author >= 0 && c->len[c->author]) {
+        size_t n = c->len[c->author];
+        rec->field[SLDA_FIELD_AUTHOR] =
+            (slda_field_t){slda_record_copy(rec, c->fbuf + c->off[c->author], n), n};
     }
 }
 

@@ -1,4 +1,4 @@
-/* reader_json.c - JSON records {"id", "text"|"tokens", "lang"}: a message value, or a line (JSON lines).
+/* reader_json.c - JSON records {"id", "text"|"tokens", "lang", "author"}: a message value, or a line (JSON lines).
  *
  * Invariants. A record is an object with a "text" string or a "tokens" array
  * of strings ("text" wins when both are there; other fields are ignored) and
@@ -122,6 +122,45 @@ static slda_err_t json_value(slda_record_t *rec, const slda_json_t *js, slda_fie
     return SLDA_OK;
 }
 
+/* The authors' field: a string, a number, or an array of them (joined by newlines);
+ * absent or null: left absent; another type: SLDA_ERR_PARSE. */
+static slda_err_t json_authors(slda_record_t *rec, const slda_json_t *js, char *errstr,
+                               size_t errstr_size)
+{
+    const char *name = slda_record_name(rec, SLDA_FIELD_AUTHOR);
+    uint32_t node = name ? slda_json_object_get(js, 0, name) : SLDA_JSON_NONE;
+    if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_ARRAY)
+        return json_value(rec, js, SLDA_FIELD_AUTHOR, errstr, errstr_size);
+    size_t room = 1, len = 0;
+    uint32_t n = js->nodes[node].size, i = 0;
+    for (uint32_t e = slda_json_first(js, node); e != SLDA_JSON_NONE && i < n;
+         e = js->nodes[e].next, i++) {
+        int t = js->nodes[e].type;
+        if (t != SLDA_JSON_STRING && t != SLDA_JSON_NUMBER)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                                "field \"%s\": element %u is %s, not a string", name, i,
+                                slda_json_type_name(t));
+        room += slda_json_raw_len(js, e) + 1;
+    }
+    char *buf = slda_record_room(rec, room);
+    i = 0;
+    for (uint32_t e = slda_json_first(js, node); e != SLDA_JSON_NONE && i < n;
+         e = js->nodes[e].next, i++) {
+        if (len)
+            buf[len++] = '\n';
+        if (js->nodes[e].type == SLDA_JSON_STRING) {
+            len += slda_json_string(js, e, buf + len);
+        } else {
+            size_t m = js->nodes[e].end - js->nodes[e].start;
+            memcpy(buf + len, js->src + js->nodes[e].start, m);
+            len += m;
+        }
+    }
+    buf[len] = '\0';
+    rec->field[SLDA_FIELD_AUTHOR] = (slda_field_t){slda_record_take(rec, len + 1), len};
+    return SLDA_OK;
+}
+
 static slda_err_t json_tokens(slda_record_t *rec, const slda_json_t *js, uint32_t node,
                               char *errstr, size_t errstr_size)
 {
@@ -182,6 +221,8 @@ static slda_err_t json_record(slda_record_t *rec, const slda_json_t *js, char *e
         (err = json_id(rec, js, idn, id_name, errstr, errstr_size)) != SLDA_OK)
         return err;
     if ((err = json_value(rec, js, SLDA_FIELD_TIME, errstr, errstr_size)) != SLDA_OK)
+        return err;
+    if ((err = json_authors(rec, js, errstr, errstr_size)) != SLDA_OK)
         return err;
     json_lang(rec, js);
     err = json_text(rec, js, text_name ? text_name : "text", errstr, errstr_size);

@@ -21,6 +21,7 @@ void slda_record_init(slda_record_t *rec)
     slda_json_init(&rec->js);
     rec->name[SLDA_FIELD_ID] = "id";
     rec->name[SLDA_FIELD_TEXT] = "text";
+    rec->name[SLDA_FIELD_AUTHOR] = "author";
 }
 
 void slda_record_clear(slda_record_t *rec)
@@ -46,6 +47,40 @@ void slda_record_names(slda_record_t *rec, const slda_conf_t *conf)
     rec->name[SLDA_FIELD_TEXT] = conf->input_text_field && *conf->input_text_field
                                      ? conf->input_text_field : "text";
     rec->name[SLDA_FIELD_TIME] = conf->input_time_field;
+    rec->name[SLDA_FIELD_AUTHOR] = conf->input_author_field && *conf->input_author_field
+                                       ? conf->input_author_field : "author";
+}
+
+slda_err_t slda_record_authors(const slda_record_t *rec, const slda_model_t *model,
+                               slda_doc_t *doc, char *errstr, size_t errstr_size)
+{
+    if (slda_model_params(model)->kind != SLDA_KIND_ATM)
+        return SLDA_OK;
+    const char *name = slda_record_name(rec, SLDA_FIELD_AUTHOR);
+    const slda_field_t *f = &rec->field[SLDA_FIELD_AUTHOR];
+    size_t i = 0;
+    while (f->s && i < f->len) {
+        size_t j = i;
+        while (j < f->len && f->s[j] != ';' && f->s[j] != '\n')
+            j++;
+        size_t a = i, b = j;
+        while (a < b && (f->s[a] == ' ' || f->s[a] == '\t' || f->s[a] == '\r'))
+            a++;
+        while (b > a && (f->s[b - 1] == ' ' || f->s[b - 1] == '\t' || f->s[b - 1] == '\r'))
+            b--;
+        if (b > a && !memchr(f->s + a, '\0', b - a) &&
+            slda_doc_add_author(doc, f->s + a, b - a) != SLDA_OK)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_RANGE,
+                                "field \"%s\": more than %d authors", name ? name : "",
+                                SLDA_MAX_DOC_AUTHORS);
+        i = j + 1;
+    }
+    if (doc->nauthor == 0 && !rec->authors_optional)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "field \"%s\": %s (model.kind=atm trains documents with authors: "
+                            "input.author.field, --author-field)",
+                            name ? name : "", f->s ? "no author named" : "missing");
+    return SLDA_OK;
 }
 
 const char *slda_record_name(const slda_record_t *rec, slda_field_role_t role)
@@ -190,6 +225,10 @@ slda_err_t slda_record_doc(slda_model_t *model, const slda_record_t *rec, slda_d
                                         rec->ntokens ? rec->token_len : no_lens, rec->ntokens,
                                         lang, doc, errstr, errstr_size);
     if (err == SLDA_OK)
+        err = slda_record_authors(rec, model, doc, errstr, errstr_size);
+    if (err == SLDA_OK)
         doc->id = slda_record_id(rec);
+    else
+        slda_doc_clear(doc);
     return err;
 }

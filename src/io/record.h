@@ -29,6 +29,9 @@ typedef enum {
     SLDA_FIELD_TIME,   /* its event time as written (no name: none; parsed by slda_record_time) */
     SLDA_FIELD_LANG,   /* its language (JSON/MessagePack "lang" or "language": "de", "pt-BR";
                           absent: identified from the text) */
+    SLDA_FIELD_AUTHOR, /* its authors (input.author.field, "author"; read by model.kind=atm):
+                          names separated by ';' or newlines (a JSON array's elements are
+                          joined by newlines) */
     SLDA_FIELD__COUNT
 } slda_field_role_t;
 
@@ -48,6 +51,8 @@ typedef struct slda_record_s {
     uint32_t ntokens;
     int has_tokens;
     int64_t time_ms; /* the message's timestamp (the service's event time starts there), or 0 */
+    int authors_optional; /* slda_record_authors: a record without authors is not an error
+                             (infer: such a document is folded in with alpha alone) */
     /* the decoders' scratch */
     char *buf;
     size_t blen, bcap;
@@ -72,6 +77,12 @@ const char *slda_record_list_next(const char *p, char *name, size_t size);
  * SLDA_ERR_PARSE "time field \"NAME\": missing" or "...: \"VALUE\" is not a time". */
 slda_err_t slda_record_time(const slda_record_t *rec, int64_t *ms, char *errstr,
                             size_t errstr_size);
+/* The record's authors into doc (slda_doc_add_author) when model is an author-topic model
+ * (model.kind=atm; else nothing): SLDA_ERR_PARSE 'field "author": missing' when the record
+ * has none (a rejected record: model.kind=atm trains only documents with authors),
+ * SLDA_ERR_RANGE past SLDA_MAX_DOC_AUTHORS. */
+slda_err_t slda_record_authors(const slda_record_t *rec, const slda_model_t *model,
+                               slda_doc_t *doc, char *errstr, size_t errstr_size);
 /* The record's words into bag, as slda_doc_from_text / slda_doc_from_tokens
  * tokenise them (slda_bag_tokenize / slda_bag_tokens, seed: the vocabulary's):
  * any thread, it only reads tok. Errors: SLDA_ERR_UTF8, SLDA_ERR_TOO_LARGE. */

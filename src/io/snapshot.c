@@ -184,7 +184,7 @@ static slda_err_t snap_emit(const slda_model_t *model, const slda_snapshot_meta_
     if (err)
         return err;
     memcpy(head, SLDA_SNAP_MAGIC, SLDA_SNAP_MAGIC_LEN);
-    put_be(head + SLDA_SNAP_MAGIC_LEN, SLDA_SNAP_VERSION, 4);
+    put_be(head + SLDA_SNAP_MAGIC_LEN, slda_snap_version_of(model), 4);
     sink_write(sink, (const char *)head, sizeof head);
     msgpack_packer_init(&pk, sink, sink_write);
     ids = slda_model_ids_in_use(model, &nrows);
@@ -412,10 +412,13 @@ static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
         slda_msgpack_init(&mp, buf, SNAP_HEAD_LEN, len - SLDA_SNAP_TRAILER_LEN, prefix, errstr,
                           errstr_size);
         mp.paren = 1; /* "(at byte N)", as snapshot messages have always said */
+        h.envelope = (uint32_t)get_be((const unsigned char *)buf + SLDA_SNAP_MAGIC_LEN, 4);
         if (slda_snap_header_read(&mp, &h) == 0 &&
             (model = slda_snap_model_build(&mp, &h)) != NULL &&
             (slda_snap_body_read(&mp, model, h.nrows) != 0 ||
-             slda_snap_births_attach(&mp, model, &h.births) != 0 || snap_start(&mp, model) != 0)) {
+             slda_snap_births_attach(&mp, model, &h.births) != 0 ||
+             slda_snap_authors_attach(&mp, model, &h.authors) != 0 ||
+             snap_start(&mp, model) != 0)) {
             slda_model_destroy(model);
             model = NULL;
         }

@@ -11,7 +11,7 @@
  * MessagePack stream, big-endian XXH3-64 trailer. */
 #define SLDA_SNAP_MAGIC "SLDASNAP"
 #define SLDA_SNAP_MAGIC_LEN 8
-#define SLDA_SNAP_VERSION 1
+#define SLDA_SNAP_VERSION 2 /* the newest this build reads and writes (snapshot_priv.h) */
 #define SLDA_SNAP_TRAILER_LEN 8
 /* Body rows per block: bounds the reader's per-block arrays and the
  * writer's packing buffer (4096 x K=100 floats = 1.6 MB). */
@@ -41,6 +41,10 @@ slda_model_t *slda_snapshot_decode_named(const void *buf, size_t len, const char
  * the caller frees; *n receives the count. */
 uint32_t *slda_model_ids_in_use(const slda_model_t *model, uint32_t *n);
 
+/* model.kind=atm: the author mixtures as an A x K float32 .npy (rows in the order of the
+ * names file, one name a line); SLDA_ERR_INVALID for another kind (export.c). */
+slda_err_t slda_export_authors(const slda_model_t *model, const char *npy, const char *names,
+                               char *errstr, size_t errstr_size);
 /* The column words of slda_model_phi / slda_export_npy, one per line. */
 slda_err_t slda_export_vocab(const slda_model_t *model, const char *path, char *errstr,
                              size_t errstr_size);

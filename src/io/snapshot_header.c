@@ -71,13 +71,14 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
     slda_model_state_t st;
     slda_model_state(model, &st);
     int event = meta && meta->event_ms > 0, births = bstate != NULL;
-    msgpack_pack_map(pk, HDR__COUNT + event + births);
+    int authors = slda_model_authors(model) != NULL;
+    msgpack_pack_map(pk, HDR__COUNT + event + births + authors);
     if (event) {
         pack_key(pk, HDR_OPT_EVENT_MS);
         msgpack_pack_int64(pk, meta->event_ms);
     }
     pack_key(pk, hdr_keys[HDR_FORMAT]);
-    msgpack_pack_uint32(pk, SLDA_SNAP_VERSION);
+    msgpack_pack_uint32(pk, slda_snap_version_of(model));
     pack_key(pk, hdr_keys[HDR_PRODUCER]);
     pack_key(pk, "streamlda " SLDA_VERSION_STR);
     pack_key(pk, hdr_keys[HDR_NAME]);
@@ -126,6 +127,10 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
         pack_key(pk, SLDA_SNAP_KEY_BIRTHS);
         slda_snap_births_write(pk, bstate);
     }
+    if (authors) {
+        pack_key(pk, SLDA_SNAP_KEY_AUTHORS);
+        slda_snap_authors_write(pk, model);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -140,6 +145,7 @@ void slda_snap_header_clear(slda_snap_header_t *h)
     free(h->p.stopwords);
     free(h->offs);
     slda_snap_births_clear(&h->births);
+    slda_snap_authors_clear(&h->authors);
     memset(h, 0, sizeof *h);
 }
 
@@ -238,9 +244,16 @@ static int check_doubles(slda_msgpack_t *mp, const char *what, const double *v, 
 /* The header's values agree with each other and with the format. */
 static int snap_check_header(slda_msgpack_t *mp, const slda_snap_header_t *h)
 {
-    if (h->format != SLDA_SNAP_VERSION)
-        return slda_msgpack_fail(mp, "header \"format\": %" PRIu64 ", but the file says version %d",
-                                 h->format, SLDA_SNAP_VERSION);
+    if (h->format != h->envelope)
+        return slda_msgpack_fail(mp, "header \"format\": %" PRIu64 ", but the file says version %u",
+                                 h->format, h->envelope);
+    if ((h->p.kind == SLDA_KIND_LDA) != (h->format == SLDA_SNAP_VERSION_LDA))
+        return slda_msgpack_fail(mp, "header: format version %" PRIu64 " with params "
+                                 "\"model.kind\" %s (version %d is LDA's)", h->format,
+                                 h->p.kind == SLDA_KIND_LDA ? "lda" : "atm",
+                                 SLDA_SNAP_VERSION_LDA);
+    if (h->authors.present && h->p.kind != SLDA_KIND_ATM)
+        return slda_msgpack_fail(mp, "header \"authors\" with params \"model.kind\" lda");
     if (h->K == 0 || h->K > SLDA_MAX_TOPICS)
         return slda_msgpack_fail(mp, "header \"K\": %u is outside 1..%d", h->K, SLDA_MAX_TOPICS);
     if (h->p.topics != h->K)
@@ -285,6 +298,13 @@ int slda_snap_header_read(slda_msgpack_t *mp, slda_snap_header_t *h)
             ;
         if (f == HDR__COUNT && slda_msgpack_eq(key, len, HDR_OPT_EVENT_MS)) {
             if (slda_msgpack_int(mp, "header \"" HDR_OPT_EVENT_MS "\"", &h->event_ms))
+                return -1;
+            continue;
+        }
+        if (f == HDR__COUNT && slda_msgpack_eq(key, len, SLDA_SNAP_KEY_AUTHORS)) {
+            if (h->authors.present)
+                return slda_msgpack_fail(mp, "header: duplicate key \"authors\"");
+            if (slda_snap_authors_read(mp, &h->authors))
                 return -1;
             continue;
         }

@@ -34,6 +34,26 @@ typedef struct slda_snap_births_s {
     slda_births_state_t st;
 } slda_snap_births_t;
 
+/* The optional header key of the author statistics (model.kind=atm, snapshot_authors.c). */
+#define SLDA_SNAP_KEY_AUTHORS "authors"
+/* The format version of a model's snapshots: 1 for LDA (as before), 2 for the other kinds
+ * (a reader of version 1 refuses them by their version). */
+#define SLDA_SNAP_VERSION_LDA 1
+
+/* The optional "authors" header key as parsed: arrays owned, counts borrowed from the input. */
+typedef struct slda_snap_authors_s {
+    int present;
+    size_t at;
+    uint64_t evicted;
+    uint32_t n, nnames;
+    uint32_t *ids;
+    char **names;
+    double *freqs, *tokens;
+    uint64_t *updates;
+    const unsigned char *counts;
+    size_t counts_len;
+} slda_snap_authors_t;
+
 /* The header as parsed (snapshot_header.c); arrays and strings owned. */
 typedef struct slda_snap_header_s {
     uint64_t format;
@@ -48,6 +68,8 @@ typedef struct slda_snap_header_s {
     int64_t created_ms, updated_ms;
     int64_t event_ms; /* optional "event_ms", 0 when absent */
     slda_snap_births_t births; /* optional "births" */
+    slda_snap_authors_t authors; /* optional "authors" */
+    uint32_t envelope;         /* the file's format version (the header's must be the same) */
     slda_params_t p;
     slda_offset_t *offs;
     size_t noffs;
@@ -102,6 +124,18 @@ void slda_snap_params_write(msgpack_packer *pk, const slda_params_t *p);
 /* "params" into p (strings malloc'ed); keys an older snapshot lacks get the
  * value its absence means. */
 int slda_snap_params_read(slda_msgpack_t *mp, slda_params_t *p);
+
+/* ---- snapshot_authors.c ---- */
+void slda_snap_authors_write(msgpack_packer *pk, const slda_model_t *model);
+int slda_snap_authors_read(slda_msgpack_t *mp, slda_snap_authors_t *sa);
+void slda_snap_authors_clear(slda_snap_authors_t *sa);
+int slda_snap_authors_attach(slda_msgpack_t *mp, slda_model_t *model, slda_snap_authors_t *sa);
+/* The format version model's snapshots carry (SLDA_SNAP_VERSION_LDA or SLDA_SNAP_VERSION). */
+static inline uint32_t slda_snap_version_of(const slda_model_t *model)
+{
+    return slda_model_params(model)->kind == SLDA_KIND_LDA ? SLDA_SNAP_VERSION_LDA
+                                                            : SLDA_SNAP_VERSION;
+}
 
 /* ---- snapshot_births.c ---- */
 void slda_snap_births_write(msgpack_packer *pk, const slda_births_t *b);

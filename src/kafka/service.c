@@ -109,6 +109,12 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
         goto fail;
     if (!svc->model && !(svc->model = slda_model_new(svc->conf, errstr, errstr_size)))
         goto fail;
+    if (replica && slda_model_authors(svc->model)) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                     "model.kind=atm is not supported with updates.topic: update records carry "
+                     "no author statistics (docs/models.md); run one instance");
+        goto fail;
+    }
     slda_svc_track_start(svc);
     if (svc->http && svc->conf->track) {
         svc->page = slda_page_new();

@@ -119,6 +119,12 @@ void slda_svc_decode_item(slda_service_t *svc, size_t i, uint32_t worker)
     if (d->code == SLDA_OK)
         d->code = slda_record_tokenize(slda_model_tokenizer(svc->model), slda_vocab_seed(vocab),
                                        rec, d->bag, d->err, sizeof d->err);
+    if (d->code == SLDA_OK && slda_model_authors(svc->model)) { /* model.kind=atm */
+        const char *an = slda_record_name(rec, SLDA_FIELD_AUTHOR);
+        if (an && !strcmp(an, "@key")) /* the message's key names its author */
+            rec->field[SLDA_FIELD_AUTHOR] = (slda_field_t){msg->key, msg->key ? msg->keylen : 0};
+        d->code = slda_record_authors(rec, svc->model, &d->doc, d->err, sizeof d->err);
+    }
     if (d->code != SLDA_OK)
         return;
     d->doc.id = slda_record_id(rec);

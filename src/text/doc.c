@@ -16,7 +16,25 @@ void slda_doc_clear(slda_doc_t *doc)
     free(doc->id);
     free(doc->word);
     free(doc->count);
+    for (uint32_t i = 0; i < doc->nauthor; i++)
+        free(doc->author[i]);
+    free(doc->author);
     slda_doc_init(doc);
+}
+
+slda_err_t slda_doc_add_author(slda_doc_t *doc, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < doc->nauthor; i++)
+        if (strlen(doc->author[i]) == len && !memcmp(doc->author[i], name, len))
+            return SLDA_OK;
+    if (doc->nauthor == SLDA_MAX_DOC_AUTHORS)
+        return SLDA_ERR_RANGE;
+    doc->author = slda_xrealloc(doc->author, (doc->nauthor + 1) * sizeof *doc->author);
+    char *copy = slda_xmalloc(len + 1);
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    doc->author[doc->nauthor++] = copy;
+    return SLDA_OK;
 }
 
 void slda_docs_clear(slda_doc_t *docs, size_t n)
