@@ -72,7 +72,9 @@ expect_rc 2 "authors --npy alone" "$S" authors --npy "$T/x.npy" "$T/m.slda"
 says "--npy needs --names" "go together"
 
 # 3. topics and infer read the snapshot; infer folds a known author in, and a document alone
-expect_rc 0 "topics" "$S" topics "$T/m.slda"
+expect_rc 0 "topics" "$S" topics --authors 3 "$T/m.slda"
+grep -E "^topic $ts: .* \| by sam[0-9] sam[0-9] sam[0-9]$" "$T/out" >/dev/null && ok ||
+    fail "topics --authors: the sport topic by three sam writers: $(cat "$T/out")"
 printf '{"id":"q1","who":"sam1","text":"stock market"}\n{"id":"q2","text":"stock market"}\n' \
     >"$T/q.jsonl"
 expect_rc 0 "infer" "$S" infer --author-field who "$T/m.slda" "$T/q.jsonl"

@@ -613,13 +613,17 @@ static void test_version(void)
     CHECK_INT(slda_snapshot_encode(model, &mem, &len, errbuf, sizeof errbuf), SLDA_OK);
     buf = mem;
     CHECK_MEM(buf, "SLDASNAP\0\0\0\1", 12);
-    buf[11] = 2;
+    buf[11] = 2; /* version 2 is the author-topic model's: an LDA header inside is refused */
     fix_checksum(buf, len);
-    check_refused(buf, len, SLDA_ERR_VERSION, "version 2", "version 2");
-    CHECK_CONTAINS(errbuf, "version 1");
+    check_refused(buf, len, SLDA_ERR_CORRUPT, "header \"format\": 1, but the file says version 2",
+                  "version 2 envelope, version 1 header");
+    buf[11] = 3;
+    fix_checksum(buf, len);
+    check_refused(buf, len, SLDA_ERR_VERSION, "version 3", "version 3");
+    CHECK_CONTAINS(errbuf, "version 2");
     printf("newer version: %s\n", errbuf);
     buf[8] = 0x7f; /* refused before the checksum is even looked at */
-    check_refused(buf, len, SLDA_ERR_VERSION, "version 2130706434", "version huge");
+    check_refused(buf, len, SLDA_ERR_VERSION, "version 2130706435", "version huge");
     memset(buf + 8, 0, 4);
     fix_checksum(buf, len);
     check_refused(buf, len, SLDA_ERR_CORRUPT, "version 0", "version 0");

@@ -1,4 +1,5 @@
-/* cli_topics.c - `streamlda topics`: a snapshot's topics, their top words and weights.
+/* cli_topics.c - `streamlda topics`: a snapshot's topics, their top words and weights (and, of an
+ * author-topic model, the authors who wrote most of each: --authors N).
  *
  * One topic a line, or one JSON object with --json. A topic's weight is its share of the topic
  * totals NZ (the share of the model's tokens it holds; slda_align_weights, src/track/align.c),
@@ -10,6 +11,7 @@
 #include "cli/cli_snap.h"
 #include "core/json.h"
 #include "core/slda_int.h"
+#include "engine/authors.h"
 #include "engine/model.h"
 #include "track/align.h"
 
@@ -19,30 +21,53 @@
 #include <stdlib.h>
 
 static const char topics_usage[] =
-    "Usage: streamlda topics [-n N] [--weights] [--json] SNAPSHOT\n"
+    "Usage: streamlda topics [-n N] [--weights] [--authors N] [--json] SNAPSHOT\n"
     "Print the N most probable words of each topic (default 10), one topic a line:\n"
     "  topic K: word word ...\n"
     "  -n, --words N   words per topic\n"
     "  -w, --weights   print each topic's weight, its share of the topic totals NZ\n"
     "                  (the share of the model's tokens it holds):\n"
     "                    topic K 0.0421: word word ...\n"
+    "  -a, --authors N an author-topic model (model.kind=atm): each topic's N authors who\n"
+    "                  wrote most of it, after its words:  | by NAME NAME ...\n"
     "      --json      one JSON object: {\"model\",\"K\",\"updates\",\"docs\",\"topics\":\n"
-    "                  [{\"topic\",\"weight\",\"words\",\"probs\"}]}\n"
+    "                  [{\"topic\",\"weight\",\"words\",\"probs\"[,\"authors\"]}]}\n"
     "  -h, --help      this help\n"
     "Exit status 1 with the path and the reason for a snapshot that cannot be read.\n";
+
+/* The n authors with the most tokens of topic k (N_a[k]), largest first, into out. */
+static uint32_t top_authors(const slda_authors_t *a, uint32_t k, uint32_t n, uint32_t *out)
+{
+    uint32_t m = 0, max = slda_authors_max_id(a);
+    for (uint32_t id = 0; id < max; id++) {
+        if (!slda_authors_name(a, id))
+            continue;
+        float v = slda_authors_counts(a, id)[k];
+        if (m == n && !(v > slda_authors_counts(a, out[n - 1])[k]))
+            continue;
+        uint32_t i = m < n ? m++ : n - 1;
+        while (i > 0 && v > slda_authors_counts(a, out[i - 1])[k]) {
+            out[i] = out[i - 1];
+            i--;
+        }
+        out[i] = id;
+    }
+    return m;
+}
 
 int slda_cli_topics(int argc, char **argv)
 {
     static const struct option longopts[] = {{"words", required_argument, 0, 'n'},
                                              {"weights", no_argument, 0, 'w'},
                                              {"json", no_argument, 0, 'j'},
+                                             {"authors", required_argument, 0, 'a'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    long n = 10;
+    long n = 10, nauth = 0;
     int c, weights = 0, json = 0;
     char why[1200];
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:wh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:a:wh", longopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(topics_usage, stdout);
             return SLDA_EXIT_OK;
@@ -50,6 +75,11 @@ int slda_cli_topics(int argc, char **argv)
             weights = 1;
         } else if (c == 'j') {
             json = 1;
+        } else if (c == 'a') {
+            if ((nauth = slda_cli_opt_long(optarg, 1, 1000)) < 0) {
+                fputs(topics_usage, stderr);
+                return SLDA_EXIT_USAGE;
+            }
         } else if (c != 'n' || (n = slda_cli_opt_long(optarg, 1, 1000)) < 0) {
             fputs(topics_usage, stderr);
             return SLDA_EXIT_USAGE;
@@ -65,6 +95,14 @@ int slda_cli_topics(int argc, char **argv)
         return SLDA_EXIT_FAIL;
     }
     uint32_t K = slda_model_topics(model);
+    const slda_authors_t *authors = slda_model_authors(model);
+    if (nauth && !authors) {
+        fprintf(stderr, "streamlda topics: --authors: \"%s\" is not an author-topic model "
+                        "(model.kind=atm)\n", argv[optind]);
+        slda_model_destroy(model);
+        return SLDA_EXIT_FAIL;
+    }
+    uint32_t *aid = slda_xmalloc((size_t)nauth * sizeof *aid + 4);
     double *wt = slda_xmalloc(K * sizeof *wt);
     uint32_t *ids = slda_xmalloc((size_t)n * sizeof *ids);
     float *probs = slda_xmalloc((size_t)n * sizeof *probs);
@@ -88,7 +126,17 @@ int slda_cli_topics(int argc, char **argv)
                 printf("%s", i ? "," : "");
                 slda_cli_json_num(stdout, probs[i]);
             }
-            printf("]}");
+            printf("]");
+            if (nauth) {
+                uint32_t na = top_authors(authors, k, (uint32_t)nauth, aid);
+                printf(",\"authors\":[");
+                for (uint32_t i = 0; i < na; i++) {
+                    printf("%s", i ? "," : "");
+                    slda_json_write_string(stdout, slda_authors_name(authors, aid[i]));
+                }
+                printf("]");
+            }
+            printf("}");
             continue;
         }
         if (weights)
@@ -97,10 +145,17 @@ int slda_cli_topics(int argc, char **argv)
             printf("topic %u:", k);
         for (size_t i = 0; i < m; i++)
             printf(" %s", slda_model_word(model, ids[i]));
+        if (nauth) {
+            uint32_t na = top_authors(authors, k, (uint32_t)nauth, aid);
+            printf(" | by");
+            for (uint32_t i = 0; i < na; i++)
+                printf(" %s", slda_authors_name(authors, aid[i]));
+        }
         putchar('\n');
     }
     if (json)
         printf("]}\n");
+    free(aid);
     free(wt);
     free(ids);
     free(probs);
