@@ -71,6 +71,7 @@ EOF
 expect_rc 2 "authors --npy alone" "$S" authors --npy "$T/x.npy" "$T/m.slda"
 says "--npy needs --names" "go together"
 
+"$S" train -q -k 2 -o "$T/l.slda" "$T/a.jsonl" >/dev/null 2>&1 # an LDA twin
 # 3. topics and infer read the snapshot; infer folds a known author in, and a document alone
 expect_rc 0 "topics" "$S" topics --authors 3 "$T/m.slda"
 grep -E "^topic $ts: .* \| by sam[0-9] sam[0-9] sam[0-9]$" "$T/out" >/dev/null && ok ||
@@ -79,6 +80,17 @@ printf '{"id":"q1","who":"sam1","text":"stock market"}\n{"id":"q2","text":"stock
     >"$T/q.jsonl"
 expect_rc 0 "infer" "$S" infer --author-field who "$T/m.slda" "$T/q.jsonl"
 [ "$(grep -c '"id"' "$T/out")" -eq 2 ] && ok || fail "infer: two mixtures: $(cat "$T/out")"
+
+# a new author's mixture folded in from its documents, a known one's updated by them
+printf '%s\n' '{"id":"n1","who":"newbie","text":"stock market bank"}' \
+    '{"id":"n2","who":"newbie","text":"trader shares bond price"}' \
+    '{"id":"n3","who":"sam1","text":"goal match"}' >"$T/n.jsonl"
+expect_rc 0 "infer --by-author" "$S" infer --by-author --author-field who "$T/m.slda" "$T/n.jsonl"
+grep -E "^\{\"author\":\"newbie\",\"docs\":2,\"tokens\":[0-9]+,\"known\":false,.*\"topics\":\[\[$tm," \
+    "$T/out" >/dev/null && ok || fail "infer --by-author: newbie on the money topic: $(cat "$T/out")"
+grep -E "^\{\"author\":\"sam1\",\"docs\":1,\"tokens\":2,\"known\":true,.*\"topics\":\[\[$ts," \
+    "$T/out" >/dev/null && ok || fail "infer --by-author: sam1 known, on the sport topic: $(cat "$T/out")"
+expect_rc 1 "infer --by-author on lda" "$S" infer --by-author "$T/l.slda" "$T/n.jsonl"
 
 # 4. CSV: authors separated by ';'
 {
@@ -100,7 +112,6 @@ expect_rc 1 "sparse on" "$S" train -q -k 2 -X model.kind=atm -X local.sparse=on 
 says "sparse refused" "local.sparse=on is not supported"
 expect_rc 1 "batch" "$S" train --batch -X topics=2 -X model.kind=atm "$T/a.jsonl"
 says "batch refused" "batch mode: model.kind=atm is not supported"
-"$S" train -q -k 2 -o "$T/l.slda" "$T/a.jsonl" >/dev/null 2>&1
 expect_rc 1 "authors of lda" "$S" authors "$T/l.slda"
 says "authors names the kind" "not an author-topic model"
 checks_done 0082-atm_train
