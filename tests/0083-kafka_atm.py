@@ -4,7 +4,8 @@
 JSON messages name their authors in a field (input.author.field=writer); a message without one
 and one whose field holds an object are dead-lettered with the reason, never trained; the
 snapshot (format version 2) holds the authors, and `streamlda authors` on it puts each subject's
-writers on their own topic. A second service takes each message's author from its Kafka key
+writers on their own topic, and /api/authors lists the writers and the writers who drive each
+topic. A second service takes each message's author from its Kafka key
 (input.author.field=@key) on raw-text messages. An instance with updates.topic refuses
 model.kind=atm at start, naming why.
 """
@@ -71,6 +72,15 @@ def main():
         check(m.get("streamlda_documents_total") == 240, "240 documents trained",
               m.get("streamlda_documents_total"))
         check(dead(m) == 2, "two dead letters", dead(m))
+        api = sc.wait_for(lambda: (lambda j: j if j and j["authors"] == 8 else None)(
+            svc.api("authors")), 120, "/api/authors with the eight writers")
+        if api:
+            names = sorted(e["author"] for e in api["list"])
+            check(names == sorted("%s%d" % (p, i) for p in ("max", "sam") for i in range(4)),
+                  "/api/authors lists the writers", names)
+            drivers = [sorted(x[0][:3] for x in t["authors"][:4]) for t in api["topics"]]
+            check(sorted(drivers) == [["max"] * 4, ["sam"] * 4],
+                  "/api/authors: each topic driven by one subject's writers", api["topics"])
         check(svc.stop() == 0, "SIGTERM -> exit 0")
         records = sc.reader.fetch_records(broker.addr, "deadletters")
         why = {k: dict((h, v.decode()) for h, v in hd).get("error", "") for k, _, hd in records}

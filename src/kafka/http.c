@@ -193,7 +193,8 @@ static void route(slda_http_t *http, conn_t *c, double now, const char *path, in
     }
     static const char *const api[SLDA_PAGE__COUNT] = {
         [SLDA_PAGE_TOPICS] = "/api/topics", [SLDA_PAGE_PREVALENCE] = "/api/prevalence",
-        [SLDA_PAGE_EVENTS] = "/api/events", [SLDA_PAGE_STATUS] = "/api/status"};
+        [SLDA_PAGE_EVENTS] = "/api/events", [SLDA_PAGE_STATUS] = "/api/status",
+        [SLDA_PAGE_AUTHORS] = "/api/authors"};
     for (int i = 0; page && i < SLDA_PAGE__COUNT; i++) {
         if (strcmp(path, api[i]))
             continue;

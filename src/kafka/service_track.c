@@ -172,6 +172,8 @@ void slda_svc_page_publish(slda_service_t *svc)
     if (freed || (svc->page_updates != slda_model_updates(svc->model) + 1 &&
                   t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost)) {
         look_up_words(svc);
+        if ((json = slda_track_json_authors(svc->model, &len))) /* model.kind=atm */
+            slda_page_set(svc->page, SLDA_PAGE_AUTHORS, json, len);
         svc->page_updates = slda_model_updates(svc->model) + 1;
         svc->words_t = slda_mono_s();
         svc->words_cost = svc->words_t - t;

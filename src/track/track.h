@@ -170,6 +170,10 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
                              const double *mass, size_t *len);
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
 char *slda_track_json_events(const slda_track_t *track, size_t *len);
+/* page_authors.c: /api/authors of an author-topic model ({"authors","capacity","evicted",
+ * "list":[{"author","tokens","topics":[[k,share],...]}],"topics":[{"topic","authors":
+ * [[name,tokens of the topic],...]}]}), malloc'ed; NULL for another kind. */
+char *slda_track_json_authors(const slda_model_t *model, size_t *len);
 
 /* Time values (event times from fields): io/evtime.h. */
 
@@ -179,6 +183,7 @@ typedef enum {
     SLDA_PAGE_PREVALENCE,
     SLDA_PAGE_EVENTS,
     SLDA_PAGE_STATUS,
+    SLDA_PAGE_AUTHORS, /* model.kind=atm only (page_authors.c) */
     SLDA_PAGE__COUNT
 } slda_page_doc_t;
 typedef struct slda_page_s slda_page_t;
