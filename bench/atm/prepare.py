@@ -26,7 +26,6 @@ import json
 import os
 import re
 import sys
-import tarfile
 
 import numpy as np
 
@@ -39,24 +38,16 @@ EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 def read_messages(data, stop):
     out = []
-    path = os.path.join(data, "20news-bydate", "20news-bydate.tar.gz")
-    with tarfile.open(path, "r:gz") as tar:
-        members = sorted((m for m in tar.getmembers() if m.isfile()), key=lambda m: m.name)
-        for m in members:
-            raw = tar.extractfile(m).read().decode("latin-1").replace("\r\n", "\n")
-            cut = raw.find("\n\n")
-            head = raw[:cut] if cut >= 0 else raw
-            body = raw[cut + 2:] if cut >= 0 else ""
-            author = None
-            for line in head.split("\n"):
-                if line.lower().startswith("from:"):
-                    value = line[5:].strip()
-                    e = EMAIL.search(value)
-                    author = (e.group(0) if e else value).lower()
-                    break
-            if not author:
-                continue
-            out.append((m.name, author, qprep.tokenize(body, stop)))
+    for name, head, body in qprep.iter_20news(data):
+        author = None
+        for line in head.split("\n"):
+            if line.lower().startswith("from:"):
+                value = line[5:].strip()
+                e = EMAIL.search(value)
+                author = (e.group(0) if e else value).lower()
+                break
+        if author:
+            out.append((name, author, qprep.tokenize(body, stop)))
     return out
 
 

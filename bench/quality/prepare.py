@@ -121,17 +121,19 @@ def read_reuters(data, stop):
     return None, [t for _, t in arts]
 
 
-def read_20news(data, stop):
-    docs = []
+def iter_20news(data):
+    """(path in the archive, header, body) of each message, in path order (bench/atm too)."""
     path = os.path.join(data, "20news-bydate", "20news-bydate.tar.gz")
     with tarfile.open(path, "r:gz") as tar:
         members = sorted((m for m in tar.getmembers() if m.isfile()), key=lambda m: m.name)
         for m in members:
             raw = tar.extractfile(m).read().decode("latin-1").replace("\r\n", "\n")
             cut = raw.find("\n\n")
-            body = raw[cut + 2:] if cut >= 0 else ""
-            docs.append(tokenize(body, stop))
-    return None, docs
+            yield m.name, (raw[:cut] if cut >= 0 else raw), (raw[cut + 2:] if cut >= 0 else "")
+
+
+def read_20news(data, stop):
+    return None, [tokenize(body, stop) for _, _, body in iter_20news(data)]
 
 
 # ---- the split ----
