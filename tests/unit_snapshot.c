@@ -492,8 +492,8 @@ static void test_header_is_msgpack(void)
     }
     /* 23 + the six text.* cleanup rules + global.rows, global.stale + births (births.* only
      * with births on) + text.segment, text.token.max, text.icu + local.sparse + model.kind,
-     * authors.capacity */
-    CHECK_INT(nparams, 38);
+     * authors.capacity, pam.super, pam.alpha.step, pam.alpha.warmup */
+    CHECK_INT(nparams, 41);
     msgpack_unpacked_destroy(&up);
     free(mem);
     slda_model_destroy(model);

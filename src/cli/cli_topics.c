@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "core/slda_int.h"
 #include "engine/authors.h"
+#include "engine/pam.h"
 #include "engine/model.h"
 #include "track/align.h"
 
@@ -28,12 +29,47 @@ static const char topics_usage[] =
     "  -w, --weights   print each topic's weight, its share of the topic totals NZ\n"
     "                  (the share of the model's tokens it holds):\n"
     "                    topic K 0.0421: word word ...\n"
+    "A pachinko allocation model (model.kind=pam) adds one line per super-topic with the\n"
+    "topics it groups, the largest shares of its prior first (JSON: \"supers\"):\n"
+    "  super X: topic K 0.41, topic K 0.22, ...\n"
     "  -a, --authors N an author-topic model (model.kind=atm): each topic's N authors who\n"
     "                  wrote most of it, after its words:  | by NAME NAME ...\n"
     "      --json      one JSON object: {\"model\",\"K\",\"updates\",\"docs\",\"topics\":\n"
     "                  [{\"topic\",\"weight\",\"words\",\"probs\"[,\"authors\"]}]}\n"
     "  -h, --help      this help\n"
     "Exit status 1 with the path and the reason for a snapshot that cannot be read.\n";
+
+/* model.kind=pam: each super-topic's sub-topics, largest share of its prior alpha_x first
+ * (the topics it groups): "super X: topic Y 0.41, topic Z 0.22, ..." (JSON: "supers"). */
+static void print_supers(const slda_pam_t *pam, uint32_t K, int json)
+{
+    uint32_t S = slda_pam_supers(pam), show = K < 5 ? K : 5, best[5];
+    const double *al = slda_pam_alpha_c(pam);
+    if (json)
+        printf("],\"supers\":[");
+    for (uint32_t x = 0; x < S; x++) {
+        const double *a = al + (size_t)x * K;
+        double A = 0;
+        uint32_t m = 0;
+        for (uint32_t y = 0; y < K; y++) {
+            A += a[y];
+            uint32_t i = m < show ? m++ : show;
+            if (i == show && !(a[y] > a[best[show - 1]]))
+                continue;
+            if (i == show)
+                i = show - 1;
+            while (i > 0 && a[y] > a[best[i - 1]]) {
+                best[i] = best[i - 1];
+                i--;
+            }
+            best[i] = y;
+        }
+        printf(json ? "%s{\"super\":%u,\"topics\":[" : "%ssuper %u:", json && x ? "," : "", x);
+        for (uint32_t i = 0; i < m; i++)
+            printf(json ? "%s[%u,%.4f]" : "%s topic %u %.3f", i ? "," : "", best[i], a[best[i]] / A);
+        printf(json ? "]}" : "\n");
+    }
+}
 
 /* The n authors with the most tokens of topic k (N_a[k]), largest first, into out. */
 static uint32_t top_authors(const slda_authors_t *a, uint32_t k, uint32_t n, uint32_t *out)
@@ -153,6 +189,9 @@ int slda_cli_topics(int argc, char **argv)
         }
         putchar('\n');
     }
+    const slda_pam_t *pam = slda_model_pam(model);
+    if (pam)
+        print_supers(pam, K, json);
     if (json)
         printf("]}\n");
     free(aid);

@@ -114,12 +114,25 @@ const slda_prop_t slda_conf_table[] = {
     P_ENUM("model.kind", kind, "lda", kind_values, DEFINING | SLDA_PF_OPTIONAL, "lda",
            "The topic model: lda (each document its own topic mixture), or atm, the author-topic "
            "model (each document's tokens drawn from the mixtures of its authors, read from "
-           "input.author.field; docs/models.md). atm takes births=false, alpha.learn=off, the "
-           "dense local step and no replay or replicas."),
+           "input.author.field), or pam, 4-level pachinko allocation (pam.super super-topics "
+           "over the topics; docs/models.md). atm and pam take births=false, alpha.learn=off, "
+           "the dense local step and no replay or replicas."),
     P_UINT("authors.capacity", authors_capacity, "100000", 0, 16777216,
            DEFINING | SLDA_PF_OPTIONAL, "100000",
            "Authors held by model.kind=atm (each one topic mixture of K floats); when all are in "
            "use the author least active recently is evicted and counted."),
+    P_UINT("pam.super", pam_super, "10", 0, 1024, DEFINING | SLDA_PF_OPTIONAL, "10",
+           "Super-topics S of model.kind=pam (4-level pachinko allocation): each document mixes "
+           "S super-topics, each a learned Dirichlet over the K sub-topics (topics)."),
+    P_DBL("pam.alpha.step", pam_alpha_step, "0.1", 0, 100, TUNABLE | SLDA_PF_OPTIONAL, "0.1",
+          "model.kind=pam: each super-topic's prior over the topics is learned (a fixed-point "
+          "step on the minibatch's documents) and blended in with this times rho_t; larger "
+          "forms the super-topics' groups sooner at a cost in held-out perplexity "
+          "(docs/models.md); 0 keeps them fixed."),
+    P_UINT("pam.alpha.warmup", pam_alpha_warmup, "50", 0, 1000000000,
+           TUNABLE | SLDA_PF_OPTIONAL, "50",
+           "model.kind=pam: updates before the super-topics' priors are learned (the first "
+           "estimates come from a model that has barely trained)."),
     P_UINT("topics", topics, "100", 1, SLDA_MAX_TOPICS, DEFINING, NULL, "Number of topics K."),
     P_DBL("alpha", alpha, "0.1", 0, INFINITY, SLDA_PF_MIN_OPEN | TUNABLE, NULL,
           "Initial symmetric Dirichlet prior alpha_k on each document's topic mixture."),

@@ -28,11 +28,13 @@ typedef enum { SLDA_REPLAY_AUTO = 0, SLDA_REPLAY_ON, SLDA_REPLAY_OFF } slda_repl
 typedef enum { SLDA_STATS_RB = 0, SLDA_STATS_SAMPLE } slda_stats_kind_t;
 /* local.sparse: the sparse path (docs/engine.md, "The sparse path"); auto picks it by K */
 typedef enum { SLDA_SPARSE_AUTO = 0, SLDA_SPARSE_ON, SLDA_SPARSE_OFF } slda_sparse_mode_t;
-/* model.kind: the topic model, one line each (docs/models.md): LDA, or the author-topic model
- * (each token's topic drawn from the mixture of one of its document's authors). */
+/* model.kind: the topic model, one line each (docs/models.md): LDA, the author-topic model
+ * (each token's topic drawn from the mixture of one of its document's authors), or 4-level
+ * pachinko allocation (super-topics over sub-topics over words). */
 #define SLDA_MODEL_KINDS(X) \
     X(LDA, lda)             \
-    X(ATM, atm)
+    X(ATM, atm)             \
+    X(PAM, pam)
 typedef enum {
 #define SLDA_KIND_ID(id, name) SLDA_KIND_##id,
     SLDA_MODEL_KINDS(SLDA_KIND_ID)
@@ -85,6 +87,9 @@ typedef struct slda_text_rules_s {
 typedef struct slda_params_s {
     slda_model_kind_t kind;     /* model.kind: lda | atm */
     uint32_t authors_capacity;  /* authors.capacity: authors held (model.kind=atm) */
+    uint32_t pam_super;         /* pam.super: super-topics S (model.kind=pam) */
+    double pam_alpha_step;      /* pam.alpha.step: the super-topics' priors' step, times rho_t */
+    uint32_t pam_alpha_warmup;  /* pam.alpha.warmup: updates before they are learned */
     uint32_t topics;            /* topics: K */
     double alpha;               /* alpha: symmetric initial alpha_k */
     double eta;                 /* eta */

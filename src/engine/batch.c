@@ -245,8 +245,8 @@ static slda_err_t check_params(const slda_params_t *p, uint32_t nwords, size_t n
 {
     if (p->kind != SLDA_KIND_LDA)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                            "batch mode: model.kind=atm is not supported (LDA only; "
-                            "docs/models.md)");
+                            "batch mode: model.kind=%s is not supported (LDA only; "
+                            "docs/models.md)", p->kind == SLDA_KIND_ATM ? "atm" : "pam");
     if (p->topics < 1 || p->topics > SLDA_MAX_TOPICS)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "parameter \"topics\": %u is not in 1..%d", p->topics,

@@ -8,6 +8,7 @@
  */
 #include "engine/model_priv.h"
 #include "engine/authors.h"
+#include "engine/pam.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 
@@ -57,8 +58,13 @@ static void complete_doc(const slda_model_t *model, slda_local_t *loc, const sld
     slda_model_phi_view(model, &view);
     for (uint32_t k = 0; k < K; k++)
         denom[k] = slda_model_phi_denom(model, k);
-    slda_authors_doc_prior(model, doc, loc); /* model.kind=atm: the authors' mixtures */
-    slda_local_run(loc, fz, obs->w, obs->n, obs->len, seed ^ 0x65766c, j, 0, theta);
+    if (model->pam) { /* model.kind=pam: theta over the sub-topics, sum_x theta_x theta_xy */
+        slda_pam_run(loc, fz, model->pam, obs->w, obs->n, obs->len, seed ^ 0x65766c, j, 0,
+                     theta, NULL);
+    } else {
+        slda_authors_doc_prior(model, doc, loc); /* model.kind=atm: the authors' mixtures */
+        slda_local_run(loc, fz, obs->w, obs->n, obs->len, seed ^ 0x65766c, j, 0, theta);
+    }
     for (uint32_t u = 0; u < test->len; u++) {
         double p = 0;
         for (uint32_t k = 0; k < K; k++)

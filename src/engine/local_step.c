@@ -8,6 +8,7 @@
  * result depends only on the document and its seed.
  */
 #include "engine/local.h"
+#include "engine/pam.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,10 +83,12 @@ void slda_local_destroy(slda_local_t *loc)
     slda_big_free(loc->p);
     slda_big_free(loc->alpha);
     slda_big_free(loc->prior_buf);
+    slda_pam_scratch_free(loc->pam);
     free(loc);
 }
 
-static void reserve(slda_local_t *loc, uint32_t nu, uint32_t ng)
+#define reserve slda_local_reserve
+void slda_local_reserve(slda_local_t *loc, uint32_t nu, uint32_t ng)
 {
     if (nu > loc->cap_u) {
         uint32_t cap = nu < 64 ? 64 : nu + nu / 2;

@@ -14,6 +14,7 @@
  */
 #include "engine/model_priv.h"
 #include "engine/authors.h"
+#include "engine/pam.h"
 #include "engine/rows_nz.h"
 #include "engine/step.h"
 #include "core/pool.h"
@@ -52,12 +53,12 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
     const char *why = slda_kind_conflict(p);
     if (why) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "model.kind=%s: %s",
-                     p->kind == SLDA_KIND_ATM ? "atm" : "lda", why);
+                     slda_kind_name(p->kind), why);
         return NULL;
     }
     slda_model_t *model = slda_xcalloc(1, sizeof *model);
     slda_params_copy(&model->p, p);
-    if (p->kind == SLDA_KIND_ATM) /* its document mixtures are its authors' (docs/models.md) */
+    if (p->kind != SLDA_KIND_LDA) /* births are LDA's (docs/models.md) */
         model->p.births = 0;
     model->K = p->topics;
     model->Kp = (p->topics + 15) & ~15u;
@@ -96,9 +97,32 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
         slda_model_free_state(model);
         return NULL;
     }
+    if (p->kind == SLDA_KIND_PAM)
+    {
+        model->pam = slda_pam_new(p->pam_super, model->K, p->alpha, p->seed);
+        slda_pam_schedule(model->pam, p->pam_alpha_step, p->pam_alpha_warmup);
+    }
     model->name = slda_xstrdup("streamlda");
     model->created_ms = model->updated_ms = slda_now_ms();
     return model;
+}
+
+const char *slda_kind_name(slda_model_kind_t kind)
+{
+#define KIND_NAME(id, name) [SLDA_KIND_##id] = #name,
+    static const char *const names[SLDA_KIND__COUNT] = {SLDA_MODEL_KINDS(KIND_NAME)};
+#undef KIND_NAME
+    return (unsigned)kind < SLDA_KIND__COUNT ? names[kind] : "?";
+}
+
+const struct slda_pam_s *slda_model_pam(const slda_model_t *model)
+{
+    return model->pam;
+}
+
+struct slda_pam_s *slda_model_pam_mut(slda_model_t *model)
+{
+    return model->pam;
 }
 
 const struct slda_authors_s *slda_model_authors(const slda_model_t *model)
@@ -113,10 +137,12 @@ struct slda_authors_s *slda_model_authors_mut(slda_model_t *model)
 
 const char *slda_kind_conflict(const slda_params_t *p)
 {
-    if (p->kind != SLDA_KIND_ATM)
+    if (p->kind == SLDA_KIND_LDA)
         return NULL;
-    if (p->authors_capacity == 0)
+    if (p->kind == SLDA_KIND_ATM && p->authors_capacity == 0)
         return "authors.capacity must be at least 1";
+    if (p->kind == SLDA_KIND_PAM && p->pam_super == 0)
+        return "pam.super must be at least 1";
     if (p->alpha_learn != SLDA_ALPHA_FIXED)
         return "alpha.learn must be off";
     if (p->sparse == SLDA_SPARSE_ON)
@@ -212,6 +238,7 @@ void slda_model_free_state(slda_model_t *model)
     free(model->alpha);
     slda_vocab_destroy(model->vocab);
     slda_authors_free(model->authors);
+    slda_pam_free(model->pam);
     slda_tokenizer_destroy(model->tok);
     slda_params_clear(&model->p);
     free(model->offsets);

@@ -16,6 +16,11 @@
  * takes births=false whatever p says (slda_model_alloc; an explicit births=true is refused
  * where the configuration is known: slda_model_new, slda_model_reconcile). */
 const char *slda_kind_conflict(const slda_params_t *p);
+/* "lda", "atm", "pam". */
+const char *slda_kind_name(slda_model_kind_t kind);
+/* model.kind=pam: the super-topics' priors (engine/pam.h), else NULL. */
+const struct slda_pam_s *slda_model_pam(const slda_model_t *model);
+struct slda_pam_s *slda_model_pam_mut(slda_model_t *model); /* snapshot load */
 /* model.kind=atm: the author statistics (engine/authors.h), else NULL. */
 const struct slda_authors_s *slda_model_authors(const slda_model_t *model);
 struct slda_authors_s *slda_model_authors_mut(slda_model_t *model); /* snapshot load */

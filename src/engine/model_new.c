@@ -68,10 +68,10 @@ slda_model_t *slda_model_new(const slda_conf_t *conf, char *errstr, size_t errst
 {
     const slda_params_t *p = &conf->p;
     slda_model_t *model = NULL;
-    if (p->kind == SLDA_KIND_ATM && p->births && slda_conf_is_set(conf, "births")) {
+    if (p->kind != SLDA_KIND_LDA && p->births && slda_conf_is_set(conf, "births")) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                     "model.kind=atm: births=true is not supported (its topics are its "
-                     "authors' mixtures; leave births unset or false)");
+                     "model.kind=%s: births=true is not supported (births are LDA's; leave "
+                     "births unset or false)", slda_kind_name(p->kind));
         return NULL;
     }
     if (p->vocab_file && *p->vocab_file) {

@@ -75,11 +75,11 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
     for (size_t i = 0; i < n; i++)
         if (props[i].flags & SLDA_PF_RUN)
             slda_prop_copy(&props[i], &model->p, &conf->p); /* params sit first in a conf */
-    if (model->p.kind == SLDA_KIND_ATM) {
+    if (model->p.kind != SLDA_KIND_LDA) {
         if (model->p.births && slda_conf_is_set(conf, "births"))
             return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                                "model.kind=atm (the restored snapshot's): births=true is not "
-                                "supported");
+                                "model.kind=%s (the restored snapshot's): births=true is not "
+                                "supported", slda_kind_name(model->p.kind));
         model->p.births = 0;
     }
     uint32_t threads_before = model->p.threads;
@@ -108,7 +108,8 @@ slda_err_t slda_model_reconcile(slda_model_t *model, const slda_conf_t *conf,
     const char *why = slda_kind_conflict(&model->p);
     if (why)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                            "model.kind=atm (the restored snapshot's): %s", why);
+                            "model.kind=%s (the restored snapshot's): %s",
+                            slda_kind_name(model->p.kind), why);
     if (alpha_changed && model->p.alpha_learn == SLDA_ALPHA_FIXED) { /* the configured alpha */
         model->alpha_sum = 0;
         for (uint32_t k = 0; k < model->K; k++) {

@@ -37,6 +37,7 @@
  * what the local steps read.
  */
 #include "engine/authors.h"
+#include "engine/pam.h"
 #include "engine/births.h"
 #include "engine/model_priv.h"
 #include "engine/global_step.h"
@@ -84,6 +85,7 @@ struct slda_train_s {
     int revisit;           /* the documents' second visit (replay.c) */
     double t0;             /* when slda_train_begin was called */
     uint32_t *aoff, *aid;  /* model.kind=atm: each document's author ids (authors.c), or NULL */
+    float *pam_nxy;        /* model.kind=pam: ndocs x S x K mean counts n_mxy (pam.c), or NULL */
 };
 
 void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
@@ -120,8 +122,14 @@ void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
                                             job->model->alpha_sum, loc->prior_buf);
         loc->prior = loc->prior_buf;
     }
-    slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1,
-                   job->thetas ? job->thetas + i * K : NULL);
+    if (job->pam_nxy) { /* pam.c: the (super, sub) local step */
+        size_t sk = (size_t)slda_pam_supers(job->model->pam) * K;
+        slda_pam_run(loc, &job->fz, job->model->pam, doc->word, doc->count, doc->npairs, job->t,
+                     i, 1, job->thetas ? job->thetas + i * K : NULL, job->pam_nxy + i * sk);
+    } else {
+        slda_local_run(loc, &job->fz, doc->word, doc->count, doc->npairs, job->t, i, 1,
+                       job->thetas ? job->thetas + i * K : NULL);
+    }
     if (job->ntheta)
         memcpy(job->ntheta + i * K, loc->ntheta_sum, K * sizeof(float));
     if (job->scores) /* births.c */
@@ -274,6 +282,9 @@ static slda_err_t begin(slda_model_t *model, const slda_doc_t *docs, size_t ndoc
     }
     if (model->authors && !revisit) /* authors.c: the prior of each document, its step */
         slda_authors_map(model->authors, docs, ndocs, &job->aoff, &job->aid);
+    if (model->pam) /* pam.c: each document's counts for the super-topics' priors */
+        job->pam_nxy = slda_xcalloc(ndocs * slda_pam_supers(model->pam) * model->K + 1,
+                                    sizeof(float));
     if (model->p.alpha_learn != SLDA_ALPHA_FIXED || job->scores || job->aoff)
         job->ntheta = slda_xcalloc(ndocs * model->K + 1, sizeof(float));
     next->ndocs = ndocs;
@@ -332,6 +343,10 @@ static void end(slda_train_t *job, slda_train_stats_t *stats)
         rho = slda_model_flush(model);
     slda_model_update_done(model, job->docs, ndocs, job->lengths, job->ntheta, job->scores,
                            job->pw, job->ntokens, job->ntrained, job->revisit, rho);
+    if (job->pam_nxy) { /* the super-topics' priors, blended in with this update's rho */
+        slda_pam_step(model->pam, job->pam_nxy, ndocs, rho, model->t);
+        free(job->pam_nxy);
+    }
     if (job->aoff) { /* the authors' step, on the model thread in document order */
         slda_authors_step(model->authors, &model->p, job->aoff, job->aid, ndocs, job->ntheta,
                           model->alpha, model->alpha_sum);
@@ -462,6 +477,8 @@ slda_err_t slda_model_infer(const slda_model_t *model, const slda_doc_t *doc, fl
         for (uint32_t k = 0; k < model->K; k++)
             theta[k] = (float)(model->alpha[k] / model->alpha_sum);
         err = SLDA_ERR_EMPTY;
+    } else if (model->pam) {
+        slda_pam_run(loc, &fz, model->pam, words, counts, n, UINT64_MAX, seed, 0, theta, NULL);
     } else {
         slda_authors_doc_prior(model, doc, loc);
         slda_local_run(loc, &fz, words, counts, n, UINT64_MAX, seed, 0, theta);

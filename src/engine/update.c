@@ -408,10 +408,11 @@ slda_err_t slda_update_local(slda_model_t *model, const slda_update_scratch_t *s
     *out = NULL;
     if (!model || (ndocs && !odocs) || ndocs > UINT32_MAX)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID, "update: bad arguments");
-    if (model->authors) /* a record carries no author statistics */
+    if (model->p.kind != SLDA_KIND_LDA) /* a record carries no author or super-topic state */
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                            "update: model.kind=atm has no update records (replicas, "
-                            "updates.topic, run only model.kind=lda)");
+                            "update: model.kind=%s has no update records (replicas, "
+                            "updates.topic, run only model.kind=lda)",
+                            slda_kind_name(model->p.kind));
     const slda_doc_t *docs = odocs;
     slda_doc_t *tdocs = NULL;
     uint32_t *borrowed = NULL;

@@ -71,8 +71,8 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
     slda_model_state_t st;
     slda_model_state(model, &st);
     int event = meta && meta->event_ms > 0, births = bstate != NULL;
-    int authors = slda_model_authors(model) != NULL;
-    msgpack_pack_map(pk, HDR__COUNT + event + births + authors);
+    int authors = slda_model_authors(model) != NULL, pam = slda_model_pam(model) != NULL;
+    msgpack_pack_map(pk, HDR__COUNT + event + births + authors + pam);
     if (event) {
         pack_key(pk, HDR_OPT_EVENT_MS);
         msgpack_pack_int64(pk, meta->event_ms);
@@ -131,6 +131,10 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
         pack_key(pk, SLDA_SNAP_KEY_AUTHORS);
         slda_snap_authors_write(pk, model);
     }
+    if (pam) {
+        pack_key(pk, SLDA_SNAP_KEY_PAM);
+        slda_snap_pam_write(pk, model);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -146,6 +150,7 @@ void slda_snap_header_clear(slda_snap_header_t *h)
     free(h->offs);
     slda_snap_births_clear(&h->births);
     slda_snap_authors_clear(&h->authors);
+    slda_snap_pam_clear(&h->pam);
     memset(h, 0, sizeof *h);
 }
 
@@ -250,10 +255,10 @@ static int snap_check_header(slda_msgpack_t *mp, const slda_snap_header_t *h)
     if ((h->p.kind == SLDA_KIND_LDA) != (h->format == SLDA_SNAP_VERSION_LDA))
         return slda_msgpack_fail(mp, "header: format version %" PRIu64 " with params "
                                  "\"model.kind\" %s (version %d is LDA's)", h->format,
-                                 h->p.kind == SLDA_KIND_LDA ? "lda" : "atm",
-                                 SLDA_SNAP_VERSION_LDA);
+                                 slda_kind_name(h->p.kind), SLDA_SNAP_VERSION_LDA);
     if (h->authors.present && h->p.kind != SLDA_KIND_ATM)
-        return slda_msgpack_fail(mp, "header \"authors\" with params \"model.kind\" lda");
+        return slda_msgpack_fail(mp, "header \"authors\" with params \"model.kind\" %s",
+                                 slda_kind_name(h->p.kind));
     if (h->K == 0 || h->K > SLDA_MAX_TOPICS)
         return slda_msgpack_fail(mp, "header \"K\": %u is outside 1..%d", h->K, SLDA_MAX_TOPICS);
     if (h->p.topics != h->K)
@@ -305,6 +310,13 @@ int slda_snap_header_read(slda_msgpack_t *mp, slda_snap_header_t *h)
             if (h->authors.present)
                 return slda_msgpack_fail(mp, "header: duplicate key \"authors\"");
             if (slda_snap_authors_read(mp, &h->authors))
+                return -1;
+            continue;
+        }
+        if (f == HDR__COUNT && slda_msgpack_eq(key, len, SLDA_SNAP_KEY_PAM)) {
+            if (h->pam.present)
+                return slda_msgpack_fail(mp, "header: duplicate key \"pam\"");
+            if (slda_snap_pam_read(mp, &h->pam))
                 return -1;
             continue;
         }

@@ -54,6 +54,15 @@ typedef struct slda_snap_authors_s {
     size_t counts_len;
 } slda_snap_authors_t;
 
+/* The optional "pam" header key (model.kind=pam, snapshot_pam.c) as parsed. */
+#define SLDA_SNAP_KEY_PAM "pam"
+typedef struct slda_snap_pam_s {
+    int present;
+    size_t at;
+    uint32_t S, nalpha;
+    double *alpha;
+} slda_snap_pam_t;
+
 /* The header as parsed (snapshot_header.c); arrays and strings owned. */
 typedef struct slda_snap_header_s {
     uint64_t format;
@@ -69,6 +78,7 @@ typedef struct slda_snap_header_s {
     int64_t event_ms; /* optional "event_ms", 0 when absent */
     slda_snap_births_t births; /* optional "births" */
     slda_snap_authors_t authors; /* optional "authors" */
+    slda_snap_pam_t pam;       /* optional "pam" */
     uint32_t envelope;         /* the file's format version (the header's must be the same) */
     slda_params_t p;
     slda_offset_t *offs;
@@ -136,6 +146,12 @@ static inline uint32_t slda_snap_version_of(const slda_model_t *model)
     return slda_model_params(model)->kind == SLDA_KIND_LDA ? SLDA_SNAP_VERSION_LDA
                                                             : SLDA_SNAP_VERSION;
 }
+
+/* ---- snapshot_pam.c ---- */
+void slda_snap_pam_write(msgpack_packer *pk, const slda_model_t *model);
+int slda_snap_pam_read(slda_msgpack_t *mp, slda_snap_pam_t *sp);
+void slda_snap_pam_clear(slda_snap_pam_t *sp);
+int slda_snap_pam_attach(slda_msgpack_t *mp, slda_model_t *model, slda_snap_pam_t *sp);
 
 /* ---- snapshot_births.c ---- */
 void slda_snap_births_write(msgpack_packer *pk, const slda_births_t *b);

@@ -109,10 +109,11 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
         goto fail;
     if (!svc->model && !(svc->model = slda_model_new(svc->conf, errstr, errstr_size)))
         goto fail;
-    if (replica && slda_model_authors(svc->model)) {
+    if (replica && slda_model_params(svc->model)->kind != SLDA_KIND_LDA) {
         slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                     "model.kind=atm is not supported with updates.topic: update records carry "
-                     "no author statistics (docs/models.md); run one instance");
+                     "model.kind=%s is not supported with updates.topic: update records carry "
+                     "only LDA's statistics (docs/models.md); run one instance",
+                     slda_kind_name(slda_model_params(svc->model)->kind));
         goto fail;
     }
     slda_svc_track_start(svc);
