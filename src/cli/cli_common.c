@@ -38,8 +38,9 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
 
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf)
 {
-    static const char codes[] = "FUI";
-    static const char *const prop[] = {"input.time.field", "input.text.field", "input.id.field"};
+    static const char codes[] = "FUIG";
+    static const char *const prop[] = {"input.time.field", "input.text.field", "input.id.field",
+                                       "input.lang.field"};
     const char *at = c ? strchr(codes, c) : NULL;
     if (!at)
         return 0;

@@ -59,6 +59,8 @@ static const char train_usage[] =
     "                       docs/tracking.md) is written beside each snapshot\n"
     "      --text-field NAME[,NAME]  the text's field(s) (default text; several are joined)\n"
     "      --id-field NAME  the id's field (default id; else the line number)\n"
+    "      --lang-field NAME  the language's field (default lang, else language; overrides\n"
+    "                       identification)\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
     "  -q, --quiet          no progress lines\n"
@@ -420,6 +422,7 @@ int slda_cli_train(int argc, char **argv)
         {"test-held", required_argument, 0, 'L'}, {"snapshot-dir", required_argument, 0, 'D'},
         {"snapshot-every", required_argument, 0, 'E'}, {"time-field", required_argument, 0, 'F'},
         {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
+        {"lang-field", required_argument, 0, 'G'},
         {0, 0, 0, 0}};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))

@@ -349,6 +349,9 @@ const slda_prop_t slda_conf_table[] = {
         "several (title,body)."),
     STR("input.id.field", input_id_field, "id", SLDA_PF_NONEMPTY,
         "Field (JSON key or CSV/TSV column) holding each document's id."),
+    STR("input.lang.field", input_lang_field, "", 0,
+        "Field (JSON key or CSV/TSV column) holding each document's language (de, pt-BR), which "
+        "overrides identification; empty = \"lang\", else \"language\", when there is one."),
     BOOL("track", track, "true",
          "Track topics over event time: prevalence windows, drift and events at each snapshot, "
          "the live page at / of http.port."),

@@ -46,6 +46,7 @@ void slda_record_names(slda_record_t *rec, const slda_conf_t *conf)
     rec->name[SLDA_FIELD_TEXT] = conf->input_text_field && *conf->input_text_field
                                      ? conf->input_text_field : "text";
     rec->name[SLDA_FIELD_TIME] = conf->input_time_field;
+    rec->name[SLDA_FIELD_LANG] = conf->input_lang_field;
 }
 
 const char *slda_record_name(const slda_record_t *rec, slda_field_role_t role)
