@@ -147,6 +147,11 @@ static void test_langid(void)
     /* every list holding a token gets its vote: five Spanish tokens outweigh one that only
      * stopwords-iso's Portuguese list holds (twice); with votes split among the lists, pt */
     CHECK_STR(LANG_OF(tok, "El archivo de inicio general, leído en shells de inicio"), "es");
+    /* a letter alone does not vote: the option letters u, s, f are stop words of Spanish and
+     * others, and made these Portuguese messages Spanish */
+    CHECK_STR(LANG_OF(tok, "-u, U, --user <UID> nome ou id de usuário efetivo"), "pt");
+    CHECK_STR(LANG_OF(tok, "a chave mostrará o arquivo lido ou o(s) comando(s) executado(s)"),
+              "pt");
     /* letters and no vote: the language with more writers (was und) */
     CHECK_STR(LANG_OF(tok, "gcloud redis clusters describe (CLUSTER : --region=REGION)"), "en");
     CHECK_STR(LANG_OF(tok, "Кошка, собака"), "ru");
