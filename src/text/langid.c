@@ -11,7 +11,8 @@
  * Chinese). Han and Kana together are Japanese when Kana is at least a
  * tenth of them, else Chinese. One candidate is the answer; among several
  * (Latin, Cyrillic, Arabic, Devanagari) each token found in candidates' lists
- * gives one vote to every list that holds it, and each letter of hints[]
+ * gives one vote to every list that holds it (but a token of one letter:
+ * sink.c), and each letter of hints[]
  * below one vote to each of its languages (ы is Russian among Russian,
  * Ukrainian and Bulgarian; ñ Spanish or Galician; ł Polish). The most votes
  * win; a tie, and a document with letters but no vote at all (a command
