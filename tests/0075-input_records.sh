@@ -6,7 +6,9 @@
 # exit 0); CSV per RFC 4180 (quoted commas, doubled quotes, a line break inside quotes) with
 # the text joined from two columns (--text-field title,body), an id column and a YYYYMMDD time
 # column feeding the tracker; a row with a wrong field count is rejected with file:line and
-# counted; JSON lines with --text-field/--id-field; --time-field on raw text is refused.
+# counted; JSON lines with --text-field/--id-field; --time-field on raw text is refused; a
+# CSV/TSV language column (lang, language, or --lang-field NAME) overrides identification in
+# infer's output and picks the stop list (before: the column was ignored, the language identified).
 set -u
 . "$(dirname "$0")/checks.sh"
 prints() { # description regex: the last expect_rc's standard output matches
@@ -72,4 +74,41 @@ printf 'stocks fell\nfootball game\n' >"$T/e.txt"
 expect_rc 1 "time field on text" "$S" train -q -k 2 --time-field time -f text "$T/e.txt" \
     -o "$T/e.slda"
 says "time field on text refused" "time field is named .* format has no fields"
+# 6. a language column: "lang", else "language", else the column --lang-field names
+{
+    echo 'id,lang,text'
+    echo 'g1,fr,"die Katze und der Hund sind nicht im Garten"'
+    echo 'g2,,"die Katze und der Hund sind nicht im Garten"'
+    echo 'g3,pt-BR,"die Katze und der Hund"'
+} >"$T/l.csv"
+expect_rc 0 "csv lang: train" "$S" train -q -k 2 -X seed=1 "$T/l.csv" -o "$T/l.slda"
+expect_rc 0 "csv lang: infer" "$S" infer "$T/l.slda" "$T/l.csv"
+for want in 'g1 fr' 'g2 de' 'g3 pt'; do
+    prints "csv lang: $want" "\"id\":\"${want% *}\",\"lang\":\"${want#* }\""
+done
+printf 'id\tlanguage\ttext\nt1\tit\tdie Katze und der Hund\n' >"$T/l.tsv"
+expect_rc 0 "tsv language: infer" "$S" infer "$T/l.slda" "$T/l.tsv"
+prints "tsv language column" '"id":"t1","lang":"it"'
+# --lang-field: German rows said to be English keep "und", "die" (not English stop words)
+{
+    echo 'id,idioma,text'
+    for i in 1 2 3 4 5 6; do echo "h$i,en,die Katze und der Hund schlafen im Garten"; done
+} >"$T/m.csv"
+expect_rc 0 "csv --lang-field" "$S" train -q -k 2 -X seed=1 --lang-field idioma "$T/m.csv" \
+    -o "$T/m.slda"
+"$S" topics -n 10 "$T/m.slda" >"$T/m.top" 2>/dev/null
+grep -qw und "$T/m.top" && grep -qw die "$T/m.top" && ok ||
+    fail "csv --lang-field: the German stop list applied: $(cat "$T/m.top")"
+grep -qw idioma "$T/m.top" && fail "csv --lang-field: the column became words" || ok
+expect_rc 1 "csv --lang-field missing" "$S" train -q -k 2 --lang-field idioma "$T/l.csv" \
+    -o "$T/n.slda"
+says "csv --lang-field missing column" 'no column "idioma" \(input.lang.field, --lang-field\) among id, lang, text'
+# JSON lines: the key -X input.lang.field names
+for i in 1 2 3 4 5 6; do
+    echo "{\"id\":\"j$i\",\"idioma\":\"en\",\"text\":\"die Katze und der Hund schlafen im Garten\"}"
+done >"$T/m.jsonl"
+expect_rc 0 "jsonl input.lang.field" "$S" train -q -k 2 -X seed=1 -X input.lang.field=idioma \
+    "$T/m.jsonl" -o "$T/j.slda"
+"$S" topics -n 10 "$T/j.slda" >"$T/j.top" 2>/dev/null
+grep -qw und "$T/j.top" && ok || fail "jsonl input.lang.field: ignored: $(cat "$T/j.top")"
 checks_done 0075-input_records

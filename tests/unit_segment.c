@@ -144,6 +144,19 @@ static void test_langid(void)
     CHECK_STR(LANG_OF(tok, "一个人的价值在于他的贡献"), "zh");
     CHECK_STR(LANG_OF(tok, "猫はマットの上で寝ています"), "ja");
     CHECK_STR(LANG_OF(tok, "1234 !!! 😀"), "und");
+    /* every list holding a token gets its vote: five Spanish tokens outweigh one that only
+     * stopwords-iso's Portuguese list holds (twice); with votes split among the lists, pt */
+    CHECK_STR(LANG_OF(tok, "El archivo de inicio general, leído en shells de inicio"), "es");
+    /* a letter alone does not vote: the option letters u, s, f are stop words of Spanish and
+     * others, and made these Portuguese messages Spanish */
+    CHECK_STR(LANG_OF(tok, "-u, U, --user <UID> nome ou id de usuário efetivo"), "pt");
+    CHECK_STR(LANG_OF(tok, "a chave mostrará o arquivo lido ou o(s) comando(s) executado(s)"),
+              "pt");
+    /* letters and no vote: the language with more writers (was und) */
+    CHECK_STR(LANG_OF(tok, "gcloud redis clusters describe (CLUSTER : --region=REGION)"), "en");
+    CHECK_STR(LANG_OF(tok, "Кошка, собака"), "ru");
+    /* Han among more Latin letters, a third of them by weight: Chinese (was und) */
+    CHECK_STR(LANG_OF(tok, "interactive.diffFilter 的输出不匹配"), "zh");
     /* auto: each language's list; the English one is smart, as before */
     CHECK_STR(TOKS(tok, "Die Katze sitzt auf der Matte und schläft"), "katze|sitzt|matte|schläft");
     CHECK_STR(TOKS(tok, "Кошка сидит на коврике и спит, потому что тепло"),

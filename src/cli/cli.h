@@ -26,9 +26,10 @@ slda_model_t *slda_cli_load_snapshot(const char *path);
 /* Remember one -X key=value (the string is borrowed from argv). */
 void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 /* A record's fields named on the command line (train, timeline): --time-field, --text-field,
- * --id-field, whose getopt codes are 'F', 'U' and 'I', as -X input.time.field=NAME, ...; buf
+ * --id-field, --lang-field, whose getopt codes are 'F', 'U', 'I' and 'G', as
+ * -X input.time.field=NAME, ...; buf
  * holds the "key=value" strings until the options are applied. 1 when c was one of them. */
-typedef char slda_cli_fieldbuf_t[4][300]; /* --time-, --text-, --id-, --author-field */
+typedef char slda_cli_fieldbuf_t[5][300]; /* --time-, --text-, --id-, --author-, --lang-field */
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf);
 /* Apply defaults < config file < environment < -X into conf. `-X list`
  * prints the property table and `-X dump` the effective configuration, and

@@ -38,9 +38,9 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
 
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf)
 {
-    static const char codes[] = "FUIA";
+    static const char codes[] = "FUIAG";
     static const char *const prop[] = {"input.time.field", "input.text.field", "input.id.field",
-                                       "input.author.field"};
+                                       "input.author.field", "input.lang.field"};
     const char *at = c ? strchr(codes, c) : NULL;
     if (!at)
         return 0;

@@ -47,6 +47,7 @@ static const char timeline_usage[] =
     "                         YYYYMMDD or epoch seconds/ms)\n"
     "      --text-field NAME[,NAME]  the text's field(s) (default text)\n"
     "      --id-field NAME    the id's field (default id)\n"
+    "      --lang-field NAME  the language's field (default lang, else language)\n"
     "      --window W         auto (default: the finest of minute, hour, day, week that holds\n"
     "                         the span in at most 400 windows, else weeks, doubled until the\n"
     "                         span fits 1024), minute, hour, day or week (every window kept)\n"
@@ -208,6 +209,7 @@ int slda_cli_timeline(int argc, char **argv)
     static const struct option longopts[] = {
         {"format", required_argument, 0, 'f'},     {"time-field", required_argument, 0, 'F'},
         {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
+        {"lang-field", required_argument, 0, 'G'},
         {"window", required_argument, 0, 'W'},     {"json", required_argument, 0, 'J'},
         {"csv", required_argument, 0, 'V'},        {"config", required_argument, 0, 'c'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};

@@ -61,6 +61,8 @@ static const char train_usage[] =
     "      --id-field NAME  the id's field (default id; else the line number)\n"
     "      --author-field NAME  -X model.kind=atm: the authors' field (default author; a\n"
     "                       string, a JSON array, or names separated by ';')\n"
+    "      --lang-field NAME  the language's field (default lang, else language; overrides\n"
+    "                       identification)\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
     "  -q, --quiet          no progress lines\n"
@@ -423,6 +425,7 @@ int slda_cli_train(int argc, char **argv)
         {"snapshot-every", required_argument, 0, 'E'}, {"time-field", required_argument, 0, 'F'},
         {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
         {"author-field", required_argument, 0, 'A'},
+        {"lang-field", required_argument, 0, 'G'},
         {0, 0, 0, 0}};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))

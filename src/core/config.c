@@ -379,6 +379,9 @@ const slda_prop_t slda_conf_table[] = {
         "';'. A document without one is rejected."),
     STR("input.id.field", input_id_field, "id", SLDA_PF_NONEMPTY,
         "Field (JSON key or CSV/TSV column) holding each document's id."),
+    STR("input.lang.field", input_lang_field, "", 0,
+        "Field (JSON key or CSV/TSV column) holding each document's language (de, pt-BR), which "
+        "overrides identification; empty = \"lang\", else \"language\", when there is one."),
     BOOL("track", track, "true",
          "Track topics over event time: prevalence windows, drift and events at each snapshot, "
          "the live page at / of http.port."),

@@ -169,6 +169,7 @@ struct slda_conf_s {
     int updates_prune;          /* updates.prune: the snapshot writer deletes the log it no longer needs */
     /* tracking (src/track, docs/tracking.md) */
     char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */
+    char *input_lang_field;     /* input.lang.field: the language's field ("" = lang, language) */
     char *input_text_field;     /* input.text.field: the text's field(s) in JSON and CSV/TSV records */
     char *input_id_field;       /* input.id.field: the id's field */
     char *input_author_field;   /* input.author.field: the authors' field (model.kind=atm) */

@@ -5,7 +5,10 @@
  * from the columns the configuration names (io/record.h: input.text.field, input.id.field,
  * input.time.field; the text may join several columns, "title,body", by a newline); opening
  * fails, naming the columns there are, when the text's column or a named time column is
- * missing, so a delimited file is never read as something else.
+ * missing, so a delimited file is never read as something else. A document's language is its
+ * column input.lang.field names (missing: an error, as the time's), else a column "lang", else
+ * one named "language", when the header has one; an empty value, or one longer than
+ * SLDA_LANG_FIELD_MAX, leaves the language to identification.
  * CSV follows RFC 4180: fields separated by commas, a field in double quotes may hold commas,
  * line breaks and doubled quotes (""); a quote that closes before something other than a
  * comma or the line's end did not open a quoted field (the field is taken as written). TSV
@@ -29,7 +32,7 @@ typedef struct csv_s {
     size_t ncols;
     size_t *text;         /* the text's columns, in the order named */
     size_t ntext;
-    long id, time, author; /* their columns, or -1 */
+    long id, time, lang, author; /* their columns, or -1 */
     char *rec;            /* the record's lines, joined (a quoted field may span lines) */
     size_t rlen, rcap;
     char *fbuf;           /* the fields unquoted, each NUL-terminated */
@@ -232,7 +235,7 @@ static slda_err_t csv_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
     csv_t *c = slda_xcalloc(1, sizeof *c);
     rd->fmt = c;
     c->delim = rd->row->name[0] == 't' ? '\t' : ',';
-    c->id = c->time = c->author = -1;
+    c->id = c->time = c->lang = c->author = -1;
     slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
     if (err == SLDA_ERR_EOF)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
@@ -267,12 +270,26 @@ static slda_err_t csv_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
         c->text = slda_xrealloc(c->text, (c->ntext + 1) * sizeof *c->text);
         c->text[c->ntext++] = (size_t)col;
     }
-    const char *tname = slda_record_name(&rd->rec, SLDA_FIELD_TIME);
-    c->time = column(c, tname);
-    if (tname && c->time < 0)
-        return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                            "reader \"%s\": no column \"%s\" (input.time.field, --time-field) "
-                            "among %s", rd->path, tname, columns_text(c, cols, sizeof cols));
+    static const struct {
+        slda_field_role_t role;
+        const char *prop, *opt;
+    } named[] = {{SLDA_FIELD_TIME, "input.time.field", "--time-field"},
+                 {SLDA_FIELD_LANG, "input.lang.field", "--lang-field"}};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        const char *field = slda_record_name(&rd->rec, named[i].role);
+        long col = column(c, field);
+        if (field && col < 0)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                                "reader \"%s\": no column \"%s\" (%s, %s) among %s", rd->path,
+                                field, named[i].prop, named[i].opt,
+                                columns_text(c, cols, sizeof cols));
+        *(named[i].role == SLDA_FIELD_TIME ? &c->time : &c->lang) = col;
+    }
+    if (!slda_record_name(&rd->rec, SLDA_FIELD_LANG)) { /* optional, by its usual names */
+        c->lang = column(c, "lang");
+        if (c->lang < 0)
+            c->lang = column(c, "language");
+    }
     c->id = column(c, slda_record_name(&rd->rec, SLDA_FIELD_ID)); /* optional */
     c->author = column(c, slda_record_name(&rd->rec, SLDA_FIELD_AUTHOR)); /* model.kind=atm */
     return SLDA_OK;
@@ -362,6 +379,11 @@ static void fill_record(slda_reader_t *rd, csv_t *c)
         size_t n = c->len[c->time];
         rec->field[SLDA_FIELD_TIME] =
             (slda_field_t){slda_record_copy(rec, c->fbuf + c->off[c->time], n), n};
+    }
+    if (c->lang >= 0 && c->len[c->lang] && c->len[c->lang] <= SLDA_LANG_FIELD_MAX) {
+        size_t n = c->len[c->lang];
+        rec->field[SLDA_FIELD_LANG] =
+            (slda_field_t){slda_record_copy(rec, c->fbuf + c->off[c->lang], n), n};
     }
     if (c->author >= 0 && c->len[c->author]) {
         size_t n = c->len[c->author];

@@ -3,9 +3,10 @@
  * Invariants. A record is an object with a "text" string or a "tokens" array
  * of strings ("text" wins when both are there; other fields are ignored) and
  * an optional "id", a string (non-empty, without NUL) or a number (its text
- * as written); null is no id. An optional "lang" (or "language") string
- * names the document's language (slda_record_lang reads it; a value that is
- * not a string, or longer than LANG_FIELD_MAX, is ignored: the language is
+ * as written); null is no id. An optional "lang" (or "language"; the key
+ * input.lang.field names instead) string names the document's language
+ * (slda_record_lang reads it; a value that is not a string, or longer than
+ * SLDA_LANG_FIELD_MAX, is ignored: the language is
  * then identified from the text). Its strings are unescaped into the record's
  * buffer: nothing points into the value afterwards. The checks come in one
  * order (the object, text or tokens present, the id, then text's or tokens'
@@ -21,16 +22,14 @@
 
 /* ---- the record ---- */
 
-/* The longest "lang" value kept: a BCP 47 tag's primary, script and region subtags. */
-#define LANG_FIELD_MAX 35
-
 static void json_lang(slda_record_t *rec, const slda_json_t *js)
 {
-    uint32_t node = slda_json_object_get(js, 0, "lang");
-    if (node == SLDA_JSON_NONE)
+    const char *name = slda_record_name(rec, SLDA_FIELD_LANG); /* input.lang.field */
+    uint32_t node = slda_json_object_get(js, 0, name ? name : "lang");
+    if (node == SLDA_JSON_NONE && !name)
         node = slda_json_object_get(js, 0, "language");
     if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_STRING ||
-        slda_json_raw_len(js, node) > LANG_FIELD_MAX)
+        slda_json_raw_len(js, node) > SLDA_LANG_FIELD_MAX)
         return;
     char *buf = slda_record_room(rec, slda_json_raw_len(js, node) + 1);
     size_t n = slda_json_string(js, node, buf);

@@ -19,10 +19,6 @@
 
 /* Our documents nest two deep (map -> tokens array). */
 #define MAX_DEPTH 16
-/* The longest "lang" (or "language") value kept, as reader_json.c: a BCP 47 tag's primary,
- * script and region subtags; longer or not a string, it is ignored (identified instead). */
-#define LANG_FIELD_MAX 35
-
 /* ---- ids ---- */
 
 /* Is s[0..len) usable as an id (non-empty, valid UTF-8, no NUL)? */
@@ -198,12 +194,12 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
         if ((err = read_id(rec, &mp, errstr, errstr_size)) != SLDA_OK)
             return err;
     }
-    if (lang) { /* a string of at most LANG_FIELD_MAX bytes; anything else is ignored */
+    if (lang) { /* a string of at most SLDA_LANG_FIELD_MAX bytes; anything else is ignored */
         const unsigned char *ls;
         size_t llen;
         mp.p = lang;
         if (slda_msgpack_type(&mp) == SLDA_MSGPACK_STR &&
-            slda_msgpack_str(&mp, "lang", &ls, &llen) == 0 && llen <= LANG_FIELD_MAX)
+            slda_msgpack_str(&mp, "lang", &ls, &llen) == 0 && llen <= SLDA_LANG_FIELD_MAX)
             rec->field[SLDA_FIELD_LANG] =
                 (slda_field_t){slda_record_copy(rec, (const char *)ls, llen), llen};
     }

@@ -47,6 +47,7 @@ void slda_record_names(slda_record_t *rec, const slda_conf_t *conf)
     rec->name[SLDA_FIELD_TEXT] = conf->input_text_field && *conf->input_text_field
                                      ? conf->input_text_field : "text";
     rec->name[SLDA_FIELD_TIME] = conf->input_time_field;
+    rec->name[SLDA_FIELD_LANG] = conf->input_lang_field;
     rec->name[SLDA_FIELD_AUTHOR] = conf->input_author_field && *conf->input_author_field
                                        ? conf->input_author_field : "author";
 }

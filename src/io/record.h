@@ -27,13 +27,17 @@ typedef enum {
     SLDA_FIELD_TEXT,   /* its text ("text"; absent when the words come as tokens); its name
                           may list fields ("title,body"), whose values are joined by a newline */
     SLDA_FIELD_TIME,   /* its event time as written (no name: none; parsed by slda_record_time) */
-    SLDA_FIELD_LANG,   /* its language (JSON/MessagePack "lang" or "language": "de", "pt-BR";
-                          absent: identified from the text) */
+    SLDA_FIELD_LANG,   /* its language ("de", "pt-BR"; no name: "lang", else "language";
+                          MessagePack always so; absent: identified from the text) */
     SLDA_FIELD_AUTHOR, /* its authors (input.author.field, "author"; read by model.kind=atm):
                           names separated by ';' or newlines (a JSON array's elements are
                           joined by newlines) */
     SLDA_FIELD__COUNT
 } slda_field_role_t;
+
+/* The longest language value kept (longer ones are ignored: the language is identified): a
+ * BCP 47 tag's primary, script and region subtags. */
+#define SLDA_LANG_FIELD_MAX 35
 
 /* A decoded record. Its fields point into the value decoded (borrowed: valid
  * while the value is) or into the record's own buffer (valid until the next
@@ -65,7 +69,7 @@ void slda_record_init(slda_record_t *rec);
 /* Frees the record's buffers (its names stay); accepts NULL. */
 void slda_record_clear(slda_record_t *rec);
 /* The roles' field names from conf (borrowed for as long as conf lives): input.id.field,
- * input.text.field, input.time.field. */
+ * input.text.field, input.time.field, input.lang.field. */
 void slda_record_names(slda_record_t *rec, const slda_conf_t *conf);
 /* The name of role's field, or NULL when the role is not read. */
 const char *slda_record_name(const slda_record_t *rec, slda_field_role_t role);

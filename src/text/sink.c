@@ -4,7 +4,8 @@
  * (the simple mode only when it identifies languages: with an explicit stop
  * list alone it keeps its old path, bit for bit). One lookup in the stop set
  * gives the token's mask (text_priv.h): its language bits are votes
- * (langid.c), and its letters are counted by script. Then the length rules:
+ * (langid.c; not a token of one letter in a script with spaces), and its
+ * letters are counted by script. Then the length rules:
  * text.min.length characters, or at most 2 for a token in a script with a
  * syllable a character (Han, Kana, Hangul, Thai: 北京, 東京, 서울 are
  * words), and, in the unicode mode, at most text.token.max characters (longer
@@ -86,7 +87,9 @@ void slda_sink_token(sink_t *sink, char *buf, size_t len, uint32_t nchars, int w
     uint64_t mask = tok->nstop ? slda_stop_mask(tok, buf, len) : 0;
     uint32_t min = tok->min_length;
     if (sink->detect) {
-        if (mask & ~STOP_EXPLICIT)
+        /* a letter alone does not vote: option letters (-u, -s), initials and list marks are
+         * in many lists (u, s, y, z, k are stop words of Spanish, German, French ...) */
+        if ((mask & ~STOP_EXPLICIT) && (nchars > 1 || wide))
             slda_lang_vote(sink->vote, mask & ~STOP_EXPLICIT, 1.0);
         count_letters(sink, buf, len, nchars);
     }

@@ -100,10 +100,10 @@ void slda_lang_scripts(slda_tokenizer_t *tok);
 void slda_lang_hints(slda_tokenizer_t *tok);
 /* The languages a letter hints at (a mask of language bits), or 0. */
 uint64_t slda_lang_hint(const slda_tokenizer_t *tok, uint32_t cp);
-/* weight split evenly among mask's bits, added to vote[bit]. */
+/* weight added to vote[bit] for each of mask's bits. */
 void slda_lang_vote(double *vote, uint64_t mask, double weight);
 /* The language (index) of a document with these letter counts per script and
- * votes per bit, or -1 (und). */
+ * votes per bit, or -1 (und: no letters, or none of a known language's script). */
 int slda_lang_decide(const slda_tokenizer_t *tok, const uint32_t *script, const double *vote);
 
 /* ---- a document's tokens on their way out (sink.c) ---- */
