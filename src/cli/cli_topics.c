@@ -30,7 +30,8 @@ static const char topics_usage[] =
     "                  (the share of the model's tokens it holds):\n"
     "                    topic K 0.0421: word word ...\n"
     "A pachinko allocation model (model.kind=pam) adds one line per super-topic with the\n"
-    "topics it groups, the largest shares of its prior first (JSON: \"supers\"):\n"
+    "topics it groups, the largest shares of its prior first (JSON: \"supers\":\n"
+    "[{\"super\",\"topics\":[[K,share],...],\"alpha\":[K values]}] and \"alpha0\"):\n"
     "  super X: topic K 0.41, topic K 0.22, ...\n"
     "  -a, --authors N an author-topic model (model.kind=atm): each topic's N authors who\n"
     "                  wrote most of it, after its words:  | by NAME NAME ...\n"
@@ -46,7 +47,7 @@ static void print_supers(const slda_pam_t *pam, uint32_t K, int json)
     uint32_t S = slda_pam_supers(pam), show = K < 5 ? K : 5, best[5];
     const double *al = slda_pam_alpha_c(pam);
     if (json)
-        printf("],\"supers\":[");
+        printf("],\"alpha0\":%.6g,\"supers\":[", slda_pam_alpha0(pam));
     for (uint32_t x = 0; x < S; x++) {
         const double *a = al + (size_t)x * K;
         double A = 0;
@@ -67,6 +68,11 @@ static void print_supers(const slda_pam_t *pam, uint32_t K, int json)
         printf(json ? "%s{\"super\":%u,\"topics\":[" : "%ssuper %u:", json && x ? "," : "", x);
         for (uint32_t i = 0; i < m; i++)
             printf(json ? "%s[%u,%.4f]" : "%s topic %u %.3f", i ? "," : "", best[i], a[best[i]] / A);
+        if (json) { /* the whole prior, for readers that fold documents in themselves */
+            printf("],\"alpha\":[");
+            for (uint32_t y = 0; y < K; y++)
+                printf("%s%.6g", y ? "," : "", a[y]);
+        }
         printf(json ? "]}" : "\n");
     }
 }
