@@ -50,6 +50,7 @@ typedef struct pam_scratch_s {
     uint32_t *g_u;  /* ng: unique-word index of each drawn token */
     uint32_t *zx, *zy;
     float *nx, *nxy, *nx_sum, *nxy_sum, *p, *A;
+    float *alf;     /* S x K: alpha_x as floats, for the document */
 } pam_scratch_t;
 
 void slda_pam_schedule(slda_pam_t *pam, double step, uint64_t warmup)
@@ -117,6 +118,7 @@ void slda_pam_scratch_free(void *scratch)
     free(s->nxy_sum);
     free(s->p);
     free(s->A);
+    free(s->alf);
     free(s);
 }
 
@@ -138,6 +140,7 @@ static pam_scratch_t *scratch(slda_local_t *loc, uint32_t S, uint32_t K, uint32_
         s->nxy = slda_xmalloc(sk * sizeof *s->nxy);
         s->nxy_sum = slda_xmalloc(sk * sizeof *s->nxy_sum);
         s->p = slda_xmalloc(sk * sizeof *s->p);
+        s->alf = slda_xmalloc(sk * sizeof *s->alf);
         loc->pam = s;
     }
     if (nv > s->cap_v) {
@@ -158,27 +161,33 @@ static pam_scratch_t *scratch(slda_local_t *loc, uint32_t S, uint32_t K, uint32_
 /* p(x, y) for a token of word factor f with the document's counts as they are (the token's
  * own share taken out by the caller: own_g is its gamma for an AMF pair, NULL for a drawn
  * token already removed); returns the total. */
-static double joint(const pam_scratch_t *s, const slda_pam_t *pam, const float *f,
+static double joint(const pam_scratch_t *s, const slda_pam_t *pam, const float *restrict f,
                     const float *own_g)
 {
     uint32_t S = s->S, K = s->K;
     double total = 0;
     for (uint32_t x = 0; x < S; x++) {
-        const float *n = s->nxy + (size_t)x * K;
-        const double *al = pam->alpha + (size_t)x * K;
-        float *p = s->p + (size_t)x * K;
-        double gx = 0;
-        if (own_g)
+        const float *restrict n = s->nxy + (size_t)x * K;
+        const float *restrict al = s->alf + (size_t)x * K;
+        float *restrict p = s->p + (size_t)x * K;
+        float gx = 0, row = 0;
+        if (own_g) {
+            const float *restrict g = own_g + (size_t)x * K;
             for (uint32_t y = 0; y < K; y++)
-                gx += own_g[(size_t)x * K + y];
-        double nx = s->nx[x] - gx;
-        double outer = (nx + pam->alpha0) / (nx + s->A[x]);
-        double row = 0;
-        for (uint32_t y = 0; y < K; y++) {
-            double own = own_g ? own_g[(size_t)x * K + y] : 0;
-            double v = f[y] * (n[y] - own + al[y]);
-            p[y] = (float)(outer * (v > 0 ? v : 0));
-            row += p[y];
+                gx += g[y];
+            float nx = s->nx[x] - gx, outer = (nx + (float)pam->alpha0) / (nx + s->A[x]);
+            for (uint32_t y = 0; y < K; y++) {
+                float v = f[y] * (n[y] - g[y] + al[y]) * outer;
+                p[y] = v > 0 ? v : 0;
+                row += p[y];
+            }
+        } else {
+            float nx = s->nx[x], outer = (nx + (float)pam->alpha0) / (nx + s->A[x]);
+            for (uint32_t y = 0; y < K; y++) {
+                float v = f[y] * (n[y] + al[y]) * outer;
+                p[y] = v > 0 ? v : 0;
+                row += p[y];
+            }
         }
         total += row;
     }
@@ -248,8 +257,10 @@ void slda_pam_run(slda_local_t *loc, const slda_frozen_t *fz, const slda_pam_t *
     memset(s->nxy_sum, 0, sk * sizeof *s->nxy_sum);
     for (uint32_t x = 0; x < S; x++) {
         double a = 0;
-        for (uint32_t y = 0; y < K; y++)
+        for (uint32_t y = 0; y < K; y++) {
             a += pam->alpha[(size_t)x * K + y];
+            s->alf[(size_t)x * K + y] = (float)pam->alpha[(size_t)x * K + y];
+        }
         s->A[x] = (float)a;
     }
     nv = ng = 0;
