@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 0082-atm_train.sh - the author-topic model through the command line (docs/models.md):
+# 0085-atm_train.sh - the author-topic model through the command line (docs/models.md):
 # JSON lines with an author field named by --author-field (a string, a number, an array) and
 # CSV with authors separated by ';' train with -X model.kind=atm; a record without authors is
 # rejected with file:line and counted, a bad author field too; `authors` lists the authors with
@@ -114,4 +114,4 @@ expect_rc 1 "batch" "$S" train --batch -X topics=2 -X model.kind=atm "$T/a.jsonl
 says "batch refused" "batch mode: model.kind=atm is not supported"
 expect_rc 1 "authors of lda" "$S" authors "$T/l.slda"
 says "authors names the kind" "not an author-topic model"
-checks_done 0082-atm_train
+checks_done 0085-atm_train
