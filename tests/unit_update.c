@@ -699,7 +699,10 @@ static void test_sparse_rows(void)
                   SLDA_OK);
         free(buf);
     }
-    /* every row but the first keeps 3 topics, -0 and a subnormal among them */
+    /* the first row keeps every other topic (a bitmap row), the others 3 topics, -0 and a
+     * subnormal among them (listed topics) */
+    for (uint32_t k = 1; k < K; k += 2)
+        upd->stats[k] = 0;
     for (uint32_t s = 1; s < upd->nslots; s++)
         for (uint32_t k = 0; k < K; k++) {
             float *x = &upd->stats[(size_t)s * K + k];
@@ -716,8 +719,8 @@ static void test_sparse_rows(void)
         /* each sparse row: 1 count + 2 or 3 topics (<= 2 bytes each) + values */
         size_t vb = v == 0 ? 4 : v == 1 ? 2 : 1, most = (1 + 3 * (2 + vb) + (v == 2 ? 4 : 0));
         size_t dense = upd_dense_bytes((slda_update_values_t)v, K) * upd->nslots;
-        size_t want = dense_len[v] - (dense - dense / upd->nslots) + most * (upd->nslots - 1) +
-                      upd->nslots;
+        size_t want = dense_len[v] - dense + (1 + K / 8 + 4 + vb * K / 2) +
+                      most * (upd->nslots - 1) + upd->nslots;
         CHECK_TRUE(bytes <= want && bytes < dense_len[v] / 3,
                    "values %d: %zu bytes, at most %zu expected (dense %zu)", v, bytes, want,
                    dense_len[v]);
@@ -748,12 +751,14 @@ static void test_sparse_rows(void)
         size_t n;
         const char *why;
     } bad[] = {
-        {{3, 5, 0x80, 0x00}, 4, "bad topic"},           /* a non-minimal varint */
-        {{3, 200, 1}, 3, "topic out of range"},          /* 200 >= K */
-        {{3, 190, 9}, 3, "topic out of range"},          /* 190, then 200 */
-        {{0xca, 0x01}, 2, "more entries than topics"}, /* 201 entries */
-        {{2, 5, 0, 0}, 4, "cut short"},
-        {{2, 5, 0, 0, 0xc0, 0xff}, 6, "not finite"},    /* -NaN */
+        {{4, 5, 0x80, 0x00}, 4, "bad topic"},           /* a non-minimal varint */
+        {{4, 200, 1}, 3, "topic out of range"},          /* 200 >= K */
+        {{4, 190, 9}, 3, "topic out of range"},          /* 190, then 200 */
+        {{0xcd, 0x01}, 2, "more entries than topics"}, /* 203 entries */
+        {{3, 5, 0, 0}, 4, "cut short"},
+        {{3, 5, 0, 0, 0xc0, 0xff}, 6, "not finite"},    /* -NaN */
+        {{1, 0xff, 0xff}, 3, "cut short"},              /* a bitmap of 25 bytes */
+        {{0x80}, 1, "bad form"},
     };
     float *y = malloc(K * sizeof *y);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -761,6 +766,16 @@ static void test_sparse_rows(void)
         const char *why = upd_get_row(&p, bad[i].bytes + bad[i].n, y, K, SLDA_UPDATE_F32, 2);
         CHECK_TRUE(why && strstr(why, bad[i].why), "case %zu: %s", i, why ? why : "accepted");
     }
+    /* K = 13: a bitmap bit past K; a bitmap row of 2 topics decodes to them */
+    static const unsigned char past[] = {1, 0x01, 0x20, 0, 0, 0x80, 0x3f};
+    const unsigned char *p = past;
+    const char *why = upd_get_row(&p, past + sizeof past, y, 13, SLDA_UPDATE_F32, 2);
+    CHECK_TRUE(why && strstr(why, "topic out of range"), "%s", why ? why : "accepted");
+    static const unsigned char two[] = {1, 0x01, 0x10, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40};
+    p = two;
+    CHECK_TRUE(upd_get_row(&p, two + sizeof two, y, 13, SLDA_UPDATE_F32, 2) == NULL, "two");
+    CHECK_TRUE(p == two + sizeof two && y[0] == 1.0f && y[12] == 2.0f && y[1] == 0 && y[11] == 0,
+               "two: %g %g", y[0], y[12]);
     free(y);
     slda_update_destroy(upd);
     slda_docs_clear(d, n);

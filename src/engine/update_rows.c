@@ -7,12 +7,15 @@
  *     value: x = q * (m / 255));
  *   - integers (version 2): unsigned LEB128 varints, at most 5 bytes and
  *     minimal (a last byte of 0 after others is refused), <= 2^32 - 1;
- *   - rows (version 2): a varint c, then c = 0: K values (the dense row);
- *     c >= 1: c - 1 listed topics as varint gaps (the first topic itself,
- *     then each minus the one before minus 1: strictly increasing, < K), then
- *     their values (q8: the scale first). A topic is listed when its value
- *     does not encode to all zero bits, so the sparse row decodes to the very
- *     values the dense one does; the writer takes whichever is shorter.
+ *   - rows (version 2): a varint form, then form 0: K values (the dense
+ *     row); form 1: a bitmap of ceil(K / 8) bytes (topic k: bit k % 8 of
+ *     byte k / 8; the bits past K are 0), the listed topics, then their
+ *     values; form >= 2: form - 2 listed topics as varint gaps (the first
+ *     topic itself, then each minus the one before minus 1: strictly
+ *     increasing, < K), then their values (q8: the scale before the values).
+ *     A topic is listed when its value does not encode to all zero bits, so
+ *     a sparse row decodes to the very values the dense one does; the writer
+ *     takes the shortest form (a tie: dense, then bitmap).
  *     Version 1 rows are the dense values without the varint.
  * slda_update_thin makes rows sparser by rounding their small values
  * (below a share of the row's sum) to a common unit without bias.
@@ -193,6 +196,21 @@ int upd_get_varint(const unsigned char **p, const unsigned char *end, uint32_t *
 /* ------------------------------------------------------------------------ */
 /* Rows                                                                      */
 
+/* The topics listed (codes not 0) and the bytes of their gaps. */
+static uint32_t count_listed(const float *x, uint32_t K, float scale,
+                             slda_update_values_t values, size_t *gap_bytes)
+{
+    uint32_t listed = 0, prev = 0;
+    *gap_bytes = 0;
+    for (uint32_t k = 0; k < K; k++)
+        if (value_code(x[k], scale, values)) {
+            *gap_bytes += varint_len(listed ? k - prev - 1 : k);
+            prev = k;
+            listed++;
+        }
+    return listed;
+}
+
 void upd_put_row(upd_buf_t *b, const float *x, uint32_t K, slda_update_values_t values,
                  int version)
 {
@@ -200,78 +218,105 @@ void upd_put_row(upd_buf_t *b, const float *x, uint32_t K, slda_update_values_t 
     if (values == SLDA_UPDATE_Q8)
         for (uint32_t k = 0; k < K; k++)
             scale = x[k] > scale ? x[k] : scale;
-    size_t vb = value_bytes(values), dense = upd_dense_bytes(values, K);
-    size_t listed = 0, sparse = (values == SLDA_UPDATE_Q8 ? 4 : 0);
-    uint32_t prev = 0;
-    for (uint32_t k = 0; version >= 2 && k < K; k++)
-        if (value_code(x[k], scale, values)) {
-            sparse += vb + varint_len(listed ? k - prev - 1 : k);
-            prev = k;
-            listed++;
-        }
-    if (version >= 2 && listed < K) {
-        sparse += varint_len((uint32_t)listed + 1);
-        if (sparse < dense + 1) {
-            upd_buf_reserve(b, sparse);
-            upd_put_varint(b, (uint32_t)listed + 1);
-            size_t n = 0;
-            for (uint32_t k = 0; k < K; k++)
-                if (value_code(x[k], scale, values)) {
-                    upd_put_varint(b, n++ ? k - prev - 1 : k);
-                    prev = k;
-                }
-            if (values == SLDA_UPDATE_Q8) {
-                upd_put_f32(b->p + b->n, scale);
-                b->n += 4;
-            }
-            for (uint32_t k = 0; k < K; k++) {
-                uint32_t code = value_code(x[k], scale, values);
-                if (code) {
-                    put_code(b->p + b->n, code, values);
-                    b->n += vb;
-                }
-            }
-            return;
-        }
-    }
+    size_t vb = value_bytes(values), head = values == SLDA_UPDATE_Q8 ? 4 : 0, gaps = 0;
+    uint32_t listed = version >= 2 ? count_listed(x, K, scale, values, &gaps) : K;
+    /* version 2: the shortest of dense (c = 0), bitmap (c = 1) and gaps (c = listed + 2) */
+    size_t dense = 1 + head + vb * (size_t)K, bitmap = 1 + ((size_t)K + 7) / 8 + head + vb * listed;
+    size_t sparse = varint_len(listed + 2) + gaps + head + vb * listed;
+    uint32_t form = 0;
+    if (version >= 2 && bitmap < dense && bitmap <= sparse)
+        form = 1;
+    else if (version >= 2 && sparse < dense)
+        form = listed + 2;
     if (version >= 2)
-        upd_put_varint(b, 0);
-    upd_buf_reserve(b, dense);
-    if (values == SLDA_UPDATE_Q8) {
+        upd_put_varint(b, form);
+    upd_buf_reserve(b, dense + ((size_t)K + 7) / 8 + gaps);
+    if (form == 1) {
+        unsigned char *bits = b->p + b->n;
+        memset(bits, 0, ((size_t)K + 7) / 8);
+        for (uint32_t k = 0; k < K; k++)
+            if (value_code(x[k], scale, values))
+                bits[k / 8] |= (unsigned char)(1u << (k % 8));
+        b->n += ((size_t)K + 7) / 8;
+    } else if (form) {
+        uint32_t prev = 0, n = 0;
+        for (uint32_t k = 0; k < K; k++)
+            if (value_code(x[k], scale, values)) {
+                upd_put_varint(b, n++ ? k - prev - 1 : k);
+                prev = k;
+            }
+    }
+    if (head) {
         upd_put_f32(b->p + b->n, scale);
         b->n += 4;
     }
-    for (uint32_t k = 0; k < K; k++, b->n += vb)
-        put_code(b->p + b->n, value_code(x[k], scale, values), values);
+    for (uint32_t k = 0; k < K; k++) {
+        uint32_t code = value_code(x[k], scale, values);
+        if (code || !form) {
+            put_code(b->p + b->n, code, values);
+            b->n += vb;
+        }
+    }
+}
+
+/* The listed topics of a bitmap (form 1) or gaps (form >= 2) row into idx; their count, or
+ * -1 with *why. */
+static int64_t get_listed(const unsigned char **p, const unsigned char *end, uint32_t form,
+                          uint32_t K, uint32_t *idx, const char **why)
+{
+    uint32_t n = 0;
+    if (form == 1) {
+        size_t nb = ((size_t)K + 7) / 8;
+        if ((size_t)(end - *p) < nb) {
+            *why = "row: cut short";
+            return -1;
+        }
+        for (uint32_t k = 0; k < K; k++)
+            if ((*p)[k / 8] >> (k % 8) & 1)
+                idx[n++] = k;
+        if (K % 8 && (*p)[nb - 1] >> (K % 8)) {
+            *why = "row: topic out of range";
+            return -1;
+        }
+        *p += nb;
+        return n;
+    }
+    for (; n < form - 2; n++) {
+        uint32_t gap;
+        if (upd_get_varint(p, end, &gap)) {
+            *why = "row: bad topic";
+            return -1;
+        }
+        uint64_t k = n ? (uint64_t)idx[n - 1] + 1 + gap : gap;
+        if (k >= K) {
+            *why = "row: topic out of range";
+            return -1;
+        }
+        idx[n] = (uint32_t)k;
+    }
+    return n;
 }
 
 const char *upd_get_row(const unsigned char **p, const unsigned char *end, float *x, uint32_t K,
                         slda_update_values_t values, int version)
 {
     size_t vb = value_bytes(values);
-    uint32_t c = 0;
-    if (version >= 2 && upd_get_varint(p, end, &c))
-        return "row: bad entry count";
-    if (c > K)
+    uint32_t form = 0, n = K;
+    const char *why = NULL;
+    if (version >= 2 && upd_get_varint(p, end, &form))
+        return "row: bad form";
+    if (form >= 2 && form - 2 > K)
         return "row: more entries than topics";
-    uint32_t n = c ? c - 1 : K;
     uint32_t *idx = NULL;
-    if (c) {
+    if (form) {
         memset(x, 0, K * sizeof *x);
-        idx = slda_xmalloc(((size_t)n + 1) * sizeof *idx);
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t gap;
-            if (upd_get_varint(p, end, &gap)) {
-                free(idx);
-                return "row: bad topic";
-            }
-            uint64_t k = i ? (uint64_t)idx[i - 1] + 1 + gap : gap;
-            if (k >= K) {
-                free(idx);
-                return "row: topic out of range";
-            }
-            idx[i] = (uint32_t)k;
+        idx = slda_xmalloc(((size_t)K + 1) * sizeof *idx);
+        int64_t got = get_listed(p, end, form, K, idx, &why);
+        if (got < 0) {
+            free(idx);
+            return why;
         }
+        n = (uint32_t)got;
     }
     size_t need = (values == SLDA_UPDATE_Q8 ? 4 : 0) + vb * (size_t)n;
     if ((size_t)(end - *p) < need) {
