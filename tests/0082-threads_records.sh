@@ -15,17 +15,12 @@ PY=/usr/bin/python3
 
 # 1,500 documents from 6 themes over 1,200 words and words that occur once (evicted first); in
 # the JSON and CSV files lines 3, 300 and 700 (CSV: the records starting there) are bad
-"$PY" - "$T" <<'EOF'
+"$PY" - "$T" "$(dirname "$0")" <<'EOF'
 import csv, json, random, sys
+sys.path.insert(0, sys.argv[2])
+from corpus_words import letters  # noqa: E402
 T = sys.argv[1]
 rng = random.Random(7)
-def letters(n):
-    s = ""
-    while True:
-        s = "abcdefghijklmnopqrstuvwxyz"[n % 26] + s
-        n //= 26
-        if n == 0:
-            return s
 themes = [[f"t{letters(k)}w{letters(i)}" for i in range(200)] for k in range(6)]
 docs = []
 for d in range(1500):
