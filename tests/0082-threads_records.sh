@@ -2,13 +2,14 @@
 # 0082-threads_records.sh - JSON lines and CSV read on every core, the same model (issue 27, item 4):
 # - records are decoded and tokenised on the worker threads and looked up in order
 #   (src/io/reader_ahead.c): threads=1, 2 and 3 give the same model bit for bit from a JSON lines
-#   file, from the same JSON on standard input (one minibatch read ahead) and from a CSV file with
-#   quoted fields spanning lines, with evictions (a small vocab.capacity) and a time field
-#   (the models equal those of the serial reader before, checked by hand against bf6c0a7);
+#   file, from the same JSON on standard input (one minibatch read ahead), from a CSV file with
+#   quoted fields spanning lines and from a TSV file, with evictions (a small vocab.capacity)
+#   and a time field (the models equal the serial reader's before, checked by hand against
+#   bf6c0a7);
 # - bad records keep their place across read-ahead boundaries (256 records): their errors name
 #   path:line (the first line of a CSV record), are counted once, and the documents keep their
 #   ids (the "id" field, a JSON record without one its line number);
-# - the JSON file, its CSV twin and the same texts as raw text lines give one model.
+# - the JSON file, its CSV and TSV twins and the same texts as raw text lines give one model.
 set -u
 . "$(dirname "$0")/checks.sh"
 PY=/usr/bin/python3
@@ -55,6 +56,10 @@ with open(f"{T}/docs.csv", "w", newline="") as f:
         if d % 3 == 0:
             body = body.replace(" ", "\n", 2)
         wr.writerow([f"doc{d}", f"2021-01-{1 + d % 28:02d}", title, body])
+with open(f"{T}/docs.tsv", "w") as f:  # TSV: no quoting, one line per row
+    f.write("id\tdate\ttitle\tbody\n")
+    for d, w in enumerate(docs):
+        f.write(f"doc{d}\t2021-01-{1 + d % 28:02d}\t{' '.join(w[:5])}\t{' '.join(w[5:])}\n")
 EOF
 X=(-q -k 8 -X seed=11 -X vocab.capacity=1500 -X input.time.field=date -X replay.docs=500)
 
@@ -66,13 +71,17 @@ for t in 1 2 3; do
         >/dev/null 2>&1 || fail "train threads=$t from stdin"
     "$S" train "${X[@]}" -X threads=$t -X input.text.field=title,body -o "$T/csv$t.slda" \
         "$T/docs.csv" >/dev/null 2>"$T/err$t" || fail "train csv threads=$t: $(head -c 300 "$T/err$t")"
+    "$S" train "${X[@]}" -X threads=$t -X input.text.field=title,body -o "$T/tsv$t.slda" \
+        "$T/docs.tsv" >/dev/null 2>"$T/err$t" || fail "train tsv threads=$t: $(head -c 300 "$T/err$t")"
 done
 for t in 2 3; do
     same_model "JSON file: threads=$t differs from threads=1" "$T/json1.slda" "$T/json$t.slda"
     same_model "JSON stdin: threads=$t differs from threads=1" "$T/stdin1.slda" "$T/stdin$t.slda"
     same_model "CSV: threads=$t differs from threads=1" "$T/csv1.slda" "$T/csv$t.slda"
+    same_model "TSV: threads=$t differs from threads=1" "$T/tsv1.slda" "$T/tsv$t.slda"
 done
 same_model "the CSV twin differs from the JSON file" "$T/json1.slda" "$T/csv1.slda"
+same_model "the TSV twin differs from the JSON file" "$T/json1.slda" "$T/tsv1.slda"
 "$S" train -q -k 8 -X seed=11 -X vocab.capacity=1500 -X replay.docs=500 -X threads=2 -o "$T/text.slda" \
     "$T/docs.txt" >/dev/null 2>&1
 same_model "the texts as raw text lines differ from the JSON file" "$T/json1.slda" "$T/text.slda"
