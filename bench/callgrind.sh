@@ -19,16 +19,8 @@ K=${K:-100}
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 2; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" <<'EOF'
-import gzip, sys
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w") as o:
-    next(f)
-    for line in f:
-        p = line.rstrip("\n").split("\t")
-        text = (p[4] + " " + p[5]).strip()
-        if text:
-            o.write(text + "\n")
-EOF
+python3 "$here/reuters_text.py" "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" \
+    "$T/reuters.txt"
 count() { # bin args...: instructions of one run
     local bin=$1
     shift

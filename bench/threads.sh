@@ -35,16 +35,8 @@ for x in ${X:-}; do extra+=(-X "$x"); done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" <<'EOF'
-import gzip, sys
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w") as o:
-    next(f)
-    for line in f:
-        p = line.rstrip("\n").split("\t")
-        text = (p[4] + " " + p[5]).strip()
-        if text:
-            o.write(text + "\n")
-EOF
+python3 "$here/reuters_text.py" "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" \
+    "$T/reuters.txt"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); K=$K, one pass, defaults${X:+ but $X}"
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }

@@ -14,6 +14,9 @@
  * document-completion perplexity of the held-out documents (slda_eval_perplexity, seed 1),
  * and the change against float32 in percent. A fixed-vocabulary float32 run must give
  * slda_model_train's perplexity exactly (local + apply == train).
+ * UPDATE_LOG_THIN="0.001 0.004": more models, one per share and per float32 and q8,
+ * whose records are thinned (slda_update_thin) before encoding ("thin0.001", "thin0.001q8").
+ * UPDATE_LOG_BYTES=1: no slda_model_train model (its perplexity printed as 0), for bytes.
  * UPDATE_LOG_STALE="0 1 4 16": instead of the encodings, float32 records whose local halves
  * read the model that many records behind (a replica's updates.staleness, always at its
  * bound), against train (global.stale=0).
@@ -115,8 +118,8 @@ static void read_uci(corpus_t *c, slda_conf_t *conf, slda_model_t *model, const 
  * record's local half reading the model without the stale records before it
  * (a replica with updates.staleness = stale, at its worst: always that far
  * behind). */
-static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, size_t stale,
-                double *ppl, double *bytes_per_doc)
+static void run(const corpus_t *c, slda_conf_t *conf, int arm, double thin, size_t mb,
+                size_t stale, double *ppl, double *bytes_per_doc)
 {
     slda_update_t **fifo = calloc(stale + 2, sizeof *fifo);
     size_t nfifo = 0;
@@ -153,8 +156,10 @@ static void run(const corpus_t *c, slda_conf_t *conf, int arm, size_t mb, size_t
                 slda_update_t *upd, *dec;
                 void *buf;
                 size_t len;
-                if (slda_update_local(model, scratch, batch, nb, 0, NULL, &upd, err, sizeof err) ||
-                    slda_update_encode(upd, (slda_update_values_t)arm, &buf, &len, err,
+                if (slda_update_local(model, scratch, batch, nb, 0, NULL, &upd, err, sizeof err))
+                    die("update", err);
+                slda_update_thin(upd, thin);
+                if (slda_update_encode(upd, (slda_update_values_t)arm, &buf, &len, err,
                                        sizeof err) ||
                     slda_update_decode(buf, len, &dec, err, sizeof err))
                     die("update", err);
@@ -271,7 +276,9 @@ int main(int argc, char **argv)
     }
     static const char *const names[] = {"float32", "float16", "q8"};
     double ppl_train, ppl[3], bpd[3], dummy;
-    run(&c, conf, -1, mb, 0, &ppl_train, &dummy);
+    ppl_train = 0;
+    if (!getenv("UPDATE_LOG_BYTES"))
+        run(&c, conf, -1, 0, mb, 0, &ppl_train, &dummy);
     const char *stales = getenv("UPDATE_LOG_STALE");
     if (stales && *stales) { /* float32 records at each staleness instead of the encodings */
         char *copy = strdup(stales), *save = NULL;
@@ -280,7 +287,7 @@ int main(int argc, char **argv)
         printf("RESULT train 0 %.6f\n", ppl_train);
         for (char *v = strtok_r(copy, " ", &save); v; v = strtok_r(NULL, " ", &save)) {
             double p, b;
-            run(&c, conf, 0, mb, (size_t)atoi(v), &p, &b);
+            run(&c, conf, 0, 0, mb, (size_t)atoi(v), &p, &b);
             printf("stale %-4s perplexity %10.3f %+8.3f%% vs train\n", v, p,
                    100 * (p / ppl_train - 1));
             printf("RESULT stale%s %.3f %.6f\n", v, b, p);
@@ -289,7 +296,7 @@ int main(int argc, char **argv)
         return 0;
     }
     for (int arm = 0; arm < 3; arm++)
-        run(&c, conf, arm, mb, 0, &ppl[arm], &bpd[arm]);
+        run(&c, conf, arm, 0, mb, 0, &ppl[arm], &bpd[arm]);
     printf("documents %zu (held out %zu), K=%u, minibatch %zu, seed %u\n", c.n, c.n / 10, K, mb,
            seed);
     printf("%-10s %14s %12s %10s\n", "model", "bytes/doc", "perplexity", "vs float32");
@@ -301,6 +308,17 @@ int main(int argc, char **argv)
     printf("RESULT train 0 %.6f\n", ppl_train);
     for (int arm = 0; arm < 3; arm++)
         printf("RESULT %s %.3f %.6f\n", names[arm], bpd[arm], ppl[arm]);
+    const char *thins = getenv("UPDATE_LOG_THIN");
+    char *tcopy = strdup(thins ? thins : ""), *tsave = NULL;
+    for (char *v = strtok_r(tcopy, " ", &tsave); v; v = strtok_r(NULL, " ", &tsave))
+        for (int arm = 0; arm < 3; arm += 2) { /* float32 and q8 */
+            double p, b;
+            run(&c, conf, arm, atof(v), mb, 0, &p, &b);
+            printf("%-10s %14.1f %12.3f %+9.3f%%  (thinned at %s, %s)\n", "thin", b, p,
+                   100 * (p / ppl[0] - 1), v, names[arm]);
+            printf("RESULT thin%s%s %.3f %.6f\n", v, arm ? "q8" : "", b, p);
+        }
+    free(tcopy);
     if (!c.text)
         slda_docs_clear(c.docs, c.n);
     free(c.docs);

@@ -8,6 +8,8 @@
 #   bench/update_log.sh         env: K (100), MB (32, minibatch documents), SEEDS ("1 2 3 4 5";
 #                               "1 2 3" with STALE), STALE (e.g. "0 1 4 8 16": staleness mode),
 #                               UPDATE_LOG_CONF (more properties, e.g. "births=false"),
+#                               UPDATE_LOG_THIN (e.g. "0.001 0.004": thinned records too),
+#                               UPDATE_LOG_BYTES=1 (no train model: bytes and encodings only),
 #                               SLDA_SHARED_DIR (default ../shared beside the repository)
 #
 # Builds the library (Release, build/) and bench/update_log.c against it, then runs it on KOS
@@ -37,18 +39,10 @@ cmake --build "$repo/build" -j2 --target slda >/dev/null
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$repo/include" "$here/update_log.c" "$repo/build/libslda.a" \
-    -lrdkafka -lmsgpackc -lz -lm -lpthread -o "$T/update_log"
+    -lrdkafka -lmsgpackc -lz -lm -lpthread $(pkg-config --libs icu-uc) -o "$T/update_log"
 
-python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" <<'PY'
-import gzip, sys
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w") as o:
-    next(f)
-    for line in f:
-        p = line.rstrip("\n").split("\t")
-        text = (p[4] + " " + p[5]).strip()
-        if text:
-            o.write(text + "\n")
-PY
+python3 "$here/reuters_text.py" "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" \
+    "$T/reuters.txt"
 for s in $SEEDS; do
     echo "== KOS (UCI, fixed vocabulary), seed $s"
     "$T/update_log" uci "$shared/data/kos/docword.kos.txt" "$shared/data/kos/vocab.kos.txt" \
@@ -76,9 +70,11 @@ for path, name in zip(sys.argv[1:3], ("KOS", "Reuters")):
             print(f"  S={arm[5:]:4} {sum(ch) / len(ch):+7.2f}%  ({min(ch):+.2f}, {max(ch):+.2f})")
         continue
     print(f"== {name}: mean over {len(runs)} seeds")
-    print(f"{'model':10} {'bytes/doc':>10} {'mean vs float32':>16} {'min':>8} {'max':>8}")
-    for arm in ("train", "float32", "float16", "q8"):
+    print(f"{'model':14} {'bytes/doc':>10} {'mean vs float32':>16} {'min':>8} {'max':>8}")
+    for arm in runs[0]:
+        if arm == "train" and runs[0][arm][1] == 0:
+            continue  # UPDATE_LOG_BYTES: no train model
         ch = [100 * (r[arm][1] / r["float32"][1] - 1) for r in runs]
         bpd = sum(r[arm][0] for r in runs) / len(runs)
-        print(f"{arm:10} {bpd:10.1f} {sum(ch) / len(ch):+15.3f}% {min(ch):+7.2f}% {max(ch):+7.2f}%")
+        print(f"{arm:14} {bpd:10.1f} {sum(ch) / len(ch):+15.3f}% {min(ch):+7.2f}% {max(ch):+7.2f}%")
 PY

@@ -396,6 +396,13 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
 /** Encode into *buf (malloc'ed, caller frees; *len bytes). */
 slda_err_t slda_update_encode(const slda_update_t *upd, slda_update_values_t values, void **buf,
                               size_t *len, char *errstr, size_t errstr_size);
+/** Make the statistics sparser before encoding (updates.thin): in each row,
+ *  the values under share x the row's sum are rounded, without bias, to 0 or
+ *  to one common unit (systematic sampling seeded by the record itself), so
+ *  every value's expectation and each row's sum are kept. share 0: nothing
+ *  changes; at most 0.5. Encode the record afterwards; every replica, the
+ *  writer included, applies the decoded record. */
+void slda_update_thin(slda_update_t *upd, double share);
 /** Decode len bytes (only read); any defect is refused with SLDA_ERR_CORRUPT,
  *  _TRUNCATED or _VERSION and the reason. *out: caller frees. */
 slda_err_t slda_update_decode(const void *buf, size_t len, slda_update_t **out, char *errstr,

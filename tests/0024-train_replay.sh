@@ -16,16 +16,11 @@ set -u
 SRC=${SLDA_SOURCE_DIR:?}
 PY=/usr/bin/python3
 
-"$PY" - "$T/docs.txt" <<'EOF'
+"$PY" - "$T/docs.txt" "$(dirname "$0")" <<'EOF'
 import random, sys
+sys.path.insert(0, sys.argv[2])
+from corpus_words import letters  # noqa: E402
 rng = random.Random(3)
-def letters(n):  # digits are dropped by the tokenizer (text.digits): words of letters only
-    s = ""
-    while True:
-        s = "abcdefghijklmnopqrstuvwxyz"[n % 26] + s
-        n //= 26
-        if n == 0:
-            return s
 themes = [[f"t{letters(k)}w{letters(i)}" for i in range(100)] for k in range(4)]
 with open(sys.argv[1], "w") as f:
     for d in range(640):

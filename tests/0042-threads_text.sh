@@ -13,16 +13,11 @@ set -u
 PY=/usr/bin/python3
 
 # 3,000 documents from 6 themes over 1,200 words, and words that occur once (evicted first)
-"$PY" - "$T/docs.txt" <<'EOF'
+"$PY" - "$T/docs.txt" "$(dirname "$0")" <<'EOF'
 import random, sys
+sys.path.insert(0, sys.argv[2])
+from corpus_words import letters  # noqa: E402
 rng = random.Random(5)
-def letters(n):  # digits are dropped by the tokenizer (text.digits): words of letters only
-    s = ""
-    while True:
-        s = "abcdefghijklmnopqrstuvwxyz"[n % 26] + s
-        n //= 26
-        if n == 0:
-            return s
 themes = [[f"t{letters(k)}w{letters(i)}" for i in range(200)] for k in range(6)]
 with open(sys.argv[1], "w") as f:
     for d in range(3000):
@@ -33,12 +28,6 @@ with open(sys.argv[1], "w") as f:
 EOF
 X=(-q -k 8 -X seed=11 -X vocab.capacity=1500)
 
-same() { # name a.slda b.slda: the two snapshots hold the same topic-word counts, bit for bit
-    "$S" export "$2" --npy "$T/a.npy" --vocab "$T/a.voc" 2>/dev/null &&
-        "$S" export "$3" --npy "$T/b.npy" --vocab "$T/b.voc" 2>/dev/null &&
-        cmp -s "$T/a.npy" "$T/b.npy" && cmp -s "$T/a.voc" "$T/b.voc" && ok || fail "$1"
-}
-
 for t in 1 2 3; do
     "$S" train "${X[@]}" -X threads=$t -o "$T/file$t.slda" "$T/docs.txt" >/dev/null 2>"$T/err$t" ||
         fail "train threads=$t: $(head -c 300 "$T/err$t")"
@@ -48,11 +37,11 @@ for t in 1 2 3; do
         -o "$T/snap$t.slda" "$T/docs.txt" >/dev/null 2>&1 || fail "train threads=$t --snapshot-dir"
 done
 for t in 2 3; do
-    same "file: threads=$t differs from threads=1" "$T/file1.slda" "$T/file$t.slda"
-    same "stdin: threads=$t differs from threads=1" "$T/stdin1.slda" "$T/stdin$t.slda"
-    same "snapshot-dir: threads=$t differs from threads=1" "$T/snap1.slda" "$T/snap$t.slda"
+    same_model "file: threads=$t differs from threads=1" "$T/file1.slda" "$T/file$t.slda"
+    same_model "stdin: threads=$t differs from threads=1" "$T/stdin1.slda" "$T/stdin$t.slda"
+    same_model "snapshot-dir: threads=$t differs from threads=1" "$T/snap1.slda" "$T/snap$t.slda"
     for f in "$T/snaps1"/*.slda; do
-        same "snapshot $(basename "$f"): threads=$t differs" "$f" "$T/snaps$t/$(basename "$f")"
+        same_model "snapshot $(basename "$f"): threads=$t differs" "$f" "$T/snaps$t/$(basename "$f")"
     done
 done
 [ "$(ls "$T/snaps1" | grep -c '\.slda$')" -ge 4 ] && ok || fail "snapshots along the way: $(ls "$T/snaps1")"
@@ -89,11 +78,11 @@ done
 # twice the documents before them (docs/engine.md, "Second visits"): replay.docs below the
 # file's 794 documents gives both the stream's rule)
 C=$(sed -n 's/.* tokens=\([0-9]*\) .*/\1/p' "$T/out")
-same "bad.txt: threads=2 differs from threads=1" "$T/bad1.slda" "$T/bad2.slda"
+same_model "bad.txt: threads=2 differs from threads=1" "$T/bad1.slda" "$T/bad2.slda"
 "$S" train -q -k 4 -X seed=3 -X replay.docs=500 -o "$T/badfile.slda" "$T/bad.txt" >/dev/null 2>&1
 "$S" train -q -k 4 -X seed=3 -X replay.docs=500 -X corpus.tokens="$C" -o "$T/badin.slda" - \
     <"$T/bad.txt" >/dev/null 2>&1
-same "bad.txt: the file read ahead differs from standard input" "$T/badfile.slda" "$T/badin.slda"
+same_model "bad.txt: the file read ahead differs from standard input" "$T/badfile.slda" "$T/badin.slda"
 # document ids are line numbers: infer names them
 "$S" infer "$T/bad1.slda" "$T/bad.txt" 2>/dev/null | "$PY" -c '
 import sys, json

@@ -105,6 +105,11 @@ expect_rc 0 "authors csv" "$S" authors "$T/c.slda"
 grep -q '^ann tokens=' "$T/out" && grep -q '^bob tokens=' "$T/out" && ok ||
     fail "csv: both authors of each row: $(cat "$T/out")"
 
+# raw text names no author: every line rejected with the reason, nothing trained
+printf 'goal match team\nstock market bank\n' >"$T/r.txt"
+expect_rc 1 "atm raw text" "$S" train -q -k 2 -X model.kind=atm "$T/r.txt"
+says "raw text refused" 'r\.txt:1: raw text names no author'
+
 # 5. refusals, each with its reason
 expect_rc 1 "births=true" "$S" train -q -k 2 -X model.kind=atm -X births=true "$T/a.jsonl"
 says "births refused" "births=true is not supported"

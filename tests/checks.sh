@@ -3,7 +3,8 @@
 # $S the binary ($STREAMLDA), $T a scratch directory (slda-NNNN-*, removed at exit when the test
 # passes, kept and named when it fails), pass/fail counters (ok, fail), check (a command's exit
 # status as a check), expect_rc (a command's exit status, its output in $T/out and $T/err), says
-# (that stderr's text), at_exit (a command run at exit, e.g. to stop a background process), and
+# (that stderr's text), same_model (two snapshots hold the same model, bit for bit), at_exit (a
+# command run at exit, e.g. to stop a background process), and
 # checks_done NAME, the closing line and the test's exit status.
 S=${STREAMLDA:?STREAMLDA must point at the binary}
 T=$(mktemp -d "${TMPDIR:-/tmp}/slda-$(basename "$0" | cut -c1-4)-XXXXXX")
@@ -42,4 +43,9 @@ says() { # description regex: the last expect_rc's stderr matches
 checks_done() { # name
     echo "$1: $pass passed, $fails failed"
     [ "$fails" -eq 0 ]
+}
+same_model() { # description a.slda b.slda: the same topic-word counts and words, bit for bit
+    "$S" export "$2" --npy "$T/a.npy" --vocab "$T/a.voc" 2>/dev/null &&
+        "$S" export "$3" --npy "$T/b.npy" --vocab "$T/b.voc" 2>/dev/null &&
+        cmp -s "$T/a.npy" "$T/b.npy" && cmp -s "$T/a.voc" "$T/b.voc" && ok || fail "$1"
 }

@@ -363,6 +363,10 @@ const slda_prop_t slda_conf_table[] = {
     ENUM("updates.values", updates_values, "float32", update_values,
          "Replicas: encoding of the statistics in update records: float32 (exact), float16 or "
          "q8 (smaller records, see docs/replication.md for their perplexity cost)."),
+    DBL("updates.thin", updates_thin, "0", 0, 0.5, 0,
+        "Replicas: in each row of an update record's statistics, values under this share of "
+        "the row's sum are rounded without bias to 0 or one common unit (sparser records; 0 = "
+        "exact, see docs/replication.md)."),
     BOOL("updates.prune", updates_prune, "true",
          "Replicas: the snapshot writer deletes update records older than the oldest snapshot it "
          "keeps (Kafka DeleteRecords); false leaves the log to the topic's retention."),

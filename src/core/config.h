@@ -166,6 +166,7 @@ struct slda_conf_s {
     char *updates_topic;        /* updates.topic: the replicated update log ("" = one instance) */
     uint32_t updates_staleness; /* updates.staleness: own records unapplied when a minibatch starts */
     int updates_values;         /* updates.values: slda_update_values_t */
+    double updates_thin;        /* updates.thin: share for slda_update_thin */
     int updates_prune;          /* updates.prune: the snapshot writer deletes the log it no longer needs */
     /* tracking (src/track, docs/tracking.md) */
     char *input_time_field;     /* input.time.field: JSON field with the event time ("" = timestamp) */

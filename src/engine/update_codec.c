@@ -1,4 +1,4 @@
-/* update_codec.c - update records as bytes: envelope, MessagePack, float32/float16/q8 values.
+/* update_codec.c - update records as bytes: envelope, MessagePack header and body, versions 1 and 2.
  *
  * Format (docs/replication.md, "Record format"): "SLDU", uint32 big-endian
  * format version, a MessagePack header map, a MessagePack body map, and a
@@ -6,6 +6,10 @@
  * float32, float16 or 8 bits per value with a float32 scale per row
  * (slda_update_encode's values argument). Lossy encodings change the values:
  * every replica, the producer included, applies the decoded record.
+ * Version 2 (written) codes the integer arrays as varints and each row of
+ * the statistics and of ntheta dense or sparse, whichever is shorter
+ * (update_rows.c); it decodes to the values version 1 carried. Version 1
+ * (u32 arrays, dense rows) is still read.
  *
  * Encoding depends on the record and the values argument only (keys in a
  * fixed order, msgpack-c's smallest encodings), so one record gives the same
@@ -27,136 +31,10 @@
 
 #define UPD_MAGIC "SLDU"
 #define UPD_MAGIC_LEN 4
-#define UPD_VERSION 1u
+#define UPD_VERSION 2u /* written; 1 and 2 are read */
+#define UPD_VERSION_MIN 1u
 #define UPD_HEAD_LEN (UPD_MAGIC_LEN + 4)
 #define UPD_TRAILER_LEN 8
-
-/* ------------------------------------------------------------------------ */
-/* Codec: values                                                             */
-
-/* IEEE binary16, round to nearest even; beyond the largest finite half the
- * value saturates (statistics are finite and >= 0). */
-static uint16_t f32_to_f16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    x &= 0x7fffffffu;
-    if (x >= 0x477ff000u) /* rounds to >= 65520, or inf/NaN: largest finite */
-        return (uint16_t)(sign | (x > 0x7f800000u ? 0x7e00u : 0x7bffu));
-    if (x < 0x33000000u) /* below half the smallest subnormal */
-        return (uint16_t)sign;
-    uint32_t e = x >> 23;
-    if (e < 113) { /* subnormal half */
-        uint32_t m = (x & 0x7fffffu) | 0x800000u;
-        uint32_t shift = 126 - e; /* 14..24 */
-        uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1)))
-            h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((e - 112) << 10) | ((x >> 13) & 0x3ffu);
-    uint32_t rem = x & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
-        h++;
-    return (uint16_t)(sign | h);
-}
-
-static float f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
-    if (e == 0) {
-        float v = ldexpf((float)m, -24);
-        return sign ? -v : v;
-    }
-    if (e == 31)
-        x = sign | 0x7f800000u | (m << 13);
-    else
-        x = sign | ((e + 112) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put_f32(unsigned char *p, float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    put_le32(p, x);
-}
-
-static float get_f32(const unsigned char *p)
-{
-    uint32_t x = get_le32(p);
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-
-static size_t row_bytes(slda_update_values_t values, uint32_t K)
-{
-    switch (values) {
-    case SLDA_UPDATE_F16: return 2 * (size_t)K;
-    case SLDA_UPDATE_Q8: return 4 + (size_t)K;
-    default: return 4 * (size_t)K;
-    }
-}
-
-static void encode_row(unsigned char *p, const float *x, uint32_t K, slda_update_values_t values)
-{
-    if (values == SLDA_UPDATE_F16) {
-        for (uint32_t k = 0; k < K; k++) {
-            uint16_t h = f32_to_f16(x[k]);
-            p[2 * k] = (unsigned char)h;
-            p[2 * k + 1] = (unsigned char)(h >> 8);
-        }
-    } else if (values == SLDA_UPDATE_Q8) {
-        float mx = 0;
-        for (uint32_t k = 0; k < K; k++)
-            mx = x[k] > mx ? x[k] : mx;
-        put_f32(p, mx);
-        for (uint32_t k = 0; k < K; k++) {
-            float q = mx > 0 && x[k] > 0 ? x[k] / mx * 255.0f + 0.5f : 0.0f;
-            p[4 + k] = (unsigned char)(q > 255.0f ? 255 : (unsigned)q);
-        }
-    } else {
-        for (uint32_t k = 0; k < K; k++)
-            put_f32(p + 4 * k, x[k]);
-    }
-}
-
-/* 0, or -1 for a value that is not finite and >= 0. */
-static int decode_row(float *x, const unsigned char *p, uint32_t K, slda_update_values_t values)
-{
-    if (values == SLDA_UPDATE_F16) {
-        for (uint32_t k = 0; k < K; k++)
-            x[k] = f16_to_f32((uint16_t)(p[2 * k] | p[2 * k + 1] << 8));
-    } else if (values == SLDA_UPDATE_Q8) {
-        float mx = get_f32(p);
-        if (!(mx >= 0) || !isfinite(mx))
-            return -1;
-        for (uint32_t k = 0; k < K; k++)
-            x[k] = p[4 + k] * (mx / 255.0f);
-    } else {
-        for (uint32_t k = 0; k < K; k++)
-            x[k] = get_f32(p + 4 * k);
-    }
-    for (uint32_t k = 0; k < K; k++)
-        if (!(x[k] >= 0) || !isfinite(x[k]))
-            return -1;
-    return 0;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Codec: writer                                                             */
@@ -166,22 +44,36 @@ static void pack_key(msgpack_packer *pk, const char *key)
     msgpack_pack_str_with_body(pk, key, strlen(key));
 }
 
+/* Integers as a bin of varints (version 2). */
 static void pack_u32s(msgpack_packer *pk, const uint32_t *v, uint64_t n)
 {
-    unsigned char *b = slda_xmalloc(4 * n + 1);
+    upd_buf_t b = {0};
+    upd_buf_reserve(&b, 1);
     for (uint64_t i = 0; i < n; i++)
-        put_le32(b + 4 * i, v[i]);
-    msgpack_pack_bin_with_body(pk, b, 4 * n);
-    free(b);
+        upd_put_varint(&b, v[i]);
+    msgpack_pack_bin_with_body(pk, b.p, b.n);
+    free(b.p);
 }
 
 static void pack_f32s(msgpack_packer *pk, const float *v, uint64_t n)
 {
     unsigned char *b = slda_xmalloc(4 * n + 1);
     for (uint64_t i = 0; i < n; i++)
-        put_f32(b + 4 * i, v[i]);
+        upd_put_f32(b + 4 * i, v[i]);
     msgpack_pack_bin_with_body(pk, b, 4 * n);
     free(b);
+}
+
+/* nrows rows of K values, each dense or sparse (version 2). */
+static void pack_rows(msgpack_packer *pk, const float *x, uint64_t nrows, uint32_t K,
+                      slda_update_values_t values)
+{
+    upd_buf_t b = {0};
+    upd_buf_reserve(&b, 1);
+    for (uint64_t r = 0; r < nrows; r++)
+        upd_put_row(&b, x + r * K, K, values, UPD_VERSION);
+    msgpack_pack_bin_with_body(pk, b.p, b.n);
+    free(b.p);
 }
 
 static const char *const values_names[] = {"float32", "float16", "q8"};
@@ -258,17 +150,12 @@ slda_err_t slda_update_encode(const slda_update_t *upd, slda_update_values_t val
     pack_key(&pk, "slots");
     pack_u32s(&pk, upd->slot, upd->nslots);
     pack_key(&pk, "stats");
-    size_t rb = row_bytes(values, upd->K);
-    unsigned char *rows = slda_xmalloc(rb * upd->nslots + 1);
-    for (uint32_t s = 0; s < upd->nslots; s++)
-        encode_row(rows + rb * s, upd->stats + (size_t)s * upd->K, upd->K, values);
-    msgpack_pack_bin_with_body(&pk, rows, rb * upd->nslots);
-    free(rows);
+    pack_rows(&pk, upd->stats, upd->nslots, upd->K, values);
     if (upd->ntheta) {
         pack_key(&pk, "lengths");
         pack_u32s(&pk, upd->lengths, upd->ndocs);
         pack_key(&pk, "ntheta");
-        pack_f32s(&pk, upd->ntheta, (uint64_t)upd->ndocs * upd->K);
+        pack_rows(&pk, upd->ntheta, upd->ndocs, upd->K, SLDA_UPDATE_F32);
     }
     if (upd->scores) {
         pack_key(&pk, "scores");
@@ -309,18 +196,58 @@ static int expect_key(slda_msgpack_t *mp, const char *key)
     return 0;
 }
 
-/* A key, then a bin of exactly n 4-byte values. */
-static int read_u32s(slda_msgpack_t *mp, const char *key, uint64_t n, uint32_t **out)
+/* A key, then a bin of exactly n integers: 4-byte little-endian (version 1)
+ * or varints (version 2). */
+static int read_u32s(slda_msgpack_t *mp, const char *key, uint64_t n, uint32_t **out,
+                     int version)
 {
     const unsigned char *s;
     size_t len;
     if (expect_key(mp, key) || slda_msgpack_bin(mp, key, &s, &len))
         return -1;
-    if (len != 4 * n)
+    if (version == 1 ? len != 4 * n : n > len)
         return slda_msgpack_fail(mp, "%s", key);
     *out = slda_xmalloc(4 * n + 4);
-    for (uint64_t i = 0; i < n; i++)
-        (*out)[i] = get_le32(s + 4 * i);
+    const unsigned char *p = s, *end = s + len;
+    for (uint64_t i = 0; i < n; i++) {
+        if (version == 1)
+            (*out)[i] = upd_get_le32(s + 4 * i);
+        else if (upd_get_varint(&p, end, &(*out)[i]))
+            return slda_msgpack_fail(mp, "%s: bad varint", key);
+    }
+    if (version >= 2 && p != end)
+        return slda_msgpack_fail(mp, "%s: bytes after the last value", key);
+    return 0;
+}
+
+/* Decoded rows of a record at most this many values (1 GiB): version 2's
+ * sparse rows could otherwise ask a few bytes for gigabytes. */
+#define UPD_MAX_VALUES ((uint64_t)1 << 28)
+
+/* A key, then a bin of exactly nrows rows of K values (update_rows.c). */
+static int read_rows(slda_msgpack_t *mp, const char *key, uint64_t nrows, uint32_t K,
+                     slda_update_values_t values, int version, float **out)
+{
+    const unsigned char *s;
+    size_t len;
+    if (expect_key(mp, key) || slda_msgpack_bin(mp, key, &s, &len))
+        return -1;
+    if (version == 1 ? len != upd_dense_bytes(values, K) * nrows : nrows > len)
+        return slda_msgpack_fail(mp, "%s", key);
+    if (nrows * K > UPD_MAX_VALUES)
+        return slda_msgpack_fail(mp, "%s: %" PRIu64 " rows of %u values, more than %" PRIu64,
+                                 key, nrows, K, UPD_MAX_VALUES);
+    *out = slda_xmalloc((nrows * K + 1) * sizeof(float));
+    const unsigned char *p = s, *end = s + len;
+    for (uint64_t r = 0; r < nrows; r++) {
+        const char *why = upd_get_row(&p, end, *out + r * K, K, values, version);
+        if (why) {
+            mp->p = s;
+            return slda_msgpack_fail(mp, "%s: %s (row %" PRIu64 ")", key, why, r);
+        }
+    }
+    if (p != end)
+        return slda_msgpack_fail(mp, "%s: bytes after the last row", key);
     return 0;
 }
 
@@ -334,7 +261,7 @@ static int read_f32s(slda_msgpack_t *mp, const char *key, uint64_t n, float **ou
         return slda_msgpack_fail(mp, "%s", key);
     *out = slda_xmalloc(4 * n + 4);
     for (uint64_t i = 0; i < n; i++) {
-        (*out)[i] = get_f32(s + 4 * i);
+        (*out)[i] = upd_get_f32(s + 4 * i);
         if (!isfinite((*out)[i]))
             return slda_msgpack_fail(mp, "%s", key);
     }
@@ -446,41 +373,41 @@ static int decode_words(slda_msgpack_t *mp, slda_update_t *upd)
 }
 
 /* "slots" (distinct word indexes) and "stats" (one row per slot). */
-static int decode_stats(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t values)
+static int decode_stats(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t values,
+                        int version)
 {
     uint32_t K = upd->K;
     const unsigned char *s;
     size_t len;
     if (expect_key(mp, "slots") || slda_msgpack_bin(mp, "slots", &s, &len))
         return -1;
-    if (len % 4 || len / 4 > upd->nwords)
+    if (version == 1 ? len % 4 || len / 4 > upd->nwords : len > 5 * (size_t)upd->nwords)
         return slda_msgpack_fail(mp, "slots");
-    upd->nslots = (uint32_t)(len / 4);
-    upd->slot = slda_xmalloc(len + 4);
+    upd->slot = slda_xmalloc(4 * (size_t)upd->nwords + 4);
     uint8_t *seen = slda_xcalloc(upd->nwords + 1, 1);
-    for (uint32_t i = 0; i < upd->nslots; i++) {
-        upd->slot[i] = get_le32(s + 4 * i);
-        if (upd->slot[i] >= upd->nwords || seen[upd->slot[i]]++) {
+    const unsigned char *p = s, *end = s + len;
+    while (version == 1 ? upd->nslots < len / 4 : p < end) {
+        uint32_t w = 0;
+        if (version == 1)
+            w = upd_get_le32(s + 4 * upd->nslots);
+        else if (upd_get_varint(&p, end, &w))
+            w = UINT32_MAX;
+        if (w >= upd->nwords || seen[w]++) {
             free(seen);
             return slda_msgpack_fail(mp, "slots: word index out of range or repeated");
         }
+        upd->slot[upd->nslots++] = w;
     }
     free(seen);
-    size_t rb = row_bytes(values, K);
-    if (expect_key(mp, "stats") || slda_msgpack_bin(mp, "stats", &s, &len))
-        return -1;
-    if (len != rb * upd->nslots)
-        return slda_msgpack_fail(mp, "stats");
-    upd->stats = slda_xmalloc(((size_t)upd->nslots * K + 1) * sizeof(float));
     uint64_t wtotal = 0;
     for (uint32_t w = 0; w < upd->nwords; w++)
         wtotal += upd->wcount[w];
     if (wtotal != upd->ntokens)
         return slda_msgpack_fail(mp, "counts: do not add up to the tokens");
+    if (read_rows(mp, "stats", upd->nslots, K, values, version, &upd->stats))
+        return -1;
     for (uint32_t i = 0; i < upd->nslots; i++) {
         const float *x = upd->stats + (size_t)i * K;
-        if (decode_row(upd->stats + (size_t)i * K, s + rb * i, K, values))
-            return slda_msgpack_fail(mp, "stats: value not finite and >= 0");
         /* a word's statistics sum to its tokens in the trained documents (q8
          * rounding moves the sum by up to K/510 of the row's largest value) */
         double sum = 0;
@@ -493,11 +420,11 @@ static int decode_stats(slda_msgpack_t *mp, slda_update_t *upd, slda_update_valu
 }
 
 /* "lengths" and "ntheta" (alpha learning or births). */
-static int decode_alpha(slda_msgpack_t *mp, slda_update_t *upd)
+static int decode_alpha(slda_msgpack_t *mp, slda_update_t *upd, int version)
 {
     uint32_t K = upd->K;
-    if (read_u32s(mp, "lengths", upd->ndocs, &upd->lengths) ||
-        read_f32s(mp, "ntheta", (uint64_t)upd->ndocs * K, &upd->ntheta))
+    if (read_u32s(mp, "lengths", upd->ndocs, &upd->lengths, version) ||
+        read_rows(mp, "ntheta", upd->ndocs, K, SLDA_UPDATE_F32, version, &upd->ntheta))
         return -1;
     /* the lengths add up to the tokens; a document's counts to about its length */
     uint64_t total = 0;
@@ -519,19 +446,20 @@ static int decode_alpha(slda_msgpack_t *mp, slda_update_t *upd)
 }
 
 /* "scores", "npairs", "pword", "pcount", "pw" (births). */
-static int decode_births(slda_msgpack_t *mp, slda_update_t *upd)
+static int decode_births(slda_msgpack_t *mp, slda_update_t *upd, int version)
 {
     if (read_f32s(mp, "scores", upd->ndocs, &upd->scores) ||
-        read_u32s(mp, "npairs", upd->ndocs, &upd->npairs))
+        read_u32s(mp, "npairs", upd->ndocs, &upd->npairs, version))
         return -1;
     uint64_t total = 0;
     for (uint32_t i = 0; i < upd->ndocs; i++)
         total += upd->npairs[i];
-    if (total > (uint64_t)slda_msgpack_left(mp) / 4)
+    if (total > (uint64_t)slda_msgpack_left(mp) / (version == 1 ? 4 : 2))
         return slda_msgpack_fail(mp, "npairs");
     upd->npairs_total = total;
-    if (read_u32s(mp, "pword", total, &upd->pword) ||
-        read_u32s(mp, "pcount", total, &upd->pcount) || read_f32s(mp, "pw", total, &upd->pw))
+    if (read_u32s(mp, "pword", total, &upd->pword, version) ||
+        read_u32s(mp, "pcount", total, &upd->pcount, version) ||
+        read_f32s(mp, "pw", total, &upd->pw))
         return -1;
     for (uint64_t i = 0; i < total; i++)
         if (upd->pword[i] >= upd->nwords || upd->pcount[i] == 0 || !(upd->pw[i] > 0) ||
@@ -553,19 +481,21 @@ static int decode_births(slda_msgpack_t *mp, slda_update_t *upd)
     return 0;
 }
 
-static int decode_body(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t values)
+static int decode_body(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t values,
+                       int version)
 {
     uint32_t nkeys;
     if (slda_msgpack_map(mp, "body", &nkeys))
         return -1;
     if (nkeys != 4 && nkeys != 6 && nkeys != 11)
         return slda_msgpack_fail(mp, "body");
-    if (decode_words(mp, upd) || read_u32s(mp, "counts", upd->nwords, &upd->wcount) ||
-        decode_stats(mp, upd, values))
+    if (decode_words(mp, upd) ||
+        read_u32s(mp, "counts", upd->nwords, &upd->wcount, version) ||
+        decode_stats(mp, upd, values, version))
         return -1;
-    if (nkeys >= 6 && decode_alpha(mp, upd))
+    if (nkeys >= 6 && decode_alpha(mp, upd, version))
         return -1;
-    if (nkeys == 11 && decode_births(mp, upd))
+    if (nkeys == 11 && decode_births(mp, upd, version))
         return -1;
     if (slda_msgpack_left(mp))
         return slda_msgpack_fail(mp, "bytes after the body");
@@ -584,11 +514,11 @@ slda_err_t slda_update_decode(const void *buf, size_t len, slda_update_t **out, 
         return slda_set_err(errstr, errstr_size, SLDA_ERR_CORRUPT,
                             "update record: bad magic (not an update record)");
     uint32_t version = (uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7];
-    if (version != UPD_VERSION)
+    if (version < UPD_VERSION_MIN || version > UPD_VERSION)
         return slda_set_err(errstr, errstr_size,
                             version > UPD_VERSION ? SLDA_ERR_VERSION : SLDA_ERR_CORRUPT,
-                            "update record: format version %u, this build reads %u", version,
-                            UPD_VERSION);
+                            "update record: format version %u, this build reads %u to %u",
+                            version, UPD_VERSION_MIN, UPD_VERSION);
     uint64_t want = 0, have = slda_hash64(b, len - UPD_TRAILER_LEN, 0);
     for (int i = 0; i < 8; i++)
         want = want << 8 | b[len - UPD_TRAILER_LEN + i];
@@ -601,7 +531,7 @@ slda_err_t slda_update_decode(const void *buf, size_t len, slda_update_t **out, 
                       errstr_size);
     slda_update_t *upd = slda_xcalloc(1, sizeof *upd);
     slda_update_values_t values = SLDA_UPDATE_F32;
-    if (decode_header(&mp, upd, &values) || decode_body(&mp, upd, values)) {
+    if (decode_header(&mp, upd, &values) || decode_body(&mp, upd, values, (int)version)) {
         slda_update_destroy(upd);
         return SLDA_ERR_CORRUPT;
     }

@@ -1,7 +1,8 @@
 /* update_priv.h - a record's fields and a replica minibatch's words: the update files' own.
  *
  * update.c makes records (local half) and applies them (apply half),
- * update_codec.c encodes and decodes them, update_scratch.c interns the words
+ * update_codec.c encodes and decodes them (update_rows.c: the rows, values
+ * and varints inside), update_scratch.c interns the words
  * of a replica's documents. A record owns every array it points to; the
  * arrays of the births inputs are NULL unless scores is set, lengths and
  * ntheta NULL unless the record carries alpha inputs.
@@ -54,5 +55,28 @@ struct slda_update_scratch_s {
     uint32_t *table; /* tcap slots: word index, or UINT32_MAX */
     uint32_t tcap;
 };
+
+/* A growing byte buffer (update_rows.c); p malloc'ed, the user frees it. */
+typedef struct upd_buf_s {
+    unsigned char *p;
+    size_t n, cap;
+} upd_buf_t;
+
+void upd_buf_reserve(upd_buf_t *b, size_t more);
+void upd_put_le32(unsigned char *p, uint32_t v);
+uint32_t upd_get_le32(const unsigned char *p);
+void upd_put_f32(unsigned char *p, float f);
+float upd_get_f32(const unsigned char *p);
+/* Unsigned LEB128, minimal, <= 2^32 - 1: get returns -1 (cursor anywhere) on a bad one. */
+void upd_put_varint(upd_buf_t *b, uint32_t v);
+int upd_get_varint(const unsigned char **p, const unsigned char *end, uint32_t *v);
+/* Bytes of a dense row of K values (version 1's row). */
+size_t upd_dense_bytes(slda_update_values_t values, uint32_t K);
+/* A row of K values: version 1 dense, version 2 dense or sparse, whichever
+ * is shorter; get returns NULL, or what is wrong (x then undefined). */
+void upd_put_row(upd_buf_t *b, const float *x, uint32_t K, slda_update_values_t values,
+                 int version);
+const char *upd_get_row(const unsigned char **p, const unsigned char *end, float *x, uint32_t K,
+                        slda_update_values_t values, int version);
 
 #endif /* SLDA_UPDATE_PRIV_H */

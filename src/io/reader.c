@@ -119,7 +119,7 @@ slda_reader_t *slda_reader_open(const slda_conf_t *conf, slda_model_t *model,
     slda_doc_init(&rd->uci_cur);
     err = open_input(rd, path, errstr, errstr_size);
     if (err == SLDA_OK) {
-        /* text lines tokenised ahead, in parallel (reader_text.c): many from a
+        /* records tokenised ahead, in parallel (reader_ahead.c): many from a
          * file, one minibatch from a pipe (a live stream is not held back) */
         struct stat st;
         int regular = strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -164,11 +164,6 @@ slda_err_t slda_reader_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
     if (err == SLDA_OK)
         rd->docs++;
     return err;
-}
-
-const slda_record_t *slda_reader_record(const slda_reader_t *rd)
-{
-    return rd->row && rd->row->fields ? &rd->rec : NULL;
 }
 
 slda_err_t slda_reader_next_record(slda_reader_t *rd, const slda_record_t **rec, char *errstr,

@@ -16,9 +16,6 @@
  * before the model is created. */
 char *slda_reader_guess_vocab(const char *path, slda_format_t fmt);
 
-/* The record the last document came from (its fields by role: the time, the group; valid
- * until the next read), or NULL for a format without named fields (UCI, lda-c, raw text). */
-const slda_record_t *slda_reader_record(const slda_reader_t *rd);
 /* The next record of a file of records of text (JSON lines, CSV/TSV, raw text), decoded but
  * not looked up in the vocabulary (*rec valid until the next read; "path:line: " errors as
  * slda_reader_next's, a time field named and unreadable among them); SLDA_ERR_EOF at the end;
@@ -48,8 +45,9 @@ struct slda_reader_s {
     uint64_t errors[SLDA_ERR__COUNT];
     slda_record_t rec;        /* JSON lines, CSV/TSV: the record's fields */
     void *fmt;                /* a format's own state (reader_csv.c) */
-    struct text_ahead_s *ahead; /* text: lines read ahead and tokenised in parallel */
-    uint32_t ahead_max;       /* lines per read-ahead (reader_text.c) */
+    uint64_t record_line;     /* CSV/TSV: the first line of the record next_record read */
+    struct text_ahead_s *ahead; /* text, JSON, CSV: records read ahead, tokenised in parallel */
+    uint32_t ahead_max;       /* records per read-ahead (reader_ahead.c) */
     int ahead_pipeline;       /* a regular file: reading, tokenising, lookups overlap */
     /* UCI state */
     uint64_t uci_ndocs, uci_nwords, uci_nnz; /* header D, W, NNZ */
@@ -59,6 +57,12 @@ struct slda_reader_s {
     int uci_done;             /* truncation was reported */
     struct uci_ahead_s *uci_ahead; /* entry lines read ahead and parsed in parallel */
 };
+
+/* Records of text read ahead and tokenised on the model's workers (reader_ahead.c): the
+ * next/close of the text, JSON lines and CSV/TSV rows. */
+slda_err_t slda_reader_ahead_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
+                                  size_t errstr_size);
+void slda_reader_ahead_close(slda_reader_t *rd);
 
 /* Next line into rd->line: 1, 0 at the end, or -1 after a read error. */
 int slda_reader_getline(slda_reader_t *rd);

@@ -216,6 +216,7 @@ static const char *columns_text(const csv_t *c, char *buf, size_t size)
 static void csv_close(slda_reader_t *rd)
 {
     csv_t *c = rd->fmt;
+    slda_reader_ahead_close(rd);
     if (!c)
         return;
     for (size_t i = 0; i < c->ncols; i++)
@@ -303,7 +304,7 @@ static slda_err_t read_row(slda_reader_t *rd, csv_t *c, char *errstr, size_t err
     slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
     if (err != SLDA_OK)
         return err;
-    c->line0 = rd->lineno;
+    c->line0 = rd->record_line = rd->lineno;
     c->rlen = 0;
     const char *s = rd->line;
     size_t n = rd->linelen;
@@ -410,34 +411,12 @@ static slda_err_t csv_next_record(slda_reader_t *rd, char *errstr, size_t errstr
     return err;
 }
 
-static slda_err_t csv_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr, size_t errstr_size)
-{
-    csv_t *c = rd->fmt;
-    char msg[512];
-    slda_err_t err = csv_next_record(rd, errstr, errstr_size);
-    if (err != SLDA_OK)
-        return err;
-    int64_t ms = 0;
-    if (c->time >= 0)
-        slda_record_time(&rd->rec, &ms, NULL, 0); /* read above */
-    err = slda_record_doc(rd->model, &rd->rec, doc, msg, sizeof msg);
-    if (err != SLDA_OK) {
-        uint64_t at = rd->lineno;
-        rd->lineno = c->line0;
-        err = slda_reader_fail(rd, err, errstr, errstr_size, "%s", msg);
-        rd->lineno = at;
-        return err;
-    }
-    doc->time_ms = ms;
-    return SLDA_OK;
-}
-
 /* Their rows of format.c's table. */
 const slda_format_row_t slda_format_csv = {
     .name = "csv", .title = "CSV", .file = SLDA_FORMAT_CSV, .fields = 1,
-    .by_name = csv_by_name, .by_line = csv_by_line, .open = csv_open, .next = csv_next,
+    .by_name = csv_by_name, .by_line = csv_by_line, .open = csv_open, .next = slda_reader_ahead_next,
     .next_record = csv_next_record, .close = csv_close};
 const slda_format_row_t slda_format_tsv = {
     .name = "tsv", .title = "TSV", .file = SLDA_FORMAT_TSV, .fields = 1,
-    .by_name = tsv_by_name, .by_line = tsv_by_line, .open = csv_open, .next = csv_next,
+    .by_name = tsv_by_name, .by_line = tsv_by_line, .open = csv_open, .next = slda_reader_ahead_next,
     .next_record = csv_next_record, .close = csv_close};

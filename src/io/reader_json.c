@@ -12,9 +12,10 @@
  * order (the object, text or tokens present, the id, then text's or tokens'
  * types), so a record has one error whatever else is wrong with it, all
  * SLDA_ERR_PARSE naming the field. In a file every non-blank line is a
- * record and a document, its id the "id" field, else its line number; its
- * words are looked up as it is read (slda_record_doc), errors get the
- * "path:line: " prefix and are counted (reader.c).
+ * record and a document, its id the "id" field, else its line number; lines
+ * are decoded and tokenised on the worker threads and looked up in order
+ * (reader_ahead.c), errors get the "path:line: " prefix and are counted
+ * (reader.c).
  */
 #include "io/reader.h"
 
@@ -288,27 +289,8 @@ static slda_err_t jsonl_next_record(slda_reader_t *rd, char *errstr, size_t errs
     return SLDA_OK;
 }
 
-static slda_err_t jsonl_next(slda_reader_t *rd, slda_doc_t *doc, char *errstr,
-                             size_t errstr_size)
-{
-    char msg[512] = "";
-    slda_err_t err = jsonl_next_record(rd, errstr, errstr_size);
-    if (err != SLDA_OK)
-        return err;
-    int64_t ms = 0;
-    if (slda_record_name(&rd->rec, SLDA_FIELD_TIME))
-        slda_record_time(&rd->rec, &ms, NULL, 0); /* read above */
-    err = slda_record_doc(rd->model, &rd->rec, doc, msg, sizeof msg);
-    if (err != SLDA_OK)
-        return slda_reader_fail(rd, err, errstr, errstr_size, "%s", msg);
-    doc->time_ms = ms;
-    if (!doc->id)
-        slda_reader_set_id(doc, rd->lineno);
-    return SLDA_OK;
-}
-
 /* Its row of format.c's table. */
 const slda_format_row_t slda_format_json = {
     .name = "json", .alias = "jsonl", .title = "JSON lines", .file = SLDA_FORMAT_JSONL,
-    .fields = 1, .by_name = json_by_name, .by_line = json_by_line, .next = jsonl_next,
-    .next_record = jsonl_next_record, .sniff = json_sniff, .decode = json_decode};
+    .fields = 1, .by_name = json_by_name, .by_line = json_by_line, .next = slda_reader_ahead_next,
+    .close = slda_reader_ahead_close, .next_record = jsonl_next_record, .sniff = json_sniff, .decode = json_decode};

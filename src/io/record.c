@@ -179,6 +179,19 @@ void slda_record_add_token(slda_record_t *rec, const char *s, size_t len)
     rec->has_tokens = 1;
 }
 
+void slda_record_assign(slda_record_t *dst, const slda_record_t *src)
+{
+    slda_record_reset(dst);
+    for (size_t i = 0; i < SLDA_FIELD__COUNT; i++)
+        if (src->field[i].s)
+            dst->field[i] = (slda_field_t){slda_record_copy(dst, src->field[i].s, src->field[i].len),
+                                           src->field[i].len};
+    for (uint32_t i = 0; i < src->ntokens; i++)
+        slda_record_add_token(dst, slda_record_copy(dst, src->tokens[i], src->token_len[i]),
+                              src->token_len[i]);
+    dst->has_tokens = src->has_tokens;
+}
+
 char *slda_record_id(const slda_record_t *rec)
 {
     const slda_field_t *id = &rec->field[SLDA_FIELD_ID];

@@ -96,6 +96,9 @@ slda_err_t slda_record_tokenize(const slda_tokenizer_t *tok, uint64_t seed,
 /* The record's language as a code (slda_lang_normalise) in out: 1, or 0 when
  * it has none or not a tag (then identification decides). */
 int slda_record_lang(const slda_record_t *rec, char out[SLDA_LANG_LEN]);
+/* dst becomes a copy of src's fields and tokens (in dst's own buffer; dst's
+ * role names kept), for a record kept beyond src's next read. */
+void slda_record_assign(slda_record_t *dst, const slda_record_t *src);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
 char *slda_record_id(const slda_record_t *rec);
 /* The record as a document through model's tokenizer and vocabulary, on the

@@ -163,6 +163,7 @@ slda_err_t slda_svc_publish_batch(slda_service_t *svc, char *errstr, size_t errs
                                   svc->inputs[i].offset, svc->input_last[i]);
         for (size_t i = 0; output && i < svc->ndocs; i++)
             slda_svc_produce_output(svc, i, K, warmup);
+        slda_update_thin(upd, svc->conf->updates_thin);
         e = slda_replica_add(svc->replica, svc->sink, upd,
                              (slda_update_values_t)svc->conf->updates_values, errstr,
                              errstr_size);
