@@ -9,6 +9,8 @@
 #include "engine/batch.h"
 #include "engine/local.h"
 #include "engine/step.h"
+#include "io/docmsg.h"
+#include "io/record.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -533,8 +535,35 @@ static void test_refusals(void)
     slda_doc_clear(&doc);
 }
 
+/* A MessagePack message names its authors like a JSON record: a string or an array. */
+static void test_msgpack_authors(void)
+{
+    static const unsigned char val[] = {
+        0x82, 0xa4, 't', 'e', 'x', 't', 0xaa, 'g', 'o', 'a', 'l', ' ', 'm', 'a', 't', 'c', 'h',
+        0xa6, 'a', 'u', 't', 'h', 'o', 'r', 0x92, 0xa3, 'a', 'n', 'n', 0xa3, 'b', 'o', 'b'};
+    slda_params_t p = atm_params(KT);
+    slda_model_t *m = make_model(&p, 6);
+    slda_record_t rec;
+    slda_record_init(&rec);
+    slda_message_t msg = {.value = (const char *)val, .len = sizeof val};
+    char err[256];
+    CHECK_OK(slda_docmsg_decode(SLDA_INFMT_MSGPACK, &msg, 1 << 20, &rec, err, sizeof err), err);
+    slda_doc_t doc;
+    slda_doc_init(&doc);
+    CHECK_OK(slda_record_authors(&rec, m, &doc, err, sizeof err), err);
+    CHECK_INT(doc.nauthor, 2);
+    if (doc.nauthor == 2) {
+        CHECK_STR(doc.author[0], "ann");
+        CHECK_STR(doc.author[1], "bob");
+    }
+    slda_doc_clear(&doc);
+    slda_record_clear(&rec);
+    slda_model_destroy(m);
+}
+
 int main(void)
 {
+    test_msgpack_authors();
     test_local_exact();
     test_step();
     test_recovery();

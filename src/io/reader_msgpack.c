@@ -1,4 +1,5 @@
-/* reader_msgpack.c - the MessagePack message format: a map with "id", "text" or "tokens", "lang".
+/* reader_msgpack.c - the MessagePack message format: a map with "id", "text" or "tokens", "lang",
+ * and the authors' field (input.author.field, "author": model.kind=atm).
  *
  * A message format only (no file reader): its row of format.c's table decodes a value
  * with the core MessagePack reader (core/msgpack.h), in two passes. The first checks the
@@ -147,6 +148,40 @@ static slda_err_t read_tokens(slda_record_t *rec, slda_msgpack_t *mp, char *errs
 }
 
 /* The map, once check() passed: a value's every read below succeeds. */
+/* The authors' field (input.author.field, model.kind=atm): a string or an array of strings,
+ * joined by newlines as the JSON reader joins them (io/record.h); nil: absent. */
+static slda_err_t read_authors(slda_record_t *rec, slda_msgpack_t *mp, const unsigned char *at,
+                               const char *name, char *errstr, size_t errstr_size)
+{
+    const unsigned char *s;
+    size_t len;
+    uint32_t n = 1;
+    mp->p = at;
+    int array = slda_msgpack_type(mp) == SLDA_MSGPACK_ARRAY;
+    if (slda_msgpack_type(mp) == SLDA_MSGPACK_NIL)
+        return SLDA_OK;
+    if (array)
+        slda_msgpack_array(mp, name, &n);
+    size_t start = rec->blen, total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (slda_msgpack_type(mp) != SLDA_MSGPACK_STR)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                                "field \"%s\": must be a string or an array of strings, found "
+                                "%s", name, type_name(slda_msgpack_type(mp)));
+        slda_msgpack_str(mp, name, &s, &len);
+        char *buf = slda_record_room(rec, len + 2);
+        if (i)
+            *buf++ = '\n', total++;
+        memcpy(buf, s, len);
+        total += len;
+        rec->blen = start + total;
+    }
+    *slda_record_room(rec, 1) = '\0';
+    rec->blen = start + total + 1;
+    rec->field[SLDA_FIELD_AUTHOR] = (slda_field_t){rec->buf + start, total};
+    return SLDA_OK;
+}
+
 static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t len,
                            char *errstr, size_t errstr_size)
 {
@@ -159,7 +194,8 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
                             "MessagePack: expected a map, found %s",
                             type_name(slda_msgpack_type(&mp)));
     slda_msgpack_map(&mp, "message", &n);
-    const unsigned char *id = NULL, *text = NULL, *tokens = NULL, *lang = NULL; /* the first */
+    const unsigned char *id = NULL, *text = NULL, *tokens = NULL, *lang = NULL, *author = NULL;
+    const char *aname = slda_record_name(rec, SLDA_FIELD_AUTHOR); /* the first of each */
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *s = NULL;
         size_t klen = 0;
@@ -173,6 +209,7 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
                                      : slda_msgpack_eq(s, klen, "tokens") ? &tokens
                                      : slda_msgpack_eq(s, klen, "lang")   ? &lang
                                      : slda_msgpack_eq(s, klen, "language") ? &lang
+                                     : aname && slda_msgpack_eq(s, klen, aname) ? &author
                                                                           : NULL;
         if (slot && !*slot)
             *slot = mp.p;
@@ -203,6 +240,8 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
             rec->field[SLDA_FIELD_LANG] =
                 (slda_field_t){slda_record_copy(rec, (const char *)ls, llen), llen};
     }
+    if (author && (err = read_authors(rec, &mp, author, aname, errstr, errstr_size)) != SLDA_OK)
+        return err;
     if (!text) {
         mp.p = tokens;
         return read_tokens(rec, &mp, errstr, errstr_size);
