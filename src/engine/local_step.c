@@ -87,7 +87,6 @@ void slda_local_destroy(slda_local_t *loc)
     free(loc);
 }
 
-#define reserve slda_local_reserve
 void slda_local_reserve(slda_local_t *loc, uint32_t nu, uint32_t ng)
 {
     if (nu > loc->cap_u) {
@@ -237,7 +236,7 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     uint32_t Kp = loc->Kp, ntok = 0;
     for (uint32_t u = 0; u < npairs; u++)
         ntok += counts[u] <= fz->r ? counts[u] : 0;
-    reserve(loc, npairs, ntok);
+    slda_local_reserve(loc, npairs, ntok);
     float *own_stats = loc->stats;
     if (loc->stats_out) /* the caller's buffer, for this run only */
         loc->stats = loc->stats_out;

@@ -97,8 +97,7 @@ slda_model_t *slda_model_alloc(const slda_params_t *p, uint32_t W, int fixed_voc
         slda_model_free_state(model);
         return NULL;
     }
-    if (p->kind == SLDA_KIND_PAM)
-    {
+    if (p->kind == SLDA_KIND_PAM) {
         model->pam = slda_pam_new(p->pam_super, model->K, p->alpha, p->seed);
         slda_pam_schedule(model->pam, p->pam_alpha_step, p->pam_alpha_warmup);
     }
@@ -148,8 +147,8 @@ const char *slda_kind_conflict(const slda_params_t *p)
     if (p->sparse == SLDA_SPARSE_ON)
         return "local.sparse=on is not supported (the dense local step runs)";
     if (p->replay == SLDA_REPLAY_ON)
-        return "replay=on is not supported (second visits would train documents without "
-               "their authors)";
+        return "replay=on is not supported (second visits keep no authors or super-topic "
+               "counts: they are LDA's)";
     return NULL;
 }
 
