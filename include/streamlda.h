@@ -631,10 +631,13 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
  *  finishes the minibatch, writes a final snapshot, commits and returns.
  *  Setting *stop to SLDA_STOP_NOW (a second signal) while it does so ends its
  *  waits (dead-letter/output deliveries, up to shutdown.timeout.ms; a replica's
- *  catch-up) at once: the final snapshot is written only if every record was
+ *  catch-up; the final offset commit and, in slda_service_destroy, the
+ *  consumer's close: with the brokers down each waits up to the group's session
+ *  timeout) at once: the final snapshot is written only if every record was
  *  delivered, nothing is committed past the last snapshot, and it returns
  *  SLDA_ERR_STOPPED when the cut left something undone. stop must stay valid
- *  until slda_service_destroy (which flushes nothing after SLDA_STOP_NOW). */
+ *  until slda_service_destroy (which flushes nothing after SLDA_STOP_NOW, and
+ *  leaves a consumer whose close it cut to the process's exit). */
 #define SLDA_STOP_NOW (-1)
 slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errstr,
                             size_t errstr_size);

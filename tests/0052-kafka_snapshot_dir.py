@@ -28,7 +28,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.dont_write_bytecode = True  # importing the helper leaves no tests/__pycache__ behind
 import scenario as sc  # noqa: E402
@@ -95,10 +94,11 @@ def main():
         produce(lines[150:300], 2)
         svc = run(["snapshot.dir=" + d], "b")
         check(settle(svc, 150), "run b trained part 2")
-        sc.wait_for(lambda: len([p for p in sc.snapshots(d, "streamlda") if p not in bad]) >= 2,
-                    20, "run b's snapshots")
-        time.sleep(1.5)
-        mine = [p for p in sc.snapshots(d, "streamlda") if p not in bad]
+        ours_now = lambda: [p for p in sc.snapshots(d, "streamlda") if p not in bad]
+        # pruned once the second is written (a condition, not a pause: under load it can lag)
+        sc.wait_for(lambda: len(ours_now()) == 2 and first not in ours_now(), 120,
+                    "run b's two snapshots, run a's pruned")
+        mine = ours_now()
         check(len(mine) == 2 and first not in mine, "run b's snapshots survive, pruned to snapshot.keep",
               [os.path.basename(p) for p in mine])
         check(all(os.path.exists(p) for p in bad), "unloadable snapshots are left alone")

@@ -11,7 +11,13 @@ On the embedded cluster, with vocab.capacity=1000 and the tracker on:
     NaN in /metrics (it said 0);
   - streamlda_model_updates is the model's update count (it stayed 0 beside
     streamlda_updates_total outside replicas): equal to streamlda_updates_total in a fresh run,
-    to the restored snapshot's after a restart, where streamlda_updates_total starts again at 0.
+    to the restored snapshot's after a restart, where streamlda_updates_total starts again at 0;
+  - the restarted embedded cluster is new and empty, its partitions numbered from 0 again:
+    500 documents produced to partition 0 as soon as it is up are all trained, none counted
+    lost. The restored snapshot's offsets are the old cluster's (partition 0 ended at 441):
+    started at them, the service skipped the first 441 of the 500 whenever they were there
+    before its first fetch (the consumer joins after the mock's 3 s initial rebalance delay;
+    an offset past the end instead is reset to the earliest, so only this order shows it);
 A message over the embedded cluster's limit between good ones (kcat with a raised
 message.max.bytes): refused at produce, the producer told so, and every good message of its
 partition trained (the cluster took it, and dropped the partition's other messages with it:
@@ -156,6 +162,25 @@ def counted_run(tmp):
     finally:
         rc = svc.stop()
     check(rc == 0, "restarted: SIGTERM -> exit 0", rc)
+
+    # started again: the new cluster numbers partition 0 from 0, written to at once
+    svc, addr = embedded(tmp, props, "again")
+    try:
+        known = ["new york", "ice cream", "tea time", "deep sea"]  # in the full vocabulary
+        docs = [{"id": "again-%d" % i, "tokens": [known[(i + j) % 4] for j in range(8)]}
+                for i in range(500)]
+        produce_jsonl(tmp, addr, docs, "again")
+        got = sc.wait_progress(lambda: accounted(svc), 500, "the 500 documents after the restart",
+                               stall=60)
+        m = svc.metrics()
+        check(got >= 500 and m.get("streamlda_documents_total") == 500,
+              "again: the 500 documents of the new cluster's partition 0 trained",
+              m.get("streamlda_documents_total"), accounted(svc))
+        check(m.get("streamlda_lost_messages_total", -1) == 0, "again: no message lost",
+              m.get("streamlda_lost_messages_total"))
+    finally:
+        rc = svc.stop()
+    check(rc == 0, "again: SIGTERM -> exit 0", rc)
 
 
 def kcat_produce(addr, path, extra=()):

@@ -122,9 +122,23 @@ class Broker:
         print("broker at %s" % self.addr)
 
     def control(self, cmd):
+        """Send cmd and wait until the broker has answered it in its log: "control: cmd" once
+        applied, "control \"cmd\": why" if refused (raised). It reads the FIFO every 200 ms,
+        but a loaded machine can take longer: a fixed pause let the next step race the fault
+        it needs."""
+        def answers():
+            with open(self.log.name) as f:
+                return [l for l in f.read().splitlines()
+                        if l.startswith("streamlda broker: control")]
+        before = len(answers())
         with open(self.fifo, "w") as f:
             f.write(cmd + "\n")
-        time.sleep(0.3)  # the broker reads its FIFO every 200 ms
+        wait_for(lambda: len(answers()) > before or self.proc.poll() is not None, 120,
+                 "the broker to apply \"%s\"" % cmd, step=0.05)
+        got = answers()[before:]
+        if got[:1] != ["streamlda broker: control: " + cmd]:
+            raise RuntimeError("broker did not apply \"%s\": %s (exit %s)"
+                               % (cmd, got[:1], self.proc.poll()))
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)

@@ -62,6 +62,9 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
                                  const slda_offset_t *positions, size_t npositions,
                                  slda_metrics_t *metrics, volatile int *stop, char *errstr,
                                  size_t errstr_size);
+/* The flag (borrowed until slda_ksource_destroy; may be NULL) whose SLDA_STOP_NOW ends a
+ * synchronous commit's wait and the close's at once. */
+void slda_ksource_set_stop(slda_ksource_t *src, volatile int *stop);
 /* Close (leave the group) and free. NULL is fine. */
 void slda_ksource_destroy(slda_ksource_t *src);
 /* Wait up to timeout_ms for a message: 1 and *msg filled, or 0. Error
@@ -73,7 +76,8 @@ void slda_ksource_release(slda_ksource_t *src, slda_kmsg_t *msg);
  * Borrowed until the next poll. */
 const slda_offset_t *slda_ksource_positions(const slda_ksource_t *src, size_t *n);
 /* Commit offsets to the group: asynchronously (failures are logged and the
- * next snapshot commits again) or, with sync, waiting for the answer. */
+ * next snapshot commits again) or, with sync, waiting for the answer
+ * (SLDA_ERR_STOPPED when SLDA_STOP_NOW ended the wait: slda_ksource_set_stop). */
 slda_err_t slda_ksource_commit(slda_ksource_t *src, const slda_offset_t *offs, size_t n,
                                int sync, char *errstr, size_t errstr_size);
 /* The consumer's group metadata for a transactional producer (caller frees

@@ -501,8 +501,11 @@ void slda_ksink_destroy(slda_ksink_t *sink, int flush_ms)
             slda_ksink_drain(sink, flush_ms);
         /* Purge what is left so every delivery report (and its meta) is served. */
         rd_kafka_purge(sink->data, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-        for (int i = 0; i < 100 && sink->data_inflight; i++)
-            rd_kafka_poll(sink->data, 10);
+        /* purged: each report comes without the broker, 30 s at most (100 polls of 10 ms
+         * was the bound: under load a warning and reports served by rd_kafka_destroy) */
+        double until = slda_mono_s() + 30.0;
+        while (sink->data_inflight && slda_mono_s() < until)
+            rd_kafka_poll(sink->data, 100);
         if (sink->data_inflight || sink->bl_n)
             slda_log(sink->metrics, SLDA_LOG_WARN, NULL,
                      "kafka: %zu dead-letter/output record(s) not delivered at exit (their "

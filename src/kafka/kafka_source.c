@@ -14,12 +14,19 @@
  * thread, which waits for the close: a replica that could not reach its
  * broker never exited). The statistics callback's lag, pausing and
  * rewinding read `owned`, the assignment as the rebalance callback left it.
+ * A second signal (SLDA_STOP_NOW) cuts a synchronous commit and the close short;
+ * rd_kafka_destroy would still wait for the group's coordinator (until the
+ * session times out), so the handle is then left to the process's exit,
+ * detached: its log callback, the only one librdkafka calls by itself, does
+ * nothing from then on and slda_ksource_destroy waits until none runs.
  */
 #include "kafka/kafka.h"
 
 #include <librdkafka/rdkafka.h>
 
 #include <inttypes.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +47,9 @@ struct slda_ksource_s {
     int replica;        /* updates.topic: one of the model's replicas (replica.c) */
     uint64_t generation; /* rebalances seen (assignments and revocations) */
     int gapless;        /* the embedded cluster: an offset past a position is a loss */
+    volatile int *stop; /* slda_ksource_set_stop's flag (NULL before): slda_stop_now */
+    atomic_int detached; /* the handle is left to the process's exit: on_log does nothing */
+    atomic_int in_log;   /* on_log calls running (librdkafka's threads) */
     char fatal[600];    /* non-empty after a fatal consumer error */
 };
 
@@ -192,10 +202,14 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
     slda_ksource_t *src = rd_kafka_opaque(rk);
-    char key[64];
-    snprintf(key, sizeof key, "rdkafka-consumer-%s", fac);
-    slda_log(src->metrics, level <= 3 ? SLDA_LOG_ERR : SLDA_LOG_WARN, key,
-             "kafka consumer: %s: %s", fac, buf);
+    atomic_fetch_add(&src->in_log, 1);
+    if (!atomic_load(&src->detached)) {
+        char key[64];
+        snprintf(key, sizeof key, "rdkafka-consumer-%s", fac);
+        slda_log(src->metrics, level <= 3 ? SLDA_LOG_ERR : SLDA_LOG_WARN, key,
+                 "kafka consumer: %s: %s", fac, buf);
+    }
+    atomic_fetch_sub(&src->in_log, 1);
 }
 
 /* Messages between each assigned partition's position and its high
@@ -500,16 +514,59 @@ fail:
     return NULL;
 }
 
+void slda_ksource_set_stop(slda_ksource_t *src, volatile int *stop)
+{
+    src->stop = stop;
+}
+
+/* rd_kafka_consumer_close waits for the group coordinator without a limit of its own (with
+ * every broker down: until the session times out, 45 s by default), so the close goes through
+ * a queue served here in slices, and a second signal (SLDA_STOP_NOW) ends the wait. Returns 1
+ * when it did: the close is unfinished (the group drops the member when its session times
+ * out; the offsets were committed, or not, before). */
+static int close_consumer(slda_ksource_t *src)
+{
+    rd_kafka_queue_t *q = rd_kafka_queue_new(src->rk);
+    rd_kafka_error_t *e = rd_kafka_consumer_close_queue(src->rk, q);
+    if (e) {
+        slda_log(src->metrics, SLDA_LOG_WARN, NULL, "kafka: consumer close: %s",
+                 rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+        rd_kafka_queue_destroy(q);
+        return 0;
+    }
+    /* the consumer's whole queue comes here (messages and errors too, dropped): events, as
+     * rd_kafka_consumer_close serves them, the revocation passed to on_rebalance */
+    while (!rd_kafka_consumer_closed(src->rk) && !slda_stop_now(src->stop)) {
+        rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 100);
+        if (ev && rd_kafka_event_type(ev) == RD_KAFKA_EVENT_REBALANCE)
+            on_rebalance(src->rk, rd_kafka_event_error(ev),
+                         rd_kafka_event_topic_partition_list(ev), src);
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_queue_destroy(q);
+    return !rd_kafka_consumer_closed(src->rk);
+}
+
 void slda_ksource_destroy(slda_ksource_t *src)
 {
     if (!src)
         return;
-    rd_kafka_consumer_close(src->rk);
-    rd_kafka_destroy(src->rk);
+    int cut = close_consumer(src);
     if (src->owned)
         rd_kafka_topic_partition_list_destroy(src->owned);
     free(src->pos);
     free(src->replay_end);
+    if (cut) { /* the handle (and src, its opaque) left to the process's exit */
+        slda_log(src->metrics, SLDA_LOG_WARN, NULL,
+                 "kafka: consumer close cut short by a second signal (the group drops this "
+                 "member when its session times out)");
+        atomic_store(&src->detached, 1);
+        while (atomic_load(&src->in_log))
+            sched_yield();
+        return;
+    }
+    rd_kafka_destroy(src->rk);
     free(src);
 }
 
@@ -571,6 +628,41 @@ const slda_offset_t *slda_ksource_positions(const slda_ksource_t *src, size_t *n
     return src->pos;
 }
 
+/* commit_wait's answer. */
+typedef struct {
+    int done;
+    rd_kafka_resp_err_t err;
+} commit_answer_t;
+
+static void on_commit_answer(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    (void)rk;
+    commit_answer_t *a = opaque;
+    a->err = err;
+    for (int i = 0; !err && offsets && i < offsets->cnt; i++)
+        if (offsets->elems[i].err)
+            a->err = offsets->elems[i].err;
+    a->done = 1;
+}
+
+/* A synchronous commit that a second signal ends: rd_kafka_commit waits for the coordinator
+ * without a limit of its own (every broker down: until the session times out). The answer
+ * comes on a queue served here in slices, its callback runs only while this serves it: cut
+ * short, the queue goes unserved (a late answer is dropped with it) and *cut says so. */
+static rd_kafka_resp_err_t commit_wait(slda_ksource_t *src,
+                                       const rd_kafka_topic_partition_list_t *list, int *cut)
+{
+    commit_answer_t a = {0, RD_KAFKA_RESP_ERR_NO_ERROR};
+    rd_kafka_queue_t *q = rd_kafka_queue_new(src->rk);
+    rd_kafka_resp_err_t err = rd_kafka_commit_queue(src->rk, list, q, on_commit_answer, &a);
+    while (!err && !a.done && !slda_stop_now(src->stop))
+        rd_kafka_queue_poll_callback(q, 100);
+    *cut = !err && !a.done;
+    rd_kafka_queue_destroy(q);
+    return err ? err : a.err;
+}
+
 slda_err_t slda_ksource_commit(slda_ksource_t *src, const slda_offset_t *offs, size_t n,
                                int sync, char *errstr, size_t errstr_size)
 {
@@ -580,9 +672,16 @@ slda_err_t slda_ksource_commit(slda_ksource_t *src, const slda_offset_t *offs, s
             rd_kafka_topic_partition_list_add(list, offs[i].topic, offs[i].partition)->offset =
                 offs[i].offset;
     rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (list->cnt > 0)
-        err = rd_kafka_commit(src->rk, list, !sync); /* async: on_commit reports */
+    int cut = 0;
+    if (list->cnt > 0 && !sync)
+        err = rd_kafka_commit(src->rk, list, 1); /* on_commit reports */
+    else if (list->cnt > 0)
+        err = commit_wait(src, list, &cut);
     rd_kafka_topic_partition_list_destroy(list);
+    if (cut)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                            "offset commit: a second signal ended the wait for the group "
+                            "coordinator (the offsets may not be committed)");
     if (err)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "offset commit: %s",
                             rd_kafka_err2str(err));

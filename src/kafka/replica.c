@@ -234,12 +234,20 @@ slda_replica_t *slda_replica_new(const slda_conf_t *conf, const char *bootstrap,
     if (np == 0) {
         if (create_topic(r, errstr, errstr_size))
             goto fail;
-        for (int i = 0; i < 50 && (np = partitions(r, errstr, errstr_size)) == 0; i++)
-            rd_kafka_poll(r->rk, 100); /* metadata catches up */
+        /* until the metadata catches up: 60 s at most (5 s was the bound; under load a
+         * broker can take longer to show a topic it created) */
+        double until = slda_mono_s() + 60.0;
+        while ((np = partitions(r, errstr, errstr_size)) == 0 && slda_mono_s() < until &&
+               !slda_stopping(r->stop))
+            rd_kafka_poll(r->rk, 100);
         if (np <= 0) {
-            if (np == 0)
+            if (np == 0 && slda_stopping(r->stop))
+                slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                             "stopped while waiting for updates.topic \"%s\" to show", r->topic);
+            else if (np == 0)
                 slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
-                             "updates.topic \"%s\": created but not visible", r->topic);
+                             "updates.topic \"%s\": created but not visible after 60 s",
+                             r->topic);
             goto fail;
         }
     }

@@ -167,6 +167,7 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
     svc->last_snapshot = svc->last_status = svc->last_msg_t = slda_mono_s();
     svc->stop = stop;
     slda_ksink_set_stop(svc->sink, stop);
+    slda_ksource_set_stop(svc->src, stop);
     slda_err_t err = SLDA_OK;
     if (svc->replica) { /* the first minibatch reads the model at the log's end */
         err = slda_svc_replica_start(svc, stop, errstr, errstr_size);

@@ -410,14 +410,21 @@ slda_err_t slda_svc_snapshot(slda_service_t *svc, int final, char *errstr, size_
     if (svc->conf->snapshot_topic && *svc->conf->snapshot_topic)
         publish_snapshot(svc, &bytes);
     slda_metrics_set(svc->metrics, SLDA_G_SNAPSHOT_BYTES, bytes);
+    slda_err_t committed = SLDA_OK;
     if (!slda_ksink_transactional(svc->sink)) {
         char err3[512];
-        if (slda_ksource_commit(svc->src, offs, n, final, err3, sizeof err3))
+        committed = slda_ksource_commit(svc->src, offs, n, final, err3, sizeof err3);
+        if (committed)
             slda_log(svc->metrics, SLDA_LOG_WARN, "kafka-commit", "%s", err3);
     }
     svc->dirty = 0;
     svc->batches_since = 0;
     svc->last_snapshot = slda_mono_s();
+    if (committed == SLDA_ERR_STOPPED) /* the final commit, cut short: say so in the exit */
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_STOPPED,
+                            "final snapshot written; a second signal ended the wait for the "
+                            "group coordinator, so its offsets may not be committed (a restart "
+                            "starts from the snapshot's offsets)");
     return SLDA_OK;
 }
 

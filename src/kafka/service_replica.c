@@ -185,7 +185,9 @@ slda_err_t slda_svc_publish_batch(slda_service_t *svc, char *errstr, size_t errs
         (slda_mono_s() - svc->txn_start) * 1000.0 >= svc->conf->minibatch_ms) {
         e = slda_svc_commit_txn(svc, errstr, errstr_size);
         double t0 = slda_mono_s();
-        while (!e && slda_replica_unapplied(svc->replica) > S) {
+        /* a stop request ends this wait: the shutdown's catch-up waits for the log (up to
+         * shutdown.timeout.ms, a second signal ends it); it held SIGTERM off for 120 s */
+        while (!e && slda_replica_unapplied(svc->replica) > S && !slda_stopping(svc->stop)) {
             if (slda_mono_s() - t0 > 120)
                 return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA,
                                     "replica: %" PRIu64 " update record(s) committed by this "
