@@ -68,6 +68,7 @@ typedef struct slda_local_s {
     double prior_sum;       /* the sum of prior's entries */
     float *prior_buf;       /* Kp: room for a caller's prior (padding 0) */
     void *pam;              /* model.kind=pam: pam.c's scratch, NULL until used */
+    void (*pam_free)(void *); /* frees it (set by pam.c, so this file's users need not know it) */
     /* the sparse local step (local_sparse.c) */
     uint32_t *tab_u;        /* nu: the proposal table of each unique word */
     uint16_t *zs;           /* samples x ng: each collection sweep's topics */

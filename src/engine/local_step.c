@@ -8,7 +8,6 @@
  * result depends only on the document and its seed.
  */
 #include "engine/local.h"
-#include "engine/pam.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -83,7 +82,8 @@ void slda_local_destroy(slda_local_t *loc)
     slda_big_free(loc->p);
     slda_big_free(loc->alpha);
     slda_big_free(loc->prior_buf);
-    slda_pam_scratch_free(loc->pam);
+    if (loc->pam_free)
+        loc->pam_free(loc->pam);
     free(loc);
 }
 

@@ -33,7 +33,7 @@ double slda_pam_alpha0(const slda_pam_t *pam);
 void slda_pam_run(slda_local_t *loc, const slda_frozen_t *fz, const slda_pam_t *pam,
                   const uint32_t *words, const uint32_t *counts, uint32_t npairs,
                   uint64_t seed_a, uint64_t seed_b, int want_stats, float *theta, float *nxy);
-/* Frees a worker's PAM scratch (local_step.c's slda_local_destroy calls it). */
+/* Frees a worker's PAM scratch (slda_local_destroy calls it through loc->pam_free). */
 void slda_pam_scratch_free(void *scratch);
 
 /* The step on alpha_x after a minibatch: one fixed-point (Minka) step per super-topic on the
