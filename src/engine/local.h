@@ -67,8 +67,8 @@ typedef struct slda_local_s {
                                its authors', engine/authors.c); NULL: alpha */
     double prior_sum;       /* the sum of prior's entries */
     float *prior_buf;       /* Kp: room for a caller's prior (padding 0) */
-    void *pam;              /* model.kind=pam: pam.c's scratch, NULL until used */
-    void (*pam_free)(void *); /* frees it (set by pam.c, so this file's users need not know it) */
+    void *pam;              /* model.kind=pam: pam_local.c's scratch, NULL until used */
+    void (*pam_free)(void *); /* frees it (set by pam_local.c, so this file's users need not know it) */
     /* the sparse local step (local_sparse.c) */
     uint32_t *tab_u;        /* nu: the proposal table of each unique word */
     uint16_t *zs;           /* samples x ng: each collection sweep's topics */
@@ -179,7 +179,7 @@ void slda_frozen_clear(slda_frozen_t *fz);
  * Afterwards loc->stats (if want_stats) holds S_j for the unique words in
  * doc order and loc->ntheta_sum / samples the mean document counts. theta
  * (may be NULL) receives (Ntheta + alpha)/(L + sum alpha). */
-/* Room in loc for a document of nu unique words and ng sampled tokens (pam.c). */
+/* Room in loc for a document of nu unique words and ng sampled tokens (pam_local.c). */
 void slda_local_reserve(slda_local_t *loc, uint32_t nu, uint32_t ng);
 void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *words,
                     const uint32_t *counts, uint32_t npairs, uint64_t seed_a, uint64_t seed_b,

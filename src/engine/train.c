@@ -122,7 +122,7 @@ void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
                                             job->model->alpha_sum, loc->prior_buf);
         loc->prior = loc->prior_buf;
     }
-    if (job->pam_nxy) { /* pam.c: the (super, sub) local step */
+    if (job->pam_nxy) { /* pam_local.c: the (super, sub) local step */
         size_t sk = (size_t)slda_pam_supers(job->model->pam) * K;
         slda_pam_run(loc, &job->fz, job->model->pam, doc->word, doc->count, doc->npairs, job->t,
                      i, 1, job->thetas ? job->thetas + i * K : NULL, job->pam_nxy + i * sk);
