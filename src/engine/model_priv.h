@@ -63,6 +63,7 @@ struct slda_model_s {
     uint32_t *nzn, *nzcap;      /* W: entries and capacity of each list */
     int nz_valid;
     struct slda_wtabs_s *wtabs; /* the sparse local step's proposal tables (sparse_tables.c) */
+    char **labels;              /* labels.c: K user labels (NULL entries: none), or NULL */
 };
 typedef struct slda_births_s slda_births_t;
 

@@ -415,7 +415,8 @@ static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
         if (slda_snap_header_read(&mp, &h) == 0 &&
             (model = slda_snap_model_build(&mp, &h)) != NULL &&
             (slda_snap_body_read(&mp, model, h.nrows) != 0 ||
-             slda_snap_births_attach(&mp, model, &h.births) != 0 || snap_start(&mp, model) != 0)) {
+             slda_snap_births_attach(&mp, model, &h.births) != 0 ||
+             slda_snap_labels_attach(&mp, model, &h.labels) != 0 || snap_start(&mp, model) != 0)) {
             slda_model_destroy(model);
             model = NULL;
         }

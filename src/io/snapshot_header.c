@@ -3,8 +3,9 @@
  * The header (docs/snapshot-format.md, "Header") holds the model's state
  * besides its rows: K, W, the vocabulary's kind and seed, alpha, sigma, NZ,
  * the counters, the times, the parameters (snapshot_params.c), the consumer
- * offsets, and the optional "event_ms" and "births" (snapshot_births.c).
- * Reading: every key but "producer", "event_ms" and "births" is required, a
+ * offsets, and the optional "event_ms", "births" (snapshot_births.c) and
+ * "labels" (snapshot_labels.c). Reading: every key but "producer" and the
+ * optional ones is required, a
  * key given twice is refused and an unknown one skipped; the values are
  * checked against each other (params.topics == K, W against vocab.capacity
  * or vocab_size, eta, sigma, alpha and NZ finite and in range) before the
@@ -13,6 +14,7 @@
  * slda_snap_header_clear.
  */
 #include "io/snapshot_priv.h"
+#include "engine/labels.h"
 #include "engine/model.h"
 #include "text/tokenize.h"
 
@@ -71,7 +73,8 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
     slda_model_state_t st;
     slda_model_state(model, &st);
     int event = meta && meta->event_ms > 0, births = bstate != NULL;
-    msgpack_pack_map(pk, HDR__COUNT + event + births);
+    int labels = slda_model_label_count(model) > 0;
+    msgpack_pack_map(pk, HDR__COUNT + event + births + labels);
     if (event) {
         pack_key(pk, HDR_OPT_EVENT_MS);
         msgpack_pack_int64(pk, meta->event_ms);
@@ -126,6 +129,10 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
         pack_key(pk, SLDA_SNAP_KEY_BIRTHS);
         slda_snap_births_write(pk, bstate);
     }
+    if (labels) {
+        pack_key(pk, SLDA_SNAP_KEY_LABELS);
+        slda_snap_labels_write(pk, model);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -140,6 +147,7 @@ void slda_snap_header_clear(slda_snap_header_t *h)
     free(h->p.stopwords);
     free(h->offs);
     slda_snap_births_clear(&h->births);
+    slda_snap_labels_clear(&h->labels);
     memset(h, 0, sizeof *h);
 }
 
@@ -290,6 +298,11 @@ int slda_snap_header_read(slda_msgpack_t *mp, slda_snap_header_t *h)
         }
         if (f == HDR__COUNT && slda_msgpack_eq(key, len, SLDA_SNAP_KEY_BIRTHS)) {
             if (slda_snap_births_read(mp, &h->births))
+                return -1;
+            continue;
+        }
+        if (f == HDR__COUNT && slda_msgpack_eq(key, len, SLDA_SNAP_KEY_LABELS)) {
+            if (slda_snap_labels_read(mp, &h->labels))
                 return -1;
             continue;
         }
