@@ -360,6 +360,9 @@ const slda_prop_t slda_conf_table[] = {
     UINT("track.sample.docs", track_sample_docs, "32", 0, 4096,
          "Documents kept per window (hours and coarser) to score the timeline again under the "
          "current model; 0 = off (the shares stay the model's at training time)."),
+    UINT("track.examples", track_examples, "5", 0, 50,
+         "Representative documents kept per topic (id, event time, the start of the text) for "
+         "the report, the page and topics --docs; 0 = none."),
     NUM("track.warmup.docs", SLDA_PT_UINT64, track_warmup_docs, "1000", 0, 0, 0,
         "Documents trained before the model counts as settled: earlier output records carry "
         "\"warmup\": true and no drift events are raised."),

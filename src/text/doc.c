@@ -14,6 +14,7 @@ void slda_doc_clear(slda_doc_t *doc)
     if (!doc)
         return;
     free(doc->id);
+    free(doc->text);
     free(doc->word);
     free(doc->count);
     slda_doc_init(doc);

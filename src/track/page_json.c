@@ -26,7 +26,15 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
     fprintf(f, "{\"K\":%u,\"topics\":[", track->K);
     for (uint32_t k = 0; k < track->K; k++) {
         const topic_t *t = &track->topics[k];
-        fprintf(f, "%s{\"id\":%u,\"weight\":%.6g,\"words\":[", k ? "," : "", k, mass[k]);
+        fprintf(f, "%s{\"id\":%u,\"weight\":%.6g,\"label\":", k ? "," : "", k, mass[k]);
+        if (words[k].label)
+            slda_json_write_string(f, words[k].label);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"auto\":");
+        slda_json_write_string(f, words[k].autolabel);
+        fprintf(f, ",\"examples\":%zu,\"words\":[",
+                slda_track_example(track, k, 0, NULL, NULL, NULL, NULL));
         for (size_t i = 0; i < words[k].n && i < SLDA_TRACK_SHOW; i++) {
             fprintf(f, "%s[", i ? "," : "");
             slda_json_write_string(f, words[k].word[i]);

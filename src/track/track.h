@@ -35,6 +35,7 @@ typedef struct slda_track_opts_s {
     uint32_t death_windows;/* track.death.windows */
     uint32_t trend_windows;/* track.trend.windows: windows of the slope */
     double trend_slope;    /* track.trend.slope: share per window for emerging/fading */
+    uint32_t examples;     /* track.examples: representative documents kept per topic */
 } slda_track_opts_t;
 
 /* The defaults of the property table (for tests and tools). */
@@ -108,6 +109,8 @@ typedef struct slda_track_words_s {
     size_t n;
     const char *word[SLDA_TRACK_TOP];
     float prob[SLDA_TRACK_TOP];
+    const char *label;  /* the topic's user label (borrowed from the model), or NULL */
+    char autolabel[100];/* its automatic label (slda_track_autolabel) */
 } slda_track_words_t;
 
 typedef struct slda_track_event_s {
@@ -135,6 +138,12 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
  * words: K entries. */
 void slda_track_model_words(const slda_model_t *model, slda_track_words_t *words,
                             double *mass);
+/* label.c: topic k's automatic label from its words w (slda_track_model_words): its
+ * SLDA_AUTOLABEL_WORDS most relevant words (LDAvis's relevance, lambda 0.6), space separated,
+ * into out (truncated at a word to fit size). */
+#define SLDA_AUTOLABEL_WORDS 3
+void slda_track_autolabel(const slda_model_t *model, const slda_track_words_t *w, char *out,
+                          size_t size);
 /* The engine's own births/retirements of topic slots (a later engine reports
  * them here): recorded and emitted like the tracker's events. */
 void slda_track_engine_event(slda_track_t *track, const char *kind, uint32_t topic,
@@ -170,6 +179,14 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
                              const double *mass, size_t *len);
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
 char *slda_track_json_events(const slda_track_t *track, size_t *len);
+/* Topic k's representative documents (track.examples of them, best first; docs/tracking.md):
+ * how many, and with i < that count the i-th one's id, event time, share and the start of its
+ * text (borrowed until the tracker next changes; any pointer may be NULL). */
+size_t slda_track_example(const slda_track_t *track, uint32_t k, size_t i, const char **id,
+                          int64_t *ms, double *score, const char **text);
+/* /api/examples: {"K","per_topic","topics":[[{"topic","score","event_ms","time","id","text"}
+ * ...topic 0's, best first], ...]} (examples.c). */
+char *slda_track_json_examples(const slda_track_t *track, size_t *len);
 
 /* Time values (event times from fields): io/evtime.h. */
 
@@ -179,10 +196,17 @@ typedef enum {
     SLDA_PAGE_PREVALENCE,
     SLDA_PAGE_EVENTS,
     SLDA_PAGE_STATUS,
+    SLDA_PAGE_EXAMPLES,
     SLDA_PAGE__COUNT
 } slda_page_doc_t;
 typedef struct slda_page_s slda_page_t;
 slda_page_t *slda_page_new(void);
+/* Labels asked for through POST /api/labels (the HTTP thread queues them, the service thread
+ * takes them and sets them on the model): at most SLDA_PAGE_LABELS waiting; 0 when full. */
+#define SLDA_PAGE_LABELS 64
+int slda_page_label_post(slda_page_t *page, uint32_t topic, const char *text);
+/* The oldest waiting label (text malloc'ed, the caller frees): 1, or 0 when none waits. */
+int slda_page_label_take(slda_page_t *page, uint32_t *topic, char **text);
 void slda_page_destroy(slda_page_t *page);
 /* Publish a new version of one document (takes ownership of json, malloc'ed).
  * Called by the service thread; readers keep the old one until they drop it. */
