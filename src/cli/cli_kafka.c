@@ -53,9 +53,12 @@ static void run_usage(FILE *f)
             "                       epoch); empty: the message timestamp (docs/tracking.md)\n"
             "  http.port            the live page (/), /metrics and /healthz on 127.0.0.1;\n"
             "                       default 0: any free port, printed at start; -1: off\n"
-            "  track, track.window, track.windows, track.sample.docs, track.warmup.docs\n"
-            "                       topic tracking over event time (docs/tracking.md)\n"
-            "  snapshot.dir, snapshot.every.ms, snapshot.keep   snapshots on disk\n"
+            "  track, track.window, track.windows, track.sample.docs, track.warmup.docs,\n"
+            "  track.examples       topic tracking over event time (docs/tracking.md)\n"
+            "  snapshot.dir         where snapshots go (default ./snapshots, relative to the\n"
+            "                       working directory; its full path is printed at start)\n"
+            "  snapshot.every.ms, snapshot.keep, snapshot.history   how often; the newest kept\n"
+            "                       (default 3) and older ones thinned with age (default 10)\n"
             "See docs/service.md.\n");
 }
 

@@ -294,7 +294,12 @@ const slda_prop_t slda_conf_table[] = {
     STR("snapshot.dir", snapshot_dir, "snapshots", SLDA_PF_NONEMPTY,
         "Directory of the snapshot files."),
     UINT("snapshot.keep", snapshot_keep, "3", 1, 1000,
-         "Number of newest snapshot files kept in snapshot.dir; older ones are deleted."),
+         "Number of newest snapshot files kept in snapshot.dir (all of them); of the older "
+         "ones snapshot.history stay, thinned with age, the rest are deleted."),
+    UINT("snapshot.history", snapshot_history, "10", 0, 1000,
+         "Older snapshot files kept besides the newest snapshot.keep, thinned with age (each "
+         "at least half its age in updates from the next newer one kept, the first always kept), "
+         "so that streamlda report covers the whole run on bounded disk; 0 = none."),
     UINT("snapshot.every.batches", snapshot_every_batches, "100", 0, 4294967295.0,
          "Write a snapshot after this many minibatches; 0 = off."),
     UINT("snapshot.every.ms", snapshot_every_ms, "60000", 0, 4294967295.0,

@@ -132,6 +132,7 @@ struct slda_conf_s {
     uint32_t input_max_bytes;   /* input.max.bytes */
     char *snapshot_dir;         /* snapshot.dir */
     uint32_t snapshot_keep;     /* snapshot.keep */
+    uint32_t snapshot_history;  /* snapshot.history: older snapshots kept, thinned with age */
     uint32_t snapshot_every_batches; /* snapshot.every.batches (0 = off) */
     uint32_t snapshot_every_ms; /* snapshot.every.ms (0 = off) */
     char *snapshot_topic;       /* snapshot.topic ("" = off) */

@@ -107,6 +107,15 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
     const char *override = svc->mock ? slda_mock_bootstraps(svc->mock) : NULL;
     if (slda_svc_restore_newest(svc, &svc->model, errstr, errstr_size))
         goto fail;
+    if (svc->conf->snapshot_dir && *svc->conf->snapshot_dir) { /* where they go, in full */
+        char *abs = realpath(svc->conf->snapshot_dir, NULL);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "snapshots: %s (snapshot.dir; the newest %u kept, and %u older ones thinned "
+                 "with age: snapshot.keep, snapshot.history)",
+                 abs ? abs : svc->conf->snapshot_dir, svc->conf->snapshot_keep,
+                 svc->conf->snapshot_history);
+        free(abs);
+    }
     if (!svc->model && !(svc->model = slda_model_new(svc->conf, errstr, errstr_size)))
         goto fail;
     slda_svc_track_start(svc);
