@@ -13,10 +13,15 @@ The service (on a `streamlda broker` cluster) trains on the three-theme stream o
  - the page in headless Chromium: every card shows its label (the user's, else the automatic
    one in brackets), no console message; with #q=LABELWORD only the labelled topic's card is
    left, and its documents button lists its documents when opened;
+ - the refresh (issue 25, item 7): /api/status lists the other documents' versions (they stay
+   while nothing trains), /api/chart holds only the topics the chart draws (those of /api/
+   prevalence with the most documents, the same shares), and the JSON comes gzip-compressed
+   to a client that accepts it;
  - SIGTERM (a final snapshot), a restart from the same directory: the label is back on
    /api/topics, and `streamlda topics` on the newest snapshot prints it.
 Skipped in part (said so) without /usr/bin/chromium.
 """
+import gzip
 import json
 import os
 import random
@@ -94,6 +99,34 @@ def main():
                     e["event_ms"] > 0 and len(lst) <= 5
         check(ok and n >= K, "/api/examples: %d documents of the stream, their own text, one "
               "theme each" % n, ex["topics"][0][:1] if ex["topics"] else None)
+        # the page's refresh: the status lists the versions, the chart only the topics drawn,
+        # every JSON document gzip-compressed for a client that takes it
+        st = svc.api("status") or {}
+        check(set(st.get("versions", {})) == {"topics", "chart", "events", "examples"},
+              "/api/status lists the documents' versions", st.get("versions"))
+        full = svc.api("prevalence") or {"windows": []}
+        chart = svc.api("chart") or {"topics": [], "windows": []}
+        score = [sum(w["share"][k] * w["docs"] for w in full["windows"]) for k in range(K)]
+        want = sorted(range(K), key=lambda k: (-score[k], k))[:8]
+        check(chart["topics"] == want and len(chart["windows"]) == len(full["windows"]) and
+              all(abs(cw["share"][j] - fw["share"][k]) < 1e-3
+                  for cw, fw in zip(chart["windows"], full["windows"])
+                  for j, k in enumerate(chart["topics"])),
+              "/api/chart: the topics drawn, their shares as /api/prevalence has them",
+              chart["topics"], want)
+        req = urllib.request.Request("http://127.0.0.1:%d/api/topics" % port,
+                                     headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            enc, raw = r.headers.get("Content-Encoding"), r.read()
+        plain = sc.Service.get(svc, "/api/topics")[1]
+        check(enc == "gzip" and gzip.decompress(raw).decode() == plain and len(raw) < len(plain),
+              "/api/topics gzip-compressed when asked", enc, len(raw), len(plain))
+        s1 = svc.api("status") or {}
+        s2 = sc.wait_for(lambda: (lambda x: x if x.get("event_lag_s") != s1.get("event_lag_s")
+                                  else None)(svc.api("status") or {}), 30, "a new publication")
+        check(s2 and s1.get("versions") and s2.get("versions") == s1.get("versions"),
+              "nothing trains: a new publication keeps the versions (the page fetches nothing "
+              "more)", s1.get("versions"), (s2 or {}).get("versions"))
         # a topic of football: label it
         fk = [t["id"] for t in topics if THEME_OF.get(t["words"][0][0]) == "A"]
         fk = fk[0] if fk else 0
@@ -107,6 +140,9 @@ def main():
                 ("text/plain", (b'{"topic":1,"label":"x"}', "text/plain"), 415),
                 ("bad JSON", (b'{"topic":1,', ), 400),
                 ("no label", (b'{"topic":1}', ), 400),
+                ("an empty object", (b'{}', ), 400),
+                ("an array", (b'[1]', ), 400),
+                ("a topic out of range", (b'{"topic":%d,"label":"x"}' % K, ), 400),
                 ("label too long", (json.dumps({"topic": 1, "label": "x" * 121}).encode(), ), 400),
                 ("control character", (b'{"topic":1,"label":"a\\nb"}', ), 400),
                 ("body over 1 KB", (b" " * 2000, ), 413),

@@ -142,7 +142,10 @@ static const char *status_text(unsigned status)
 {
     switch (status) {
     case 200: return "OK";
+    case 202: return "Accepted";
     case 404: return "Not Found";
+    case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
     case 405: return "Method Not Allowed";
     case 414: return "URI Too Long";
     case 431: return "Request Header Fields Too Large";
@@ -151,15 +154,17 @@ static const char *status_text(unsigned status)
     }
 }
 
-/* Queue the response (the body is copied, or taken when owned) and switch to writing. */
-static void respond(slda_http_t *http, conn_t *c, double now, unsigned status, const char *type,
-                    const char *body, size_t len, int owned, int head_only)
+/* Queue the response (the body is copied, or taken when owned) and switch to writing; extra:
+ * more header lines, each ended by CRLF (or NULL). */
+static void respond_ex(slda_http_t *http, conn_t *c, double now, unsigned status,
+                       const char *type, const char *extra, const char *body, size_t len,
+                       int owned, int head_only)
 {
-    char head[256];
+    char head[384];
     int hl = snprintf(head, sizeof head,
                       "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                      "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-                      status, status_text(status), type, len);
+                      "Cache-Control: no-store\r\n%sConnection: close\r\n\r\n",
+                      status, status_text(status), type, len, extra ? extra : "");
     size_t blen = head_only ? 0 : len;
     c->out = slda_xmalloc((size_t)hl + blen + 1);
     memcpy(c->out, head, (size_t)hl);
@@ -176,8 +181,15 @@ static void respond(slda_http_t *http, conn_t *c, double now, unsigned status, c
 
 #define TEXT(s) s, sizeof s - 1
 
-/* The response to a complete request for path (method GET or HEAD). */
-static void route(slda_http_t *http, conn_t *c, double now, const char *path, int head)
+static void respond(slda_http_t *http, conn_t *c, double now, unsigned status, const char *type,
+                    const char *body, size_t len, int owned, int head_only)
+{
+    respond_ex(http, c, now, status, type, NULL, body, len, owned, head_only);
+}
+
+/* The response to a complete request for path (method GET or HEAD); gzip: the client takes
+ * Content-Encoding gzip (the page's JSON at K=1000 is a quarter of its size so). */
+static void route(slda_http_t *http, conn_t *c, double now, const char *path, int head, int gzip)
 {
     if (!strcmp(path, "/metrics")) {
         size_t len = 0;
@@ -205,16 +217,22 @@ static void route(slda_http_t *http, conn_t *c, double now, const char *path, in
     static const char *const api[SLDA_PAGE__COUNT] = {
         [SLDA_PAGE_TOPICS] = "/api/topics", [SLDA_PAGE_PREVALENCE] = "/api/prevalence",
         [SLDA_PAGE_EVENTS] = "/api/events", [SLDA_PAGE_STATUS] = "/api/status",
-        [SLDA_PAGE_EXAMPLES] = "/api/examples"};
+        [SLDA_PAGE_EXAMPLES] = "/api/examples", [SLDA_PAGE_CHART] = "/api/chart"};
     for (int i = 0; page && i < SLDA_PAGE__COUNT; i++) {
         if (strcmp(path, api[i]))
             continue;
         size_t len = 0;
-        char *body = slda_page_get(page, (slda_page_doc_t)i, &len);
+        char *body = gzip ? slda_page_get_gzip(page, (slda_page_doc_t)i, &len) : NULL;
+        int gz = body != NULL;
+        if (!body)
+            body = slda_page_get(page, (slda_page_doc_t)i, &len);
         if (!body)
             respond(http, c, now, 503, "text/plain", TEXT("not ready\n"), 0, head);
         else
-            respond(http, c, now, 200, "application/json", body, len, 1, head);
+            respond_ex(http, c, now, 200, "application/json",
+                       gz ? "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
+                          : "Vary: Accept-Encoding\r\n",
+                       body, len, 1, head);
         return;
     }
     respond(http, c, now, 404, "text/plain", TEXT("not found: try /metrics or /healthz\n"), 0,
@@ -251,13 +269,16 @@ static void post_label(slda_http_t *http, conn_t *c, double now, const char *bod
     slda_json_t js;
     char err[300], msg[600];
     uint32_t topic = SLDA_JSON_NONE, label = SLDA_JSON_NONE;
+    int parsed = 0;
     slda_json_init(&js);
-    if (slda_json_parse(&js, body, len, err, sizeof err) == SLDA_OK &&
-        js.nodes[0].type == SLDA_JSON_OBJECT) {
+    slda_err_t perr = slda_json_parse(&js, body, len, err, sizeof err);
+    if (perr == SLDA_OK && js.nodes[0].type == SLDA_JSON_OBJECT) {
+        parsed = 1;
         topic = slda_json_object_get(&js, 0, "topic");
         label = slda_json_object_get(&js, 0, "label");
     } else {
-        snprintf(msg, sizeof msg, "body: not a JSON object (%s)\n", err);
+        snprintf(msg, sizeof msg, "body: not a JSON object (%s)\n",
+                 perr == SLDA_OK ? "another value" : err);
     }
     double k = -1;
     if (topic != SLDA_JSON_NONE && js.nodes[topic].type == SLDA_JSON_NUMBER)
@@ -268,17 +289,18 @@ static void post_label(slda_http_t *http, conn_t *c, double now, const char *bod
         slda_json_string(&js, label, text);
     }
     int ok = 0;
-    if (topic == SLDA_JSON_NONE && label == SLDA_JSON_NONE)
+    if (!parsed)
         ; /* msg says why */
     else if (!(k >= 0 && k < SLDA_MAX_TOPICS && k == (double)(uint32_t)k) || !text)
         snprintf(msg, sizeof msg, "body: {\"topic\": a topic id, \"label\": a string} "
                                   "expected\n");
     else if (slda_label_check(text, err, sizeof err) != SLDA_OK)
         snprintf(msg, sizeof msg, "%s\n", err);
-    else if (!slda_page_label_post(http->page, (uint32_t)k, text))
+    else if ((ok = slda_page_label_post(http->page, (uint32_t)k, text)) < 0)
+        snprintf(msg, sizeof msg, "topic %u: not a topic of the model\n", (uint32_t)k);
+    else if (!ok)
         snprintf(msg, sizeof msg, "too many labels waiting: try again\n");
-    else
-        ok = 1;
+    ok = ok > 0;
     if (ok) {
         char *out = NULL;
         size_t olen = 0;
@@ -354,7 +376,9 @@ static void parse(slda_http_t *http, conn_t *c, double now)
         respond(http, c, now, 405, "text/plain", TEXT("method not allowed\n"), 0, 0);
         return;
     }
-    route(http, c, now, path, head);
+    char enc[300] = "";
+    header_value(eol + 1, end, "accept-encoding:", enc, sizeof enc);
+    route(http, c, now, path, head, strstr(enc, "gzip") != NULL);
 }
 
 static void on_readable(slda_http_t *http, conn_t *c, double now)

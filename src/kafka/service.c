@@ -121,6 +121,7 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
     slda_svc_track_start(svc);
     if (svc->http && svc->conf->track) {
         svc->page = slda_page_new();
+        slda_page_set_topics(svc->page, slda_model_topics(svc->model));
         slda_svc_page_publish(svc); /* the page has data to show from the first request */
         slda_http_set_page(svc->http, svc->page);
     }

@@ -146,6 +146,14 @@ static void page_status(slda_service_t *svc)
             slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
             slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
             slda_track_clamped(svc->track), slda_metrics_gauge(svc->metrics, SLDA_G_RHO));
+    /* the other documents' versions: the page fetches only those that changed */
+    fseek(f, -1, SEEK_CUR);
+    fprintf(f, ",\"versions\":{\"topics\":%" PRIu64 ",\"chart\":%" PRIu64
+               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 "}}",
+            slda_page_version(svc->page, SLDA_PAGE_TOPICS),
+            slda_page_version(svc->page, SLDA_PAGE_CHART),
+            slda_page_version(svc->page, SLDA_PAGE_EVENTS),
+            slda_page_version(svc->page, SLDA_PAGE_EXAMPLES));
     fclose(f);
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
@@ -204,6 +212,8 @@ void slda_svc_page_publish(slda_service_t *svc)
         slda_page_set(svc->page, SLDA_PAGE_TOPICS, json, len);
     if ((json = slda_track_json_prevalence(svc->track, &len)))
         slda_page_set(svc->page, SLDA_PAGE_PREVALENCE, json, len);
+    if ((json = slda_track_json_chart(svc->track, SLDA_CHART_TOPICS, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_CHART, json, len);
     if ((json = slda_track_json_events(svc->track, &len)))
         slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
     /* K lists of documents (1.5 MB at K=1000), fetched only when a topic's documents are

@@ -178,6 +178,12 @@ slda_err_t slda_track_load(slda_track_t *track, const char *path, char *errstr,
 char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t *words,
                              const double *mass, size_t *len);
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
+/* /api/chart: what the page's chart draws, the n topics that hold the most documents over the
+ * windows shown, with their shares only: {"K","window_ms","newest_ms","topics":[ids],"mean":[n:
+ * each one's mean share over the windows, weighted by documents],"windows":[{"start","docs",
+ * "share":[n]}]} (at K=1000: 1/100 of /api/prevalence). */
+#define SLDA_CHART_TOPICS 8
+char *slda_track_json_chart(const slda_track_t *track, size_t n, size_t *len);
 char *slda_track_json_events(const slda_track_t *track, size_t *len);
 /* Topic k's representative documents (track.examples of them, best first; docs/tracking.md):
  * how many, and with i < that count the i-th one's id, event time, share and the start of its
@@ -197,6 +203,7 @@ typedef enum {
     SLDA_PAGE_EVENTS,
     SLDA_PAGE_STATUS,
     SLDA_PAGE_EXAMPLES,
+    SLDA_PAGE_CHART,       /* /api/chart: the prevalence of the topics the page draws */
     SLDA_PAGE__COUNT
 } slda_page_doc_t;
 typedef struct slda_page_s slda_page_t;
@@ -204,7 +211,9 @@ slda_page_t *slda_page_new(void);
 /* Labels asked for through POST /api/labels (the HTTP thread queues them, the service thread
  * takes them and sets them on the model): at most SLDA_PAGE_LABELS waiting; 0 when full. */
 #define SLDA_PAGE_LABELS 64
+/* -1 when topic is not one of the model's (slda_page_set_topics). */
 int slda_page_label_post(slda_page_t *page, uint32_t topic, const char *text);
+void slda_page_set_topics(slda_page_t *page, uint32_t K);
 /* The oldest waiting label (text malloc'ed, the caller frees): 1, or 0 when none waits. */
 int slda_page_label_take(slda_page_t *page, uint32_t *topic, char **text);
 void slda_page_destroy(slda_page_t *page);
@@ -214,6 +223,12 @@ void slda_page_set(slda_page_t *page, slda_page_doc_t doc, char *json, size_t le
 /* A copy of the current document (malloc'ed, caller frees), or NULL when none
  * was published yet. Any thread. */
 char *slda_page_get(slda_page_t *page, slda_page_doc_t doc, size_t *len);
+/* The same gzip-compressed (made once per version, by the first thread asking: the HTTP
+ * thread), or NULL. */
+char *slda_page_get_gzip(slda_page_t *page, slda_page_doc_t doc, size_t *len);
+/* The document's version: it moves only when a publication changes its text, so the page
+ * fetches again only what changed (the status lists the versions). */
+uint64_t slda_page_version(slda_page_t *page, slda_page_doc_t doc);
 /* The live page: one self-contained HTML document (inline CSS and JS). */
 const char *slda_page_html(size_t *len);
 
