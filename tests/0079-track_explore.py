@@ -169,6 +169,9 @@ def main():
                 own >= 0.5 * len(words) and e["score"] >= 0.25
         check(ok, "topic %d: %d representative documents of the stream, its own, with their "
               "time and text" % (t["topic"], len(ex)), [(e["id"], e["score"]) for e in ex])
+    rc, out, err = run("topics", "--docs", os.path.join(sc.SRC, "tests/fixtures/snapshot-v1-k3.slda"))
+    check(rc == 1 and "snapshot-v1-k3.slda.track.json" in err and out.count("topic ") == 3,
+          "topics --docs without a tracking state: the topics, then exit 1 naming it", rc, err)
     rc, out, _ = run("topics", "--docs", "-n", "3", snap)
     check(len(re.findall(r"^  0\.\d\d \d{4}-\d\d-\d\dT[0-9:]+Z d\d+: \S", out, re.M)) >= K,
           "topics --docs text: indented documents", out[:300])

@@ -52,7 +52,9 @@ static const char topics_usage[] =
     "                  [{\"topic\",\"weight\",\"label\",\"auto\",\"words\",\"probs\"}]}\n"
     "                  (+ \"share\" with --search, \"examples\" with --docs)\n"
     "  -h, --help      this help\n"
-    "Exit status 1 with the path and the reason for a snapshot that cannot be read.\n";
+    "Exit status 1 with the path and the reason for a snapshot that cannot be read (with\n"
+    "--docs, also for a tracking state that is missing or cannot be used: the topics are\n"
+    "printed without documents).\n";
 
 typedef struct topics_opts_s {
     long n;
