@@ -169,6 +169,25 @@ def main():
                 own >= 0.5 * len(words) and e["score"] >= 0.25
         check(ok, "topic %d: %d representative documents of the stream, its own, with their "
               "time and text" % (t["topic"], len(ex)), [(e["id"], e["score"]) for e in ex])
+    # the documents move with the model: scored again under the snapshot's model (the state
+    # says at which update), their shares are what `infer` gives under that snapshot
+    state = json.load(open(snap + ".track.json"))
+    updates = json.loads(run("topics", "--json", snap)[1])["updates"]
+    again = [e for e in state["examples"] if e["update"] == updates]
+    src = os.path.join(tmp, "examples.jsonl")
+    with open(src, "w") as f:
+        for e in again:
+            f.write(json.dumps({"id": e["id"], "text": docs[e["id"]]["text"]}) + "\n")
+    rc, out, err = run("infer", "-t", str(K), "-f", "jsonl", snap, src)
+    inferred = {}
+    for line in out.splitlines():
+        d = json.loads(line)
+        inferred[d["id"]] = dict((k, w) for k, w in d["topics"])
+    diffs = [abs(inferred.get(e["id"], {}).get(e["topic"], 0) - e["score"]) for e in again]
+    check(len(again) >= K and diffs and max(diffs) < 0.1,
+          "representative documents scored again under the snapshot's model: %d of %d, their "
+          "shares within 0.1 of infer's" % (len(again), len(state["examples"])),
+          max(diffs) if diffs else None)
     rc, out, err = run("topics", "--docs", os.path.join(sc.SRC, "tests/fixtures/snapshot-v1-k3.slda"))
     check(rc == 1 and "snapshot-v1-k3.slda.track.json" in err and out.count("topic ") == 3,
           "topics --docs without a tracking state: the topics, then exit 1 naming it", rc, err)

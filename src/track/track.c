@@ -152,7 +152,7 @@ void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
     if (slda_prev_add(track->prev, ms, theta, model, doc) == 0) {
         track->docs++;
         if (doc)
-            slda_track_examples_offer(track, ms, theta, doc->id, doc->text);
+            slda_track_examples_offer(track, ms, theta, model, doc);
     } else {
         track->dropped++; /* not a mixture: nothing to add */
     }
@@ -208,10 +208,13 @@ size_t slda_track_pick(const slda_track_t *track, size_t max_points)
 
 size_t slda_track_rescore(slda_track_t *track, const slda_model_t *model, double deadline)
 {
-    if (!track->o.sample_docs)
-        return 0;
-    return slda_prev_rescore(track->prev, model, slda_model_updates(model),
-                             slda_prev_pick(track->prev, SLDA_TRACK_POINTS), deadline);
+    size_t n = 0;
+    if (track->o.sample_docs)
+        n = slda_prev_rescore(track->prev, model, slda_model_updates(model),
+                              slda_prev_pick(track->prev, SLDA_TRACK_POINTS), deadline);
+    if (!deadline || slda_mono_s() < deadline) /* the representative documents, in the rest */
+        slda_track_examples_rescore(track, model, deadline);
+    return n;
 }
 
 /* The last m windows with documents of the tier the charts show (the finest holding the

@@ -190,8 +190,8 @@ char *slda_track_json_events(const slda_track_t *track, size_t *len);
  * text (borrowed until the tracker next changes; any pointer may be NULL). */
 size_t slda_track_example(const slda_track_t *track, uint32_t k, size_t i, const char **id,
                           int64_t *ms, double *score, const char **text);
-/* /api/examples: {"K","per_topic","topics":[[{"topic","score","event_ms","time","id","text"}
- * ...topic 0's, best first], ...]} (examples.c). */
+/* /api/examples: {"K","per_topic","topics":[[{"topic","score","update","event_ms","time",
+ * "id","text"} ...topic 0's, best first], ...]} (examples.c). */
 char *slda_track_json_examples(const slda_track_t *track, size_t *len);
 
 /* Time values (event times from fields): io/evtime.h. */

@@ -513,7 +513,7 @@ static int read_examples(jr_t *r, slda_track_t *t)
         char *stext = slda_xmalloc(slda_json_raw_len(&r->js, text) + 1);
         slda_json_string(&r->js, id, sid);
         slda_json_string(&r->js, text, stext);
-        slda_track_examples_put(t, (uint32_t)k, score, (int64_t)ms, sid, stext);
+        slda_track_examples_put(t, (uint32_t)k, score, (int64_t)ms, sid, stext, NULL, 0);
         free(sid);
         free(stext);
     }
