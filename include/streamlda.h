@@ -217,7 +217,11 @@ typedef struct slda_doc_s {
                                  as with text.segment=simple and an explicit stop list) */
     char **author;     /* model.kind=atm: its authors' names (owned, NUL-terminated, distinct) */
     uint32_t nauthor;
+    char *text;        /* owned, may be NULL: the start of its text (at most SLDA_DOC_SNIPPET
+                          bytes, cut at a character), kept by readers when tracking keeps
+                          representative documents (track.examples) */
 } slda_doc_t;
+#define SLDA_DOC_SNIPPET 200
 
 void slda_doc_init(slda_doc_t *doc);
 /** Free what doc owns and re-initialise it. */
@@ -309,6 +313,16 @@ size_t slda_model_top_words(const slda_model_t *model, uint32_t k, size_t n,
 slda_err_t slda_model_phi(const slda_model_t *model, float *out, uint32_t *ids_out);
 /** Topic totals NZ[k] (K doubles). */
 void slda_model_topic_totals(const slda_model_t *model, double *out);
+
+/** A user label of topic slot k (1..SLDA_LABEL_MAX bytes of UTF-8, no control
+ *  characters; NULL or "" removes it): kept in snapshots, dropped when the
+ *  engine re-seeds, retires or merges away that slot (docs/tracking.md,
+ *  "Labels"). SLDA_ERR_RANGE / SLDA_ERR_INVALID / SLDA_ERR_UTF8 with the reason. */
+#define SLDA_LABEL_MAX 120
+slda_err_t slda_model_set_label(slda_model_t *model, uint32_t k, const char *text,
+                                char *errstr, size_t errstr_size);
+/** Topic k's label, borrowed until it is next set; NULL when it has none. */
+const char *slda_model_label(const slda_model_t *model, uint32_t k);
 
 /** Topic events (births=true; docs/engine.md "Streams that change"): a birth
  *  re-seeds a slot from documents the model explained poorly, a death retires

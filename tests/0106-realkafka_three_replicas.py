@@ -51,7 +51,7 @@ def main():
     def props(snapdir, mdl=model, replica=True):
         more = ["updates.topic=" + updates, "updates.prune=true"] if replica else []
         return rk.replica_props(p, topic, mdl, snapdir, "snapshot.every.ms=1000",
-                                "snapshot.keep=2", *more)
+                                "snapshot.keep=2", "snapshot.history=0", *more)
 
     snap = os.path.join(tmp, "snap")
     names = "abc"

@@ -42,7 +42,8 @@ def main():
 
     def props(snapdir):
         return rk.replica_props(p, topic, model, snapdir, "snapshot.every.ms=50",
-                                "snapshot.keep=1", "updates.topic=" + updates,
+                                "snapshot.keep=1", "snapshot.history=0",
+                                "updates.topic=" + updates,
                                 "updates.prune=true")
 
     snap = os.path.join(tmp, "snap")

@@ -285,6 +285,58 @@ static void test_prune(void)
     CHECK(exists("news-00000000000000000050.slda.track.json.tmp.9"));
 }
 
+/* snapshot.history: 3,000 snapshots (every 10 updates) arrive one at a time and the directory
+ * is thinned after each, as the service prunes: never more than keep + history, the first
+ * snapshot always kept, and at the end the kept ones spread over the whole run: one in each
+ * halving of the age, [span/2^(i+1), span/2^i), down to the dense recent ones. history 0 is
+ * the old rule (the newest keep). */
+static void test_thin(void)
+{
+    enum { N = 3000, KEEP = 3, HIST = 10 };
+    uint64_t *u = malloc(N * sizeof *u), *nu = malloc(N * sizeof *nu);
+    unsigned char *stay = malloc(N);
+    size_t n = 0, most = 0, first_kept = 1;
+    for (size_t a = 0; a < N; a++) {
+        memmove(u + 1, u, n * sizeof *u); /* newest first */
+        u[0] = 10 * (a + 1);
+        n++;
+        slda_snapdir_thin(u, n, KEEP, HIST, stay);
+        size_t m = 0;
+        for (size_t j = 0; j < n; j++)
+            if (stay[j])
+                nu[m++] = u[j];
+        memcpy(u, nu, m * sizeof *u);
+        n = m;
+        most = n > most ? n : most;
+        first_kept &= u[n - 1] == 10;
+    }
+    printf("thinned over %d snapshots: at most %zu kept, now %zu:", N, most, n);
+    for (size_t j = 0; j < n; j++)
+        printf(" %" PRIu64, u[j]);
+    printf("\n");
+    CHECK_LE(most, (size_t)(KEEP + HIST));
+    CHECK_INT(first_kept, 1);
+    CHECK_INT(u[0], 10 * N);
+    CHECK_INT(u[KEEP - 1], 10 * (N - KEEP + 1)); /* the newest keep, dense */
+    uint64_t span = u[0] - 10;
+    for (int i = 0; i < 4; i++) {
+        int found = 0;
+        for (size_t j = 0; j < n; j++) {
+            uint64_t age = u[0] - u[j];
+            found |= age >= span >> (i + 1) && age < (span >> i) + (i == 0);
+        }
+        CHECK_TRUE(found, "no snapshot kept with an age in [span/%d, span/%d)", 2 << i, 1 << i);
+    }
+    slda_snapdir_thin(u, n, KEEP, 0, stay);
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++)
+        m += stay[j];
+    CHECK_INT(m, KEEP);
+    free(u);
+    free(nu);
+    free(stay);
+}
+
 static void test_make_check(void)
 {
     char err[512] = "", path[4200];
@@ -318,6 +370,7 @@ int main(void)
     fill();
     test_list();
     test_prune();
+    test_thin();
     test_make_check();
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

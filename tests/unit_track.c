@@ -260,6 +260,7 @@ static void test_tiers(void)
 
 static void set_words(slda_track_words_t *w, const char *const *words, size_t n)
 {
+    memset(w, 0, sizeof *w); /* no label */
     w->n = n;
     for (size_t i = 0; i < n; i++) {
         w->word[i] = words[i];

@@ -64,6 +64,7 @@ int slda_cli_authors(int argc, char **argv); /* cli_authors.c */
 int slda_cli_diff(int argc, char **argv);    /* cli_diff.c */
 int slda_cli_report(int argc, char **argv);  /* cli_report.c, report_*.c */
 int slda_cli_timeline(int argc, char **argv); /* cli_timeline.c */
+int slda_cli_label(int argc, char **argv);   /* cli_label.c */
 
 /* train --snapshot-dir DIR [--snapshot-every N] [--time-field NAME] (cli_snapshots.c): a snapshot
  * <DIR>/<model>-<updates, 20 digits>.slda every N documents and at the end; with a time field,

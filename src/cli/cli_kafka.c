@@ -53,10 +53,29 @@ static void run_usage(FILE *f)
             "                       epoch); empty: the message timestamp (docs/tracking.md)\n"
             "  http.port            the live page (/), /metrics and /healthz on 127.0.0.1;\n"
             "                       default 0: any free port, printed at start; -1: off\n"
-            "  track, track.window, track.windows, track.sample.docs, track.warmup.docs\n"
-            "                       topic tracking over event time (docs/tracking.md)\n"
-            "  snapshot.dir, snapshot.every.ms, snapshot.keep   snapshots on disk\n"
+            "  track, track.window, track.windows, track.sample.docs, track.warmup.docs,\n"
+            "  track.examples       topic tracking over event time (docs/tracking.md)\n"
+            "  snapshot.dir         where snapshots go (default ./snapshots, relative to the\n"
+            "                       working directory, or $STATE_DIRECTORY/snapshots under\n"
+            "                       systemd's StateDirectory=; the full path is printed at start)\n"
+            "  snapshot.every.ms, snapshot.keep, snapshot.history   how often; the newest kept\n"
+            "                       (default 3) and older ones thinned with age (default 10)\n"
             "See docs/service.md.\n");
+}
+
+/* Under systemd with StateDirectory= (the environment's STATE_DIRECTORY, the first of its
+ * colon-separated paths), snapshot.dir left unset means <that>/snapshots: the unit's own
+ * persistent directory (/var/lib/NAME), not the working directory (/ for a service). -1 with
+ * the reason when it cannot be set. */
+static int state_snapshot_dir(slda_conf_t *conf, char *err, size_t err_size)
+{
+    const char *state = getenv("STATE_DIRECTORY");
+    if (!state || !*state || slda_conf_is_set(conf, "snapshot.dir"))
+        return 0;
+    size_t n = strcspn(state, ":");
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%.*s/snapshots", (int)(n < 4000 ? n : 4000), state);
+    return slda_conf_set(conf, "snapshot.dir", dir, err, err_size) != SLDA_OK ? -1 : 0;
 }
 
 int slda_cli_run(int argc, char **argv)
@@ -92,6 +111,11 @@ int slda_cli_run(int argc, char **argv)
         goto out;
     if (embedded &&
         slda_conf_set(conf, "kafka.bootstrap.servers", "embedded", err, sizeof err)) {
+        fprintf(stderr, "streamlda run: %s\n", err);
+        rc = SLDA_EXIT_USAGE;
+        goto out;
+    }
+    if (state_snapshot_dir(conf, err, sizeof err)) {
         fprintf(stderr, "streamlda run: %s\n", err);
         rc = SLDA_EXIT_USAGE;
         goto out;

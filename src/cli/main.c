@@ -48,7 +48,9 @@ static const char main_usage[] =
     "Commands:\n"
     "  train    learn from files or standard input (stream, or --batch)\n"
     "  run      the Kafka service: consume documents, learn, publish snapshots\n"
-    "  topics   print the top words (and --weights) of each topic of a snapshot\n"
+    "  topics   print the top words (and --weights, labels, --search WORD, --docs) of each\n"
+    "           topic of a snapshot\n"
+    "  label    list, set or remove the user labels of a snapshot's topics\n"
     "  diff     align the topics of two snapshots (optimal assignment on JS distance)\n"
     "  report   an HTML/JSON report of a run from its snapshot directory\n"
     "  timeline  each topic's share per window of event time, every document scored under\n"
@@ -136,7 +138,8 @@ int main(int argc, char **argv)
                 {"export", slda_cli_export, NULL}, {"produce", NULL, "slda_cli_produce"},
                 {"broker", NULL, "slda_cli_broker"}, {"config", cli_config, NULL},
                 {"diff", slda_cli_diff, NULL},     {"report", slda_cli_report, NULL},
-                {"timeline", slda_cli_timeline, NULL}, {"authors", slda_cli_authors, NULL}};
+                {"timeline", slda_cli_timeline, NULL}, {"authors", slda_cli_authors, NULL},
+                {"label", slda_cli_label, NULL}};
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(main_usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? SLDA_EXIT_USAGE : SLDA_EXIT_OK;

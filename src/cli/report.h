@@ -93,7 +93,27 @@ typedef struct slda_report_s {
     /* rises and falls of topics' shares over the charts' windows (report_changes.c) */
     slda_report_change_t *chg;
     size_t nchg, chgcap;
+    /* the newest model's labels (K each): the user's (NULL: none) and the automatic ones */
+    char **label, **autolabel;
+    /* each topic's representative documents, from the newest sidecar holding them (or NULL) */
+    struct slda_report_examples_s *examples;
 } slda_report_t;
+
+/* report_examples.c: the representative documents of each topic ("examples" of a tracking
+ * state: docs/tracking.md) beside the snapshot at snapshot_path. NULL with the reason on
+ * standard error when the state is missing or unusable (quiet: only when missing). */
+typedef struct slda_report_examples_s slda_report_examples_t;
+slda_report_examples_t *slda_report_examples_load(const char *snapshot_path, uint32_t K,
+                                                  int quiet);
+/* Topic k's documents: as ,"examples":[{"id","event_ms","time","score","text"}...] (JSON,
+ * inside the topic's object), as indented lines (text), or how many there are. */
+void slda_report_examples_json(FILE *f, const slda_report_examples_t *ex, uint32_t k);
+void slda_report_examples_text(FILE *f, const slda_report_examples_t *ex, uint32_t k);
+size_t slda_report_examples_count(const slda_report_examples_t *ex, uint32_t k);
+/* Topic k's i-th document: id, event time (ms), score, text (borrowed). */
+void slda_report_examples_get(const slda_report_examples_t *ex, uint32_t k, size_t i,
+                              const char **id, int64_t *ms, double *score, const char **text);
+void slda_report_examples_free(slda_report_examples_t *ex);
 
 /* report_collect.c: the snapshots of model (NULL: the one with most snapshots) in r->dir,
  * loaded in turn (at most two models in memory), into r. Prints on stderr what it skips and

@@ -423,6 +423,22 @@ static void report_gaps(slda_report_t *r)
     }
 }
 
+/* The newest model's labels (the user's and the automatic ones) and the representative
+ * documents of its tracking state (quiet when it has none). */
+static void report_labels(slda_report_t *r, const char *path)
+{
+    slda_track_words_t *words = slda_xmalloc(r->K * sizeof *words);
+    slda_track_model_words(r->ref, words, NULL);
+    r->label = slda_xcalloc(r->K, sizeof *r->label);
+    r->autolabel = slda_xcalloc(r->K, sizeof *r->autolabel);
+    for (uint32_t k = 0; k < r->K; k++) {
+        r->label[k] = words[k].label ? slda_xstrdup(words[k].label) : NULL;
+        r->autolabel[k] = slda_xstrdup(words[k].autolabel);
+    }
+    free(words);
+    r->examples = slda_report_examples_load(path, r->K, 1);
+}
+
 /* Every usable snapshot of g->ents as a point, oldest first; then the gaps and the axis. */
 static int report_points(gather_t *g)
 {
@@ -463,6 +479,8 @@ static int report_points(gather_t *g)
         prev = model;
     }
     r->ref = prev; /* the newest point: its topics head the report */
+    if (prev) /* its labels, and the representative documents of its tracking state */
+        report_labels(r, g->ents[refi].path);
     if (rc == 0 && !r->npts) {
         fprintf(stderr, "streamlda report: no usable snapshot of model \"%s\" in \"%s\"\n",
                 r->model_name, r->dir);
@@ -536,5 +554,12 @@ void slda_report_clear(slda_report_t *r)
     }
     free(r->tev);
     free(r->chg);
+    for (uint32_t k = 0; r->label && k < r->K; k++) {
+        free(r->label[k]);
+        free(r->autolabel[k]);
+    }
+    free(r->label);
+    free(r->autolabel);
+    slda_report_examples_free(r->examples);
     slda_model_destroy(r->ref);
 }

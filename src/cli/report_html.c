@@ -13,6 +13,7 @@
 #include "cli/report.h"
 #include "core/slda_int.h"
 #include "engine/model.h"
+#include "io/evtime.h"
 #include "track/ticks.h"
 #include "track/track.h"
 
@@ -89,7 +90,39 @@ static const char html_head[] =
     ".ev-change,.ev-taken,.ev-drift{color:#b3261e}.ev-moved{color:#7a4cb0}.ev-rise{color:#1e7a3c}"
     ".ev-fall{color:#9a6a00}\n"
     ".skip{color:#b3261e}.legend{color:#5b6472;font-size:12px}\n"
+    ".lbl{font-weight:600}.auto{color:#5b6472}td{overflow-wrap:anywhere}\n"
+    "details{font-size:12px;color:#3a4350}details li{margin:2px 0}\n"
+    ".tw{overflow-x:auto}\n"
+    /* a phone (390 px): the topics table drops its bar column and narrows, every other table
+     * scrolls inside its own box (.tw) rather than widening the page */
+    "@media (max-width:600px){body{padding:10px 8px}td,th{padding:3px 4px}.bc{display:none}"
+    "td.n{white-space:normal}}\n"
     "</style></head><body>\n";
+
+/* Topic k's representative documents, folded (<details>: no script): id, event time, its
+ * share of the document, the start of the text. */
+static void html_examples(FILE *f, const slda_report_t *r, uint32_t k)
+{
+    size_t n = slda_report_examples_count(r->examples, k);
+    if (!n)
+        return;
+    fprintf(f, "<details><summary>%zu representative document%s</summary><ul>", n,
+            n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) {
+        const char *id, *text;
+        int64_t ms;
+        double score;
+        char iso[40];
+        slda_report_examples_get(r->examples, k, i, &id, &ms, &score, &text);
+        slda_time_format(ms, iso, sizeof iso);
+        fputs("<li class=\"doc\"><b>", f);
+        html_text(f, id);
+        fprintf(f, "</b> %s %.0f%%: ", iso, 100 * score);
+        html_text(f, text);
+        fputs("</li>", f);
+    }
+    fputs("</ul></details>", f);
+}
 
 /* One topic's chart: weight over time (blue; gaps dashed), drift bars (orange, 0..1 on the
  * lower band), events as red dots. Fixed viewBox so every chart has the same axes size. */
@@ -286,27 +319,32 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
     }
     double wmax = K ? wl[order[0]] : 1;
     char words[800];
-    fprintf(f, "<h2>Topics (newest snapshot, by weight)</h2>\n<table><tr><th>topic</th>"
-               "<th>weight</th><th></th><th>drift</th><th>top words</th></tr>\n");
+    fprintf(f, "<h2>Topics (newest snapshot, by weight)</h2>\n<table id=\"topics\"><tr>"
+               "<th>topic</th><th>label</th><th>weight</th><th class=\"bc\"></th><th>drift</th>"
+               "<th>top words</th></tr>\n");
     for (uint32_t x = 0; x < K; x++) {
         uint32_t k = order[x];
         slda_cli_words_text(r->ref, k, r->nwords, words, sizeof words);
         double dv = r->drift[last * K + k];
-        fprintf(f, "<tr><td class=\"n\">%u</td><td class=\"n\">%.2f%%</td><td><span class=\"bar\" "
+        fprintf(f, "<tr><td class=\"n\">%u</td><td class=\"%s\">", k,
+                r->label[k] ? "lbl" : "auto");
+        html_text(f, r->label[k] ? r->label[k] : r->autolabel[k]);
+        fprintf(f, "</td><td class=\"n\">%.2f%%</td><td class=\"bc\"><span class=\"bar\" "
                    "style=\"width:%.0fpx\"></span></td><td class=\"n\">",
-                k, 100 * wl[k], wmax > 0 ? 120 * wl[k] / wmax : 0);
+                100 * wl[k], wmax > 0 ? 120 * wl[k] / wmax : 0);
         if (isfinite(dv))
             fprintf(f, "%.3f", dv);
         fputs("</td><td>", f);
         html_text(f, words);
+        html_examples(f, r, k);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
     /* events */
     fprintf(f, "<h2>Events (%zu)</h2>\n", r->nev);
     if (r->nev) {
-        fputs("<table><tr><th>time</th><th>snapshot</th><th>event</th><th>topic</th>"
-              "<th>js</th><th>weight</th><th>words</th></tr>\n", f);
+        fputs("<div class=\"tw\"><table><tr><th>time</th><th>snapshot</th><th>event</th>"
+              "<th>topic</th><th>js</th><th>weight</th><th>words</th></tr>\n", f);
         for (size_t e = 0; e < r->nev; e++) {
             const slda_report_event_t *ev = &r->ev[e];
             fmt_time(r->pts[ev->point].time_ms, t1 - t0, a, sizeof a);
@@ -321,7 +359,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
             html_text(f, ev->words);
             fputs("</td></tr>\n", f);
         }
-        fputs("</table>\n", f);
+        fputs("</table></div>\n", f);
     } else {
         fputs("<p class=\"meta\">None.</p>\n", f);
     }
@@ -329,8 +367,8 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
         fprintf(f, "<h2>Changes in prevalence (%zu)</h2>\n<p class=\"legend\">A topic's share of the "
                    "documents in a block of windows against its own baseline, the windows before "
                    "(a test on the documents' counts: z &ge; 5, at least 1.5 times or a third "
-                   "less); the time is where the change shows.</p>\n<table><tr><th>time</th>"
-                   "<th>event</th><th>topic</th><th>share</th><th>z</th><th>words</th></tr>\n",
+                   "less); the time is where the change shows.</p>\n<div class=\"tw\"><table>"
+                   "<tr><th>time</th><th>event</th><th>topic</th><th>share</th><th>z</th><th>words</th></tr>\n",
                 r->nchg);
         for (size_t e = 0; e < r->nchg; e++) {
             const slda_report_change_t *c = &r->chg[e];
@@ -344,13 +382,13 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
             html_text(f, cw);
             fputs("</td></tr>\n", f);
         }
-        fputs("</table>\n", f);
+        fputs("</table></div>\n", f);
     }
     if (r->ntev) {
         fprintf(f, "<h2>Events recorded while training (%zu)</h2>\n<p class=\"legend\">From the "
                    "tracker's state beside the snapshots (docs/tracking.md: birth, change, merge, "
-                   "death), at the newest event time when each was seen.</p>\n<table><tr>"
-                   "<th>time</th><th>update</th><th>event</th><th>topic</th><th>js</th>"
+                   "death), at the newest event time when each was seen.</p>\n"
+                   "<div class=\"tw\"><table><tr><th>time</th><th>update</th><th>event</th><th>topic</th><th>js</th>"
                    "<th>words</th></tr>\n", r->ntev);
         for (size_t e = 0; e < r->ntev; e++) {
             const slda_track_event_t *ev = &r->tev[e];
@@ -367,7 +405,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
             html_text(f, ev->words);
             fputs("</td></tr>\n", f);
         }
-        fputs("</table>\n", f);
+        fputs("</table></div>\n", f);
     }
     if (r->nwin) {
         fprintf(f, "<h2>Documents per %s of event time</h2>\n<p class=\"legend\">From the "

@@ -43,6 +43,14 @@ void slda_report_write_json(const slda_report_t *r, FILE *f)
         size_t m = slda_cli_top_words(r->ref, k, r->nwords, ids);
         fprintf(f, "%s{\"topic\":%u,\"weight\":", k ? "," : "", k);
         slda_cli_json_num(f, r->weights[last * K + k]);
+        fprintf(f, ",\"label\":");
+        if (r->label[k])
+            slda_json_write_string(f, r->label[k]);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"auto\":");
+        slda_json_write_string(f, r->autolabel[k]);
+        slda_report_examples_json(f, r->examples, k);
         fprintf(f, ",\"words\":");
         slda_cli_json_words(f, r->ref, ids, m);
         fprintf(f, ",\"weights\":[");

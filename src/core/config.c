@@ -320,7 +320,12 @@ const slda_prop_t slda_conf_table[] = {
     STR("snapshot.dir", snapshot_dir, "snapshots", SLDA_PF_NONEMPTY,
         "Directory of the snapshot files."),
     UINT("snapshot.keep", snapshot_keep, "3", 1, 1000,
-         "Number of newest snapshot files kept in snapshot.dir; older ones are deleted."),
+         "Number of newest snapshot files kept in snapshot.dir (all of them); of the older "
+         "ones snapshot.history stay, thinned with age, the rest are deleted."),
+    UINT("snapshot.history", snapshot_history, "10", 0, 1000,
+         "Older snapshot files kept besides the newest snapshot.keep, thinned with age (each "
+         "at least half its age in updates from the next newer one kept, the first always kept), "
+         "so that streamlda report covers the whole run on bounded disk; 0 = none."),
     UINT("snapshot.every.batches", snapshot_every_batches, "100", 0, 4294967295.0,
          "Write a snapshot after this many minibatches; 0 = off."),
     UINT("snapshot.every.ms", snapshot_every_ms, "60000", 0, 4294967295.0,
@@ -397,6 +402,9 @@ const slda_prop_t slda_conf_table[] = {
     UINT("track.sample.docs", track_sample_docs, "32", 0, 4096,
          "Documents kept per window (hours and coarser) to score the timeline again under the "
          "current model; 0 = off (the shares stay the model's at training time)."),
+    UINT("track.examples", track_examples, "5", 0, 50,
+         "Representative documents kept per topic (id, event time, the start of the text) for "
+         "the report, the page and topics --docs; 0 = none."),
     NUM("track.warmup.docs", SLDA_PT_UINT64, track_warmup_docs, "1000", 0, 0, 0,
         "Documents trained before the model counts as settled: earlier output records carry "
         "\"warmup\": true and no drift events are raised."),

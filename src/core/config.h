@@ -150,6 +150,7 @@ struct slda_conf_s {
     uint32_t input_max_bytes;   /* input.max.bytes */
     char *snapshot_dir;         /* snapshot.dir */
     uint32_t snapshot_keep;     /* snapshot.keep */
+    uint32_t snapshot_history;  /* snapshot.history: older snapshots kept, thinned with age */
     uint32_t snapshot_every_batches; /* snapshot.every.batches (0 = off) */
     uint32_t snapshot_every_ms; /* snapshot.every.ms (0 = off) */
     char *snapshot_topic;       /* snapshot.topic ("" = off) */
@@ -178,6 +179,7 @@ struct slda_conf_s {
     int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
     uint32_t track_windows;     /* track.windows: windows kept at the finest resolution */
     uint32_t track_sample_docs; /* track.sample.docs: documents kept per window to score again */
+    uint32_t track_examples;    /* track.examples: representative documents per topic */
     uint64_t track_warmup_docs; /* track.warmup.docs */
     double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
     uint32_t track_birth_keep, track_death_windows, track_trend_windows;

@@ -68,6 +68,7 @@
  */
 #include "engine/births.h"
 #include "engine/global_step.h"
+#include "engine/labels.h"
 #include "engine/step.h"
 #include "engine/train.h"
 #include "engine/pending.h"
@@ -428,13 +429,14 @@ float slda_births_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
     return L > 0 ? (float)(ll / L) : 0.0f;
 }
 
-static void event(slda_births_t *b, const slda_model_t *model, slda_event_kind_t kind,
+static void event(slda_births_t *b, slda_model_t *model, slda_event_kind_t kind,
                   uint32_t topic, uint32_t other, uint32_t docs, double value)
 {
     slda_event_t *e = &b->ev[b->nev % EVENTS_KEPT];
     b->nev++;
     *e = (slda_event_t){.seq = b->nev, .update = model->t, .doc = model->docs, .kind = kind,
                         .topic = topic, .other = other, .docs = docs, .value = value};
+    slda_labels_event(model, kind, topic); /* the slot holds another topic now */
 }
 
 /* Zero topic k's column and take it out of use (alpha_k at its floor). */

@@ -8,6 +8,7 @@
  */
 #include "engine/model_priv.h"
 #include "engine/births.h"
+#include "engine/labels.h"
 #include "engine/replay.h"
 #include "engine/train.h"
 #include "engine/pending.h"
@@ -107,6 +108,7 @@ void slda_model_destroy(slda_model_t *model)
     slda_bag_free(model->bag);       /* doc_text.c */
     slda_rows_nz_free(model);        /* rows_nz.c */
     slda_wtabs_free(model->wtabs);   /* sparse_tables.c */
+    slda_labels_free(model);         /* labels.c */
     free(model->wtabs);
     slda_model_free_state(model);
 }

@@ -65,6 +65,7 @@ struct slda_model_s {
     struct slda_wtabs_s *wtabs; /* the sparse local step's proposal tables (sparse_tables.c) */
     struct slda_authors_s *authors; /* model.kind=atm: the author statistics (authors.c), else NULL */
     struct slda_pam_s *pam;     /* model.kind=pam: the super-topics' priors (pam.c), else NULL */
+    char **labels;              /* labels.c: K user labels (NULL entries: none), or NULL */
 };
 typedef struct slda_births_s slda_births_t;
 

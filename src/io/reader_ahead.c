@@ -203,17 +203,23 @@ static void tokenize_item(size_t i, uint32_t worker, void *opaque)
         slda_bag_hint(vocab, job->b->bags[i], NULL);
 }
 
-/* A looked-up document's authors from its record (model.kind=atm; io/record.h): raw text has
- * none, so an author-topic model refuses its lines unless authors are optional (infer). */
-static slda_err_t item_authors(slda_reader_t *rd, const struct text_ahead_s *a,
-                               slda_record_t *rec, slda_doc_t *doc, char *msg, size_t n)
+/* What a looked-up document takes from its record besides its words, as slda_record_doc
+ * gives it: its authors (model.kind=atm; raw text has none, so an author-topic model refuses
+ * its lines unless authors are optional: infer) and the start of its text when the tracker
+ * keeps representative documents (rec->keep_text). */
+static slda_err_t item_finish(slda_reader_t *rd, const struct text_ahead_s *a,
+                              slda_record_t *rec, slda_doc_t *doc, char *msg, size_t n)
 {
     if (a->mode != AHEAD_TEXT) {
         rec->authors_optional = rd->rec.authors_optional;
         slda_err_t err = slda_record_authors(rec, rd->model, doc, msg, n);
-        if (err != SLDA_OK) /* a rejected document holds nothing */
+        if (err != SLDA_OK) { /* a rejected document holds nothing */
             slda_doc_clear(doc);
-        return err;
+            return err;
+        }
+        if (rd->rec.keep_text && !doc->text)
+            doc->text = slda_record_text(rec);
+        return SLDA_OK;
     }
     if (slda_model_params(rd->model)->kind != SLDA_KIND_ATM || rd->rec.authors_optional)
         return SLDA_OK;
@@ -240,7 +246,7 @@ static void lookup_and_read(void *opaque)
                                         slda_model_vocab(a->rd->model), t->bags[i], &t->docs[i],
                                         it->msg, sizeof it->msg);
         if (it->err == SLDA_OK)
-            it->err = item_authors(a->rd, a, &t->recs[i], &t->docs[i], it->msg, sizeof it->msg);
+            it->err = item_finish(a->rd, a, &t->recs[i], &t->docs[i], it->msg, sizeof it->msg);
     }
     read_batch(a->rd, a, &a->b[a->serve]); /* served already: its slot is free */
 }
@@ -274,7 +280,7 @@ static slda_err_t serve_item(slda_reader_t *rd, struct text_ahead_s *a, text_bat
         err = slda_doc_from_bag(slda_model_tokenizer(rd->model), slda_model_vocab(rd->model),
                                 b->bags[i], doc, it->msg, sizeof it->msg);
         if (err == SLDA_OK)
-            err = item_authors(rd, a, &b->recs[i], doc, it->msg, sizeof it->msg);
+            err = item_finish(rd, a, &b->recs[i], doc, it->msg, sizeof it->msg);
     }
     if (err != SLDA_OK && it->reported) {
         snprintf(errstr, errstr_size, "%s", it->msg);

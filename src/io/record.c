@@ -50,6 +50,8 @@ void slda_record_names(slda_record_t *rec, const slda_conf_t *conf)
     rec->name[SLDA_FIELD_LANG] = conf->input_lang_field;
     rec->name[SLDA_FIELD_AUTHOR] = conf->input_author_field && *conf->input_author_field
                                        ? conf->input_author_field : "author";
+    rec->keep_text = conf->track && conf->track_examples && conf->input_time_field &&
+                     *conf->input_time_field;
 }
 
 slda_err_t slda_record_authors(const slda_record_t *rec, const slda_model_t *model,
@@ -82,6 +84,49 @@ slda_err_t slda_record_authors(const slda_record_t *rec, const slda_model_t *mod
                             "input.author.field, --author-field)",
                             name ? name : "", f->s ? "no author named" : "missing");
     return SLDA_OK;
+}
+
+/* Append s[0..len) to out (o bytes used, room for SLDA_DOC_SNIPPET): white space runs as one
+ * space; returns the new length, stopping before a character that would not fit whole. */
+static size_t snippet_add(char *out, size_t o, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && o < SLDA_DOC_SNIPPET;) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= ' ') {
+            if (o && out[o - 1] != ' ')
+                out[o++] = ' ';
+            i++;
+            continue;
+        }
+        size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+        if (o + n > SLDA_DOC_SNIPPET || i + n > len)
+            break;
+        memcpy(out + o, s + i, n);
+        o += n;
+        i += n;
+    }
+    return o;
+}
+
+char *slda_record_text(const slda_record_t *rec)
+{
+    const slda_field_t *text = &rec->field[SLDA_FIELD_TEXT];
+    char out[SLDA_DOC_SNIPPET + 1];
+    size_t o = 0;
+    if (text->s)
+        o = snippet_add(out, 0, text->s, text->len);
+    else
+        for (uint32_t i = 0; i < rec->ntokens && o < SLDA_DOC_SNIPPET; i++) {
+            if (o)
+                o = snippet_add(out, o, " ", 1);
+            o = snippet_add(out, o, rec->tokens[i], rec->token_len[i]);
+        }
+    while (o && out[o - 1] == ' ')
+        o--;
+    if (!o)
+        return NULL;
+    out[o] = '\0';
+    return slda_xstrdup(out);
 }
 
 const char *slda_record_name(const slda_record_t *rec, slda_field_role_t role)
@@ -240,9 +285,12 @@ slda_err_t slda_record_doc(slda_model_t *model, const slda_record_t *rec, slda_d
                                         lang, doc, errstr, errstr_size);
     if (err == SLDA_OK)
         err = slda_record_authors(rec, model, doc, errstr, errstr_size);
-    if (err == SLDA_OK)
+    if (err == SLDA_OK) {
         doc->id = slda_record_id(rec);
-    else
+        if (rec->keep_text)
+            doc->text = slda_record_text(rec);
+    } else {
         slda_doc_clear(doc);
+    }
     return err;
 }

@@ -57,6 +57,7 @@ typedef struct slda_record_s {
     int64_t time_ms; /* the message's timestamp (the service's event time starts there), or 0 */
     int authors_optional; /* slda_record_authors: a record without authors is not an error
                              (infer: such a document is folded in with alpha alone) */
+    int keep_text;   /* documents made of it keep the start of the text (slda_record_text) */
     /* the decoders' scratch */
     char *buf;
     size_t blen, bcap;
@@ -69,7 +70,8 @@ void slda_record_init(slda_record_t *rec);
 /* Frees the record's buffers (its names stay); accepts NULL. */
 void slda_record_clear(slda_record_t *rec);
 /* The roles' field names from conf (borrowed for as long as conf lives): input.id.field,
- * input.text.field, input.time.field, input.lang.field. */
+ * input.text.field, input.time.field, input.lang.field; keep_text with a time field,
+ * tracking and track.examples (train's tracker; the service sets it itself). */
 void slda_record_names(slda_record_t *rec, const slda_conf_t *conf);
 /* The name of role's field, or NULL when the role is not read. */
 const char *slda_record_name(const slda_record_t *rec, slda_field_role_t role);
@@ -99,6 +101,11 @@ int slda_record_lang(const slda_record_t *rec, char out[SLDA_LANG_LEN]);
 /* dst becomes a copy of src's fields and tokens (in dst's own buffer; dst's
  * role names kept), for a record kept beyond src's next read. */
 void slda_record_assign(slda_record_t *dst, const slda_record_t *src);
+/* The start of the record's text (its tokens joined by spaces when it has none), at most
+ * SLDA_DOC_SNIPPET bytes cut at a character, runs of white space as one space: malloc'ed, or
+ * NULL when it has none. slda_record_doc puts it in the document when rec->keep_text is set
+ * (slda_record_names sets it for the tracker's representative documents). */
+char *slda_record_text(const slda_record_t *rec);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
 char *slda_record_id(const slda_record_t *rec);
 /* The record as a document through model's tokenizer and vocabulary, on the

@@ -257,18 +257,66 @@ static void remove_orphan_states(const char *dir, const char *model,
     closedir(d);
 }
 
+/* The older ones kept with bucket base `base` (see slda_snapdir_thin); returns how many. */
+static size_t thin_pass(const uint64_t *u, size_t n, size_t keep, uint64_t base,
+                        unsigned char *out)
+{
+    size_t count = 0;
+    for (size_t j = keep; j < n; j++) {
+        uint64_t age = u[0] - u[j], size = base;
+        while (size <= age / 2 && size < (UINT64_C(1) << 62)) /* 2^L base <= age < 2^(L+1) base */
+            size *= 2;
+        out[j] = j == n - 1 || u[j + 1] / size != u[j] / size; /* the oldest of its bucket */
+        count += out[j];
+    }
+    return count;
+}
+
+void slda_snapdir_thin(const uint64_t *u, size_t n, size_t keep, size_t history,
+                       unsigned char *out)
+{
+    if (keep < 1)
+        keep = 1;
+    for (size_t j = 0; j < n; j++)
+        out[j] = j < keep;
+    if (n <= keep || !history)
+        return;
+    uint64_t base = 1;
+    while (thin_pass(u, n, keep, base, out) > history && base < (UINT64_C(1) << 62))
+        base *= 2;
+    if (thin_pass(u, n, keep, base, out) > history) /* no bucket size fits: the oldest alone */
+        for (size_t j = keep; j < n - 1; j++)
+            out[j] = 0;
+}
+
 slda_err_t slda_snapdir_prune(const char *dir, const char *model, size_t keep,
                               const slda_snapdir_prune_cb_t *cb, char *errstr,
                               size_t errstr_size)
 {
+    return slda_snapdir_prune_thin(dir, model, keep, 0, cb, errstr, errstr_size);
+}
+
+slda_err_t slda_snapdir_prune_thin(const char *dir, const char *model, size_t keep,
+                                   size_t history, const slda_snapdir_prune_cb_t *cb,
+                                   char *errstr, size_t errstr_size)
+{
     slda_snapdir_list_t list;
     slda_err_t rc = SLDA_OK;
-    size_t kept = 0;
     if (slda_snapdir_list(&list, dir, model, NULL, 0) != SLDA_OK)
         return SLDA_OK;
-    for (size_t i = list.n; i-- > 0;) { /* newest first */
-        const slda_snapdir_ent_t *e = &list.ents[i];
-        if ((cb && cb->prunable && !cb->prunable(cb->opaque, e->updates)) || ++kept <= keep)
+    /* the prunable ones, newest first, and which of them stay */
+    uint64_t *u = slda_xmalloc((list.n + 1) * sizeof *u);
+    size_t *at = slda_xmalloc((list.n + 1) * sizeof *at), n = 0;
+    for (size_t i = list.n; i-- > 0;)
+        if (!cb || !cb->prunable || cb->prunable(cb->opaque, list.ents[i].updates)) {
+            u[n] = list.ents[i].updates;
+            at[n++] = i;
+        }
+    unsigned char *stay = slda_xcalloc(n + 1, 1);
+    slda_snapdir_thin(u, n, keep, history, stay);
+    for (size_t j = 0; j < n; j++) {
+        const slda_snapdir_ent_t *e = &list.ents[at[j]];
+        if (stay[j])
             continue;
         if (unlink(e->path) && errno != ENOENT) {
             char why[4400];
@@ -287,6 +335,9 @@ slda_err_t slda_snapdir_prune(const char *dir, const char *model, size_t keep,
         if (cb && cb->removed)
             cb->removed(cb->opaque, e->updates, NULL);
     }
+    free(u);
+    free(at);
+    free(stay);
     remove_orphan_states(dir, model, &list);
     slda_snapdir_list_clear(&list);
     return rc;

@@ -123,5 +123,21 @@ typedef struct slda_snapdir_prune_cb_s {
 slda_err_t slda_snapdir_prune(const char *dir, const char *model, size_t keep,
                               const slda_snapdir_prune_cb_t *cb, char *errstr,
                               size_t errstr_size);
+/* The same, keeping besides the newest `keep` at most `history` older ones thinned with age
+ * (slda_snapdir_thin): snapshot.history. */
+slda_err_t slda_snapdir_prune_thin(const char *dir, const char *model, size_t keep,
+                                   size_t history, const slda_snapdir_prune_cb_t *cb,
+                                   char *errstr, size_t errstr_size);
+/* Which of n snapshots to keep, given their update counts newest first (u[0] the newest):
+ * the newest `keep`, and of the older ones at most `history`: each older snapshot falls in a
+ * bucket of updates [i s, (i+1) s) whose size s = 2^L base grows with its age (2^L base <= age
+ * < 2^(L+1) base), and the oldest of each bucket stays (so the first snapshot always does).
+ * Buckets are powers of two aligned on update counts, so as snapshots age theirs merge in
+ * pairs and a snapshot kept once is dropped only when an older one shares its new bucket:
+ * applied after every new snapshot, the kept ones stay spread over the whole run, about two
+ * per doubling of age; base (1 update, doubled while more than `history` remain) bounds
+ * them. out[j] = 1 to keep. */
+void slda_snapdir_thin(const uint64_t *u, size_t n, size_t keep, size_t history,
+                       unsigned char *out);
 
 #endif /* SLDA_SNAPDIR_H */

@@ -419,7 +419,7 @@ static slda_model_t *decode_meta(const void *buf, size_t len, const char *name,
              slda_snap_births_attach(&mp, model, &h.births) != 0 ||
              slda_snap_authors_attach(&mp, model, &h.authors) != 0 ||
              slda_snap_pam_attach(&mp, model, &h.pam) != 0 ||
-             snap_start(&mp, model) != 0)) {
+             slda_snap_labels_attach(&mp, model, &h.labels) != 0 || snap_start(&mp, model) != 0)) {
             slda_model_destroy(model);
             model = NULL;
         }

@@ -3,8 +3,9 @@
  * The header (docs/snapshot-format.md, "Header") holds the model's state
  * besides its rows: K, W, the vocabulary's kind and seed, alpha, sigma, NZ,
  * the counters, the times, the parameters (snapshot_params.c), the consumer
- * offsets, and the optional "event_ms" and "births" (snapshot_births.c).
- * Reading: every key but "producer", "event_ms" and "births" is required, a
+ * offsets, and the optional "event_ms", "births" (snapshot_births.c) and
+ * "labels" (snapshot_labels.c). Reading: every key but "producer" and the
+ * optional ones is required, a
  * key given twice is refused and an unknown one skipped; the values are
  * checked against each other (params.topics == K, W against vocab.capacity
  * or vocab_size, eta, sigma, alpha and NZ finite and in range) before the
@@ -13,6 +14,7 @@
  * slda_snap_header_clear.
  */
 #include "io/snapshot_priv.h"
+#include "engine/labels.h"
 #include "engine/model.h"
 #include "text/tokenize.h"
 
@@ -72,7 +74,8 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
     slda_model_state(model, &st);
     int event = meta && meta->event_ms > 0, births = bstate != NULL;
     int authors = slda_model_authors(model) != NULL, pam = slda_model_pam(model) != NULL;
-    msgpack_pack_map(pk, HDR__COUNT + event + births + authors + pam);
+    int labels = slda_model_label_count(model) > 0;
+    msgpack_pack_map(pk, HDR__COUNT + event + births + authors + pam + labels);
     if (event) {
         pack_key(pk, HDR_OPT_EVENT_MS);
         msgpack_pack_int64(pk, meta->event_ms);
@@ -135,6 +138,10 @@ void slda_snap_header_write(msgpack_packer *pk, const slda_model_t *model, uint3
         pack_key(pk, SLDA_SNAP_KEY_PAM);
         slda_snap_pam_write(pk, model);
     }
+    if (labels) {
+        pack_key(pk, SLDA_SNAP_KEY_LABELS);
+        slda_snap_labels_write(pk, model);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -151,6 +158,7 @@ void slda_snap_header_clear(slda_snap_header_t *h)
     slda_snap_births_clear(&h->births);
     slda_snap_authors_clear(&h->authors);
     slda_snap_pam_clear(&h->pam);
+    slda_snap_labels_clear(&h->labels);
     memset(h, 0, sizeof *h);
 }
 
@@ -322,6 +330,11 @@ int slda_snap_header_read(slda_msgpack_t *mp, slda_snap_header_t *h)
         }
         if (f == HDR__COUNT && slda_msgpack_eq(key, len, SLDA_SNAP_KEY_BIRTHS)) {
             if (slda_snap_births_read(mp, &h->births))
+                return -1;
+            continue;
+        }
+        if (f == HDR__COUNT && slda_msgpack_eq(key, len, SLDA_SNAP_KEY_LABELS)) {
+            if (slda_snap_labels_read(mp, &h->labels))
                 return -1;
             continue;
         }

@@ -24,6 +24,18 @@
 /* The optional header key of the births state (absent in older snapshots,
  * and when the model has none). */
 #define SLDA_SNAP_KEY_BIRTHS "births"
+/* The optional header key of the topics' user labels (snapshot_labels.c). */
+#define SLDA_SNAP_KEY_LABELS "labels"
+
+/* The optional "labels" key as parsed: n pairs, texts owned; attached to the model once it is
+ * built (slda_snap_labels_attach). */
+typedef struct slda_snap_labels_s {
+    int present;
+    size_t at;        /* byte offset of the array, for messages */
+    uint32_t n;
+    uint32_t *topic;
+    char **text;
+} slda_snap_labels_t;
 
 /* The optional "births" header key as parsed: st's arrays are owned here.
  * Its values are checked against the model (K, W, updates) once the header
@@ -80,6 +92,7 @@ typedef struct slda_snap_header_s {
     slda_snap_authors_t authors; /* optional "authors" */
     slda_snap_pam_t pam;       /* optional "pam" */
     uint32_t envelope;         /* the file's format version (the header's must be the same) */
+    slda_snap_labels_t labels; /* optional "labels" */
     slda_params_t p;
     slda_offset_t *offs;
     size_t noffs;
@@ -159,6 +172,12 @@ int slda_snap_births_read(slda_msgpack_t *mp, slda_snap_births_t *sb);
 void slda_snap_births_clear(slda_snap_births_t *sb);
 /* The parsed state given to the built model (slda_model_attach_births). */
 int slda_snap_births_attach(slda_msgpack_t *mp, slda_model_t *model, slda_snap_births_t *sb);
+
+/* ---- snapshot_labels.c ---- */
+void slda_snap_labels_write(msgpack_packer *pk, const slda_model_t *model);
+int slda_snap_labels_read(slda_msgpack_t *mp, slda_snap_labels_t *sl);
+void slda_snap_labels_clear(slda_snap_labels_t *sl);
+int slda_snap_labels_attach(slda_msgpack_t *mp, slda_model_t *model, const slda_snap_labels_t *sl);
 
 /* ---- snapshot_body.c ---- */
 /* One block of n rows (ids increasing); scratch holds max(K*4, n) bytes. */

@@ -17,7 +17,14 @@
  *     not restarted by each byte (a client sending one header line every few
  *     seconds is dropped all the same);
  *   - the request line is at most HTTP_LINE_MAX bytes (414) and the headers
- *     HTTP_HEAD_MAX (431); methods other than GET and HEAD get 405.
+ *     HTTP_HEAD_MAX (431); methods other than GET and HEAD get 405, but for
+ *     POST /api/labels.
+ * POST /api/labels takes {"topic":K,"label":"text"} with Content-Type
+ * application/json (a type a cross-site form cannot send without the CORS
+ * preflight this server never answers: another web page cannot label topics)
+ * and a body of at most HTTP_BODY_MAX bytes within the request buffer; the
+ * label is queued for the service thread (track/page.c), which sets it on the
+ * model between minibatches: 202 with the label, 400 with the reason.
  * Every response closes its connection (HTTP/1.1 with "Connection: close"):
  * monitoring and the page make one request per connection, and a connection
  * that cannot be kept idle cannot be held either. Once the response is sent,
@@ -27,7 +34,9 @@
  * whose headers are still arriving).
  */
 #include "kafka/metrics.h"
+#include "core/json.h"
 #include "core/slda_int.h"
+#include "engine/labels.h"
 #include "track/track.h"
 
 #include <arpa/inet.h>
@@ -37,6 +46,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -56,6 +66,7 @@
 #endif
 #define HTTP_LINE_MAX 4096      /* request line: longer is 414 */
 #define HTTP_HEAD_MAX 8192      /* request line and headers: longer is 431 */
+#define HTTP_BODY_MAX 1024      /* a POST's body: a label of 120 bytes, escaped, with room */
 
 typedef struct conn_s {
     int fd;                /* -1: a free slot */
@@ -131,7 +142,10 @@ static const char *status_text(unsigned status)
 {
     switch (status) {
     case 200: return "OK";
+    case 202: return "Accepted";
     case 404: return "Not Found";
+    case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
     case 405: return "Method Not Allowed";
     case 414: return "URI Too Long";
     case 431: return "Request Header Fields Too Large";
@@ -140,15 +154,17 @@ static const char *status_text(unsigned status)
     }
 }
 
-/* Queue the response (the body is copied, or taken when owned) and switch to writing. */
-static void respond(slda_http_t *http, conn_t *c, double now, unsigned status, const char *type,
-                    const char *body, size_t len, int owned, int head_only)
+/* Queue the response (the body is copied, or taken when owned) and switch to writing; extra:
+ * more header lines, each ended by CRLF (or NULL). */
+static void respond_ex(slda_http_t *http, conn_t *c, double now, unsigned status,
+                       const char *type, const char *extra, const char *body, size_t len,
+                       int owned, int head_only)
 {
-    char head[256];
+    char head[384];
     int hl = snprintf(head, sizeof head,
                       "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                      "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-                      status, status_text(status), type, len);
+                      "Cache-Control: no-store\r\n%sConnection: close\r\n\r\n",
+                      status, status_text(status), type, len, extra ? extra : "");
     size_t blen = head_only ? 0 : len;
     c->out = slda_xmalloc((size_t)hl + blen + 1);
     memcpy(c->out, head, (size_t)hl);
@@ -165,8 +181,15 @@ static void respond(slda_http_t *http, conn_t *c, double now, unsigned status, c
 
 #define TEXT(s) s, sizeof s - 1
 
-/* The response to a complete request for path (method GET or HEAD). */
-static void route(slda_http_t *http, conn_t *c, double now, const char *path, int head)
+static void respond(slda_http_t *http, conn_t *c, double now, unsigned status, const char *type,
+                    const char *body, size_t len, int owned, int head_only)
+{
+    respond_ex(http, c, now, status, type, NULL, body, len, owned, head_only);
+}
+
+/* The response to a complete request for path (method GET or HEAD); gzip: the client takes
+ * Content-Encoding gzip (the page's JSON at K=1000 is a quarter of its size so). */
+static void route(slda_http_t *http, conn_t *c, double now, const char *path, int head, int gzip)
 {
     if (!strcmp(path, "/metrics")) {
         size_t len = 0;
@@ -194,20 +217,105 @@ static void route(slda_http_t *http, conn_t *c, double now, const char *path, in
     static const char *const api[SLDA_PAGE__COUNT] = {
         [SLDA_PAGE_TOPICS] = "/api/topics", [SLDA_PAGE_PREVALENCE] = "/api/prevalence",
         [SLDA_PAGE_EVENTS] = "/api/events", [SLDA_PAGE_STATUS] = "/api/status",
+        [SLDA_PAGE_EXAMPLES] = "/api/examples", [SLDA_PAGE_CHART] = "/api/chart",
         [SLDA_PAGE_AUTHORS] = "/api/authors"};
     for (int i = 0; page && i < SLDA_PAGE__COUNT; i++) {
         if (strcmp(path, api[i]))
             continue;
         size_t len = 0;
-        char *body = slda_page_get(page, (slda_page_doc_t)i, &len);
+        char *body = gzip ? slda_page_get_gzip(page, (slda_page_doc_t)i, &len) : NULL;
+        int gz = body != NULL;
+        if (!body)
+            body = slda_page_get(page, (slda_page_doc_t)i, &len);
         if (!body)
             respond(http, c, now, 503, "text/plain", TEXT("not ready\n"), 0, head);
         else
-            respond(http, c, now, 200, "application/json", body, len, 1, head);
+            respond_ex(http, c, now, 200, "application/json",
+                       gz ? "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
+                          : "Vary: Accept-Encoding\r\n",
+                       body, len, 1, head);
         return;
     }
     respond(http, c, now, 404, "text/plain", TEXT("not found: try /metrics or /healthz\n"), 0,
             head);
+}
+
+/* A header's value (name with its colon, lower case) in the head [start, end), copied into
+ * out; 0 when absent. */
+static int header_value(const char *start, const char *end, const char *name, char *out,
+                        size_t size)
+{
+    size_t nl = strlen(name);
+    for (const char *p = start; p && p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = eol ? eol : end;
+        if ((size_t)(stop - p) > nl && !strncasecmp(p, name, nl)) {
+            const char *v = p + nl;
+            while (v < stop && (*v == ' ' || *v == '\t'))
+                v++;
+            size_t n = (size_t)(stop - v);
+            while (n && (v[n - 1] == '\r' || v[n - 1] == ' '))
+                n--;
+            snprintf(out, size, "%.*s", (int)n, v);
+            return 1;
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    return 0;
+}
+
+/* POST /api/labels: the body (complete) parsed and the label queued. */
+static void post_label(slda_http_t *http, conn_t *c, double now, const char *body, size_t len)
+{
+    slda_json_t js;
+    char err[300], msg[600];
+    uint32_t topic = SLDA_JSON_NONE, label = SLDA_JSON_NONE;
+    int parsed = 0;
+    slda_json_init(&js);
+    slda_err_t perr = slda_json_parse(&js, body, len, err, sizeof err);
+    if (perr == SLDA_OK && js.nodes[0].type == SLDA_JSON_OBJECT) {
+        parsed = 1;
+        topic = slda_json_object_get(&js, 0, "topic");
+        label = slda_json_object_get(&js, 0, "label");
+    } else {
+        snprintf(msg, sizeof msg, "body: not a JSON object (%s)\n",
+                 perr == SLDA_OK ? "another value" : err);
+    }
+    double k = -1;
+    if (topic != SLDA_JSON_NONE && js.nodes[topic].type == SLDA_JSON_NUMBER)
+        k = strtod(js.src + js.nodes[topic].start, NULL);
+    char *text = NULL;
+    if (label != SLDA_JSON_NONE && js.nodes[label].type == SLDA_JSON_STRING) {
+        text = slda_xmalloc(slda_json_raw_len(&js, label) + 1);
+        slda_json_string(&js, label, text);
+    }
+    int ok = 0;
+    if (!parsed)
+        ; /* msg says why */
+    else if (!(k >= 0 && k < SLDA_MAX_TOPICS && k == (double)(uint32_t)k) || !text)
+        snprintf(msg, sizeof msg, "body: {\"topic\": a topic id, \"label\": a string} "
+                                  "expected\n");
+    else if (slda_label_check(text, err, sizeof err) != SLDA_OK)
+        snprintf(msg, sizeof msg, "%s\n", err);
+    else if ((ok = slda_page_label_post(http->page, (uint32_t)k, text)) < 0)
+        snprintf(msg, sizeof msg, "topic %u: not a topic of the model\n", (uint32_t)k);
+    else if (!ok)
+        snprintf(msg, sizeof msg, "too many labels waiting: try again\n");
+    ok = ok > 0;
+    if (ok) {
+        char *out = NULL;
+        size_t olen = 0;
+        FILE *f = open_memstream(&out, &olen);
+        fprintf(f, "{\"topic\":%u,\"label\":", (uint32_t)k);
+        slda_json_write_string(f, text);
+        fprintf(f, ",\"queued\":true}");
+        fclose(f);
+        respond(http, c, now, 202, "application/json", out, olen, 1, 0);
+    } else {
+        respond(http, c, now, 400, "text/plain", slda_xstrdup(msg), strlen(msg), 1, 0);
+    }
+    free(text);
+    slda_json_clear(&js);
 }
 
 /* The request so far: answered once its head is complete (or too long). */
@@ -245,11 +353,33 @@ static void parse(slda_http_t *http, conn_t *c, double now)
     if (query)
         *query = '\0';
     int head = !strcmp(method, "HEAD");
+    if (!strcmp(method, "POST") && http->page && !strcmp(path, "/api/labels")) {
+        char type[200] = "", clen[40] = "";
+        size_t hl = (size_t)(end - c->req) + (end[1] == '\r' ? 3 : 2); /* head with its end */
+        header_value(eol + 1, end, "content-type:", type, sizeof type);
+        long n = header_value(eol + 1, end, "content-length:", clen, sizeof clen)
+                     ? strtol(clen, NULL, 10) : -1;
+        if (strncasecmp(type, "application/json", 16))
+            respond(http, c, now, 415, "text/plain", TEXT("Content-Type: application/json "
+                                                          "expected\n"), 0, 0);
+        else if (n < 0 || n > HTTP_BODY_MAX || hl + (size_t)n > sizeof c->req)
+            respond(http, c, now, 413, "text/plain", TEXT("a body of 0..1024 bytes with "
+                                                          "Content-Length expected\n"), 0, 0);
+        else if (c->len >= hl + (size_t)n)
+            post_label(http, c, now, c->req + hl, (size_t)n);
+        else
+            *sp = *sp2 = ' ', *eol = '\n'; /* the body is still coming: parse again later */
+        if (query)
+            *query = '?';
+        return;
+    }
     if (strcmp(method, "GET") && !head) {
         respond(http, c, now, 405, "text/plain", TEXT("method not allowed\n"), 0, 0);
         return;
     }
-    route(http, c, now, path, head);
+    char enc[300] = "";
+    header_value(eol + 1, end, "accept-encoding:", enc, sizeof enc);
+    route(http, c, now, path, head, strstr(enc, "gzip") != NULL);
 }
 
 static void on_readable(slda_http_t *http, conn_t *c, double now)

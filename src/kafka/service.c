@@ -107,6 +107,15 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
     const char *override = svc->mock ? slda_mock_bootstraps(svc->mock) : NULL;
     if (slda_svc_restore_newest(svc, &svc->model, errstr, errstr_size))
         goto fail;
+    if (svc->conf->snapshot_dir && *svc->conf->snapshot_dir) { /* where they go, in full */
+        char *abs = realpath(svc->conf->snapshot_dir, NULL);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "snapshots: %s (snapshot.dir; the newest %u kept, and %u older ones thinned "
+                 "with age: snapshot.keep, snapshot.history)",
+                 abs ? abs : svc->conf->snapshot_dir, svc->conf->snapshot_keep,
+                 svc->conf->snapshot_history);
+        free(abs);
+    }
     if (!svc->model && !(svc->model = slda_model_new(svc->conf, errstr, errstr_size)))
         goto fail;
     if (replica && slda_model_params(svc->model)->kind != SLDA_KIND_LDA) {
@@ -119,6 +128,7 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
     slda_svc_track_start(svc);
     if (svc->http && svc->conf->track) {
         svc->page = slda_page_new();
+        slda_page_set_topics(svc->page, slda_model_topics(svc->model));
         slda_svc_page_publish(svc); /* the page has data to show from the first request */
         slda_http_set_page(svc->http, svc->page);
     }

@@ -270,13 +270,16 @@ static void prune_removed(void *opaque, uint64_t updates, const char *error)
 
 /* Keep the newest `keep` snapshots of the model that are known to load
  * (restored, verified at start, or written by this process), each with its
- * tracking state; files that do not load, and other models' files, are never
- * touched. */
+ * tracking state, and snapshot.history older ones thinned with age (io/snapdir.c);
+ * files that do not load, and other models' files, are never touched. (A
+ * replica prunes the update log below its `keep`-th newest snapshot: an older
+ * one kept for the history is for reports, not to restore from.) */
 static void prune_snapshots(slda_service_t *svc)
 {
     size_t keep = svc->conf->snapshot_keep ? svc->conf->snapshot_keep : 1;
     slda_snapdir_prune_cb_t cb = {prune_known, prune_removed, svc};
-    slda_snapdir_prune(svc->conf->snapshot_dir, svc->conf->model_name, keep, &cb, NULL, 0);
+    slda_snapdir_prune_thin(svc->conf->snapshot_dir, svc->conf->model_name, keep,
+                            svc->conf->snapshot_history, &cb, NULL, 0);
 }
 
 /* ---- snapshots ---- */

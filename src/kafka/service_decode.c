@@ -134,6 +134,8 @@ void slda_svc_decode_item(slda_service_t *svc, size_t i, uint32_t worker)
         snprintf(id, sizeof id, "%s:%d:%" PRId64, msg->topic, (int)msg->partition, msg->offset);
         d->doc.id = slda_xstrdup(id);
     }
+    if (rec->keep_text) /* the tracker's representative documents show it */
+        d->doc.text = slda_record_text(rec);
     if (!svc->replica)
         slda_bag_hint(vocab, d->bag, &d->doc);
 }
@@ -204,6 +206,7 @@ void slda_svc_decode_setup(slda_service_t *svc, slda_kmsg_t *msgs, size_t n)
         for (uint32_t w = svc->nrecs; w < threads; w++) {
             slda_record_init(&svc->recs[w]);
             slda_record_names(&svc->recs[w], svc->conf); /* input.text.field, input.id.field */
+            svc->recs[w].keep_text = svc->conf->track && svc->conf->track_examples;
         }
         svc->nrecs = threads;
     }

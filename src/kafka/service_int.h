@@ -108,6 +108,7 @@ struct slda_service_s {
     double *mass;              /* K */
     double last_page;
     double words_t, words_cost; /* last look-up of the topics' words: when, how long it took */
+    double examples_t;          /* when /api/examples was last published */
     uint64_t page_updates;     /* update count the topics JSON was made at (+1; 0 = never) */
     uint64_t words_evictions;  /* the vocabulary's evictions when words were looked up */
     uint64_t compared_updates; /* update count of the last drift comparison (+1; 0 = never) */

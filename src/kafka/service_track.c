@@ -23,6 +23,8 @@
                                  documents/s: within 5% with the rest of tracking) */
 #define RESCORE_SLICE_S 0.005 /* ... in slices of at most 5 ms, so a minibatch never waits long;
                                  an idle service (no message for a second) takes 20 ms slices */
+#define EXAMPLES_S 10.0       /* /api/examples made again at most this often (K x track.examples
+                                 documents of up to 300 bytes: 1.5 MB at K=1000) */
 
 /* An engine topic event (births.c) into the tracker, with the topic's top words. */
 static void engine_event(slda_service_t *svc, const slda_event_t *ev)
@@ -144,6 +146,14 @@ static void page_status(slda_service_t *svc)
             slda_model_docs(svc->model) < svc->conf->track_warmup_docs ? "true" : "false",
             slda_metrics_deadletters(svc->metrics, SLDA_OK), slda_track_late(svc->track),
             slda_track_clamped(svc->track), slda_metrics_gauge(svc->metrics, SLDA_G_RHO));
+    /* the other documents' versions: the page fetches only those that changed */
+    fseek(f, -1, SEEK_CUR);
+    fprintf(f, ",\"versions\":{\"topics\":%" PRIu64 ",\"chart\":%" PRIu64
+               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 "}}",
+            slda_page_version(svc->page, SLDA_PAGE_TOPICS),
+            slda_page_version(svc->page, SLDA_PAGE_CHART),
+            slda_page_version(svc->page, SLDA_PAGE_EVENTS),
+            slda_page_version(svc->page, SLDA_PAGE_EXAMPLES));
     fclose(f);
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
@@ -154,6 +164,27 @@ static void look_up_words(slda_service_t *svc)
 {
     slda_track_model_words(svc->model, svc->words, svc->mass);
     svc->words_evictions = slda_vocab_evictions(slda_model_vocab(svc->model));
+}
+
+/* Labels posted to /api/labels (the HTTP thread queued them): set on the model, which keeps
+ * them in its snapshots; 1 when one was set (the topics' labels are then looked up again). */
+static int apply_labels(slda_service_t *svc)
+{
+    uint32_t k;
+    char *text, err[300];
+    int set = 0;
+    while (slda_page_label_take(svc->page, &k, &text)) {
+        if (slda_model_set_label(svc->model, k, text, err, sizeof err) == SLDA_OK) {
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "label of topic %u: \"%s\"%s", k, text,
+                     *text ? "" : " (removed)");
+            set = 1;
+            svc->dirty = 1; /* the next snapshot keeps it, even with no document to train */
+        } else {
+            slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "POST /api/labels refused: %s", err);
+        }
+        free(text);
+    }
+    return set;
 }
 
 /* Publish what the live page shows (the HTTP thread serves copies). The
@@ -169,6 +200,7 @@ void slda_svc_page_publish(slda_service_t *svc)
     char *json;
     double t = slda_mono_s();
     int freed = svc->words_evictions != slda_vocab_evictions(slda_model_vocab(svc->model));
+    freed |= apply_labels(svc); /* the old label text is freed: look the labels up again */
     if (freed || (svc->page_updates != slda_model_updates(svc->model) + 1 &&
                   t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost)) {
         look_up_words(svc);
@@ -182,8 +214,17 @@ void slda_svc_page_publish(slda_service_t *svc)
         slda_page_set(svc->page, SLDA_PAGE_TOPICS, json, len);
     if ((json = slda_track_json_prevalence(svc->track, &len)))
         slda_page_set(svc->page, SLDA_PAGE_PREVALENCE, json, len);
+    if ((json = slda_track_json_chart(svc->track, SLDA_CHART_TOPICS, &len)))
+        slda_page_set(svc->page, SLDA_PAGE_CHART, json, len);
     if ((json = slda_track_json_events(svc->track, &len)))
         slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
+    /* K lists of documents (1.5 MB at K=1000), fetched only when a topic's documents are
+     * opened: made again at most every EXAMPLES_S */
+    if ((t - svc->examples_t >= EXAMPLES_S || !svc->examples_t) &&
+        (json = slda_track_json_examples(svc->track, &len))) {
+        slda_page_set(svc->page, SLDA_PAGE_EXAMPLES, json, len);
+        svc->examples_t = t;
+    }
     page_status(svc);
     svc->last_page = slda_mono_s();
 }

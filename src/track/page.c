@@ -13,12 +13,59 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 struct slda_page_s {
     pthread_mutex_t lock;
     char *doc[SLDA_PAGE__COUNT];
     size_t len[SLDA_PAGE__COUNT];
+    uint64_t ver[SLDA_PAGE__COUNT];   /* moves when a document's text changes */
+    char *gz[SLDA_PAGE__COUNT];       /* its gzip form (made by the first request wanting it) */
+    size_t gzlen[SLDA_PAGE__COUNT];
+    uint64_t gzver[SLDA_PAGE__COUNT]; /* the version gz[] was made from */
+    struct {
+        uint32_t topic;
+        char *text;
+    } label[SLDA_PAGE_LABELS]; /* a queue: nlabels waiting, the oldest first */
+    size_t nlabels;
+    uint32_t K;           /* the model's topics: a label for another topic is refused */
 };
+
+void slda_page_set_topics(slda_page_t *page, uint32_t K)
+{
+    pthread_mutex_lock(&page->lock);
+    page->K = K;
+    pthread_mutex_unlock(&page->lock);
+}
+
+int slda_page_label_post(slda_page_t *page, uint32_t topic, const char *text)
+{
+    int ok = 0;
+    pthread_mutex_lock(&page->lock);
+    if (page->K && topic >= page->K) {
+        ok = -1;
+    } else if (page->nlabels < SLDA_PAGE_LABELS) {
+        page->label[page->nlabels].topic = topic;
+        page->label[page->nlabels++].text = slda_xstrdup(text);
+        ok = 1;
+    }
+    pthread_mutex_unlock(&page->lock);
+    return ok;
+}
+
+int slda_page_label_take(slda_page_t *page, uint32_t *topic, char **text)
+{
+    int got = 0;
+    pthread_mutex_lock(&page->lock);
+    if (page->nlabels) {
+        *topic = page->label[0].topic;
+        *text = page->label[0].text;
+        memmove(&page->label[0], &page->label[1], --page->nlabels * sizeof page->label[0]);
+        got = 1;
+    }
+    pthread_mutex_unlock(&page->lock);
+    return got;
+}
 
 slda_page_t *slda_page_new(void)
 {
@@ -31,8 +78,12 @@ void slda_page_destroy(slda_page_t *page)
 {
     if (!page)
         return;
-    for (int i = 0; i < SLDA_PAGE__COUNT; i++)
+    for (int i = 0; i < SLDA_PAGE__COUNT; i++) {
         free(page->doc[i]);
+        free(page->gz[i]);
+    }
+    for (size_t i = 0; i < page->nlabels; i++)
+        free(page->label[i].text);
     pthread_mutex_destroy(&page->lock);
     free(page);
 }
@@ -40,11 +91,83 @@ void slda_page_destroy(slda_page_t *page)
 void slda_page_set(slda_page_t *page, slda_page_doc_t doc, char *json, size_t len)
 {
     pthread_mutex_lock(&page->lock);
-    char *old = page->doc[doc];
-    page->doc[doc] = json;
-    page->len[doc] = len;
+    char *old = page->doc[doc], *oldgz = NULL;
+    if (old && page->len[doc] == len && !memcmp(old, json, len)) {
+        old = json; /* the same text: the version (what the page refetches by) stays */
+    } else {
+        page->doc[doc] = json;
+        page->len[doc] = len;
+        page->ver[doc]++;
+        oldgz = page->gz[doc];
+        page->gz[doc] = NULL;
+    }
     pthread_mutex_unlock(&page->lock);
     free(old);
+    free(oldgz);
+}
+
+uint64_t slda_page_version(slda_page_t *page, slda_page_doc_t doc)
+{
+    pthread_mutex_lock(&page->lock);
+    uint64_t v = page->ver[doc];
+    pthread_mutex_unlock(&page->lock);
+    return v;
+}
+
+/* len bytes gzip-compressed (level 6: about a quarter of the JSON's bytes): malloc'ed, or NULL. */
+static char *gzip_bytes(const char *src, size_t len, size_t *out_len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) /* +16: gzip */
+        return NULL;
+    size_t cap = deflateBound(&z, (uLong)len) + 32;
+    char *out = slda_xmalloc(cap);
+    z.next_in = (Bytef *)src;
+    z.avail_in = (uInt)len;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    int rc = deflate(&z, Z_FINISH);
+    *out_len = z.total_out;
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+char *slda_page_get_gzip(slda_page_t *page, slda_page_doc_t doc, size_t *len)
+{
+    char *copy = NULL;
+    pthread_mutex_lock(&page->lock);
+    if (page->gz[doc] && page->gzver[doc] == page->ver[doc]) {
+        copy = slda_xmalloc(page->gzlen[doc] + 1);
+        memcpy(copy, page->gz[doc], page->gzlen[doc]);
+        *len = page->gzlen[doc];
+        pthread_mutex_unlock(&page->lock);
+        return copy;
+    }
+    uint64_t ver = page->ver[doc];
+    pthread_mutex_unlock(&page->lock);
+    size_t rawlen = 0;
+    char *raw = slda_page_get(page, doc, &rawlen);
+    if (!raw)
+        return NULL;
+    char *gz = gzip_bytes(raw, rawlen, len); /* outside the lock: the service thread never waits */
+    free(raw);
+    if (!gz)
+        return NULL;
+    pthread_mutex_lock(&page->lock);
+    if (page->ver[doc] == ver) { /* still the current text: keep it for the next requests */
+        free(page->gz[doc]);
+        page->gz[doc] = slda_xmalloc(*len + 1);
+        memcpy(page->gz[doc], gz, *len);
+        page->gzlen[doc] = *len;
+        page->gzver[doc] = ver;
+    }
+    pthread_mutex_unlock(&page->lock);
+    return gz;
 }
 
 char *slda_page_get(slda_page_t *page, slda_page_doc_t doc, size_t *len)
@@ -92,6 +215,10 @@ static const char page_html[] =
 "#events li{border-bottom:1px solid #eee;padding:4px 0}\n"
 "#events .k{font-weight:600;text-transform:uppercase;font-size:11px;margin-right:6px}\n"
 ".muted{color:#777}\n"
+".lbl{font-weight:600}.lbl.auto{font-weight:400;color:#555}\n"
+".topic button{font-size:11px;border:1px solid #ccd;background:#f8f9fb;border-radius:4px;cursor:pointer;padding:0 5px}\n"
+".docs{margin:4px 0 0;padding-left:16px;font-size:12px;color:#333}.docs li{margin:2px 0;overflow-wrap:anywhere}\n"
+"#search{font-size:13px;padding:2px 6px;margin-left:8px;max-width:60%}\n"
 "@media (max-width:800px){main{grid-template-columns:1fr;padding:8px}#topics{grid-template-columns:1fr}}\n"
 "</style></head><body>\n"
 "<header><h1>streamlda <span id=\"model\"></span></h1><div id=\"status\">loading...</div></header>\n"
@@ -101,13 +228,23 @@ static const char page_html[] =
 "share shrunk toward the topic's mean by the weight of 10 documents: a window of few documents "
 "cannot spike (/api/prevalence has the shares as measured).</p></section>\n"
 "<section><h2>Events</h2><ul id=\"events\"><li class=\"muted\">none yet</li></ul></section>\n"
-"<section style=\"grid-column:1/-1\"><h2>Topics <span id=\"ntopics\" class=\"muted\"></span></h2>"
+"<section style=\"grid-column:1/-1\"><h2>Topics <span id=\"ntopics\" class=\"muted\"></span>"
+"<input id=\"search\" type=\"search\" placeholder=\"search: a word or a label\" aria-label=\"search topics\"></h2>"
 "<div id=\"topics\"></div></section>\n"
 "</main>\n"
 "<script>\n"
 "'use strict';\n"
 "var COLORS=['#3b7dd8','#d8573b','#2e8b57','#8e44ad','#c29d0b','#16a2b8','#e83e8c','#6c757d','#795548','#20c997'];\n"
-"var topicsData=null;\n"
+"var topicsData=null,examples=null,openDocs={},CARDS=100,showAll=false;\n"
+"function labelOf(x){return x.label!==null&&x.label!==undefined?x.label:'['+x.auto+']';}\n"
+"function matches(x,q){if(!q)return true;q=q.toLowerCase();if((x.label||'').toLowerCase().indexOf(q)>=0||(x.auto||'').toLowerCase().indexOf(q)>=0)return true;\n"
+" return x.words.some(function(w){return w[0].toLowerCase().indexOf(q)===0;});}\n"
+"function setLabel(k,cur){var v=prompt('Label of topic #'+k+' (empty: none)',cur||'');if(v===null)return;\n"
+" fetch('api/labels',{method:'POST',headers:{'Content-Type':'application/json'},body:JSON.stringify({topic:k,label:v})}).then(function(r){if(!r.ok)return r.text().then(function(t){alert(t);});setTimeout(refresh,2500);});}\n"
+"function showDocs(c,k){var ul=el('ul',{'class':'docs'});c.appendChild(ul);var go=function(){var l=examples&&examples.topics[k]||[];ul.textContent='';\n"
+"  if(!l.length)ul.appendChild(el('li',{'class':'muted'},'no document yet'));l.forEach(function(d){var li=el('li');li.appendChild(el('b',null,d.id+' '));\n"
+"  li.appendChild(el('span',{'class':'muted'},d.time+' '+(100*d.score).toFixed(0)+'% '));li.appendChild(document.createTextNode(d.text));ul.appendChild(li);});};\n"
+" if(examples)go();else get('api/examples').then(function(e){examples=e;go();}).catch(function(){});}\n"
 "function el(tag,attrs,text){var e=document.createElement(tag);if(attrs)for(var k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;return e;}\n"
 "function svg(tag,attrs){var e=document.createElementNS('http://www.w3.org/2000/svg',tag);for(var k in attrs)e.setAttribute(k,attrs[k]);return e;}\n"
 /* time ticks: the rule of track/ticks.c (the finest calendar step whose labels fit, years named) */
@@ -133,23 +270,31 @@ static const char page_html[] =
 "  ['newest event',iso(s.event_ms)],['event-time lag',dur(s.event_lag_s)],['perplexity',s.perplexity>0?s.perplexity.toFixed(1):'-'],['vocabulary',s.vocab],['warm-up',s.warmup?'yes':'no'],\n"
 "  ['late documents',s.late+(s.docs?' ('+(100*s.late/s.docs).toFixed(1)+'%)':'')]];\n"
 " items.forEach(function(it){var sp=el('span');sp.appendChild(el('b',null,it[0]+': '));sp.appendChild(document.createTextNode(String(it[1])));d.appendChild(sp);});}\n"
-"function renderTopics(t){topicsData=t;var box=document.getElementById('topics');box.textContent='';document.getElementById('ntopics').textContent='('+t.K+')';\n"
-" var max=0;t.topics.forEach(function(x){if(x.weight>max)max=x.weight;});\n"
-" t.topics.forEach(function(x){var c=el('div',{'class':'topic','data-topic':x.id});var hd=el('div',{'class':'hd'});\n"
-"  hd.appendChild(el('b',null,'#'+x.id));hd.appendChild(el('span',{'class':'drift'},'weight '+(100*x.weight).toFixed(1)+'%'+(x.drift!==null?' \\u00b7 drift '+x.drift.toFixed(2):'')));\n"
+"function renderTopics(t){topicsData=t;var box=document.getElementById('topics');box.textContent='';var q=document.getElementById('search').value.trim();\n"
+" var max=0;t.topics.forEach(function(x){if(x.weight>max)max=x.weight;});var shown=t.topics.filter(function(x){return matches(x,q);});\n"
+/* heaviest first; past CARDS of them (K=1000) the rest is a click away, or found by the search:
+ * a refresh then builds 100 cards, not K */
+" shown.sort(function(a,b){return b.weight-a.weight||a.id-b.id;});var more=!q&&!showAll&&shown.length>CARDS?shown.length-CARDS:0;if(more)shown=shown.slice(0,CARDS);\n"
+" document.getElementById('ntopics').textContent=q?'('+shown.length+' of '+t.K+' match \u201c'+q+'\u201d)':'('+t.K+(more?'; the '+CARDS+' heaviest shown':'')+')';\n"
+" shown.forEach(function(x){var c=el('div',{'class':'topic','data-topic':x.id});var hd=el('div',{'class':'hd'});\n"
+"  var nm=el('span');nm.appendChild(el('b',null,'#'+x.id+' '));nm.appendChild(el('span',{'class':x.label!==null?'lbl':'lbl auto'},labelOf(x)));hd.appendChild(nm);hd.appendChild(el('span',{'class':'drift'},'weight '+(100*x.weight).toFixed(1)+'%'+(x.drift!==null?' \\u00b7 drift '+x.drift.toFixed(2):'')));\n"
 "  if(x.flag)hd.appendChild(el('span',{'class':'tag '+x.flag},x.flag));if(x.dead)hd.appendChild(el('span',{'class':'tag dead'},'dead'));c.appendChild(hd);\n"
 "  var bar=el('div',{'class':'bar'});var fill=el('i');fill.style.width=(max>0?100*x.weight/max:0).toFixed(1)+'%';bar.appendChild(fill);c.appendChild(bar);\n"
 "  c.appendChild(el('div',{'class':'words'},x.words.map(function(w){return w[0];}).join(' ')));\n"
 "  if(x.entered.length)c.appendChild(el('div',{'class':'drift'},'+ '+x.entered.join(' ')+(x.left.length?'  \\u2212 '+x.left.join(' '):'')));\n"
-"  box.appendChild(c);});}\n"
+"  var act=el('div');var eb=el('button',{type:'button'},'label\\u2026');eb.onclick=function(){setLabel(x.id,x.label);};act.appendChild(eb);\n"
+"  if(x.examples){var db=el('button',{type:'button'},openDocs[x.id]?'hide documents':'documents ('+x.examples+')');db.onclick=function(){if(openDocs[x.id])delete openDocs[x.id];else openDocs[x.id]=1;renderTopics(topicsData);};act.appendChild(document.createTextNode(' '));act.appendChild(db);}\n"
+"  c.appendChild(act);if(openDocs[x.id])showDocs(c,x.id);\n"
+"  box.appendChild(c);});\n"
+" if(more){var mb=el('button',{type:'button',id:'more'},'show the other '+more+' topics');mb.onclick=function(){showAll=true;renderTopics(topicsData);};box.appendChild(mb);}}\n"
 "function renderChart(p){var box=document.getElementById('chart'),leg=document.getElementById('legend');var W=p.windows;if(!W.length)return;\n"
-" var K=p.K,last=W[W.length-1].share,ids=[];for(var k=0;k<K;k++)ids.push(k);\n"
-" var score=ids.map(function(k){var m=0;W.forEach(function(w){m+=w.share[k]*w.docs;});return m;});ids.sort(function(a,b){return score[b]-score[a];});ids=ids.slice(0,Math.min(8,K));\n"
+/* /api/chart: the 8 topics holding the most documents over the windows shown (chosen by the
+ * service), their shares only, and each one's mean (index j of p.topics) */
+" var ids=p.topics.map(function(k,j){return j;}),mean=p.mean;\n"
 " var w=Math.max(320,Math.min(960,box.clientWidth||640)),h=w<500?220:260,l=40,r=10,tp=10,b=30,t0=W[0].start,t1=W[W.length-1].start;if(t1===t0)t1=t0+p.window_ms;var ymax=0;\n"
-" var D=0;W.forEach(function(x){D+=x.docs;});\n"
 /* a window's share shrunk toward the topic's mean by 10 documents' weight (as the report's
  * charts: SHRINK_DOCS): a window of two documents cannot spike to 90% and set the scale */
-" function sv(x,k){return (x.share[k]*x.docs+10*score[k]/Math.max(D,1))/(x.docs+10);}\n"
+" function sv(x,k){return (x.share[k]*x.docs+10*mean[k])/(x.docs+10);}\n"
 " ids.forEach(function(k){W.forEach(function(x){if(sv(x,k)>ymax)ymax=sv(x,k);});});if(ymax<=0)ymax=1;ymax=Math.min(1,ymax*1.1);\n"
 " function X(t){return l+(w-l-r)*(t-t0)/(t1-t0);}function Y(v){return tp+(h-tp-b)*(1-v/ymax);}\n"
 " var s=svg('svg',{viewBox:'0 0 '+w+' '+h,role:'img','aria-label':'topic prevalence'});\n"
@@ -157,17 +302,24 @@ static const char page_html[] =
 " ticks(t0,t1,w-l-r,6.2).forEach(function(k){var x=l+k.x;s.appendChild(svg('line',{x1:x,x2:x,y1:tp,y2:h-b,stroke:'#eee'}));if(!k.labelled)return;\n"
 "  var tx=svg('text',{x:x+2,y:h-10,'font-size':10,fill:'#777','class':'tick'});tx.textContent=k.label;s.appendChild(tx);});\n"
 " leg.textContent='';ids.forEach(function(k,j){var col=COLORS[j%COLORS.length];var seg=[];\n"
-"  function flush(){if(seg.length)s.appendChild(svg('polyline',{points:seg.join(' '),fill:'none',stroke:col,'stroke-width':2,'class':'series','data-topic':k}));seg=[];}\n"
+"  function flush(){if(seg.length)s.appendChild(svg('polyline',{points:seg.join(' '),fill:'none',stroke:col,'stroke-width':2,'class':'series','data-topic':p.topics[k]}));seg=[];}\n"
 "  W.forEach(function(x,i){if(i&&x.start-W[i-1].start>4*p.window_ms)flush();seg.push(X(x.start).toFixed(1)+','+Y(sv(x,k)).toFixed(1));});flush();\n"
 "  W.forEach(function(x){s.appendChild(svg('circle',{cx:X(x.start).toFixed(1),cy:Y(sv(x,k)).toFixed(1),r:2.5,fill:col,'class':'point'}));});\n"
-"  var words=topicsData&&topicsData.topics[k]?topicsData.topics[k].words.slice(0,3).map(function(w){return w[0];}).join(' '):'';\n"
-"  var sp=el('span');var sw=el('i');sw.style.background=col;sp.appendChild(sw);sp.appendChild(document.createTextNode('#'+k+' '+words));leg.appendChild(sp);});\n"
+"  var t=topicsData&&topicsData.topics[p.topics[k]],words=t?labelOf(t):'';\n"
+"  var sp=el('span');var sw=el('i');sw.style.background=col;sp.appendChild(sw);sp.appendChild(document.createTextNode('#'+p.topics[k]+' '+words));leg.appendChild(sp);});\n"
 " box.textContent='';box.appendChild(s);}\n"
 "function renderEvents(e){var ul=document.getElementById('events');var ev=e.events.slice().reverse();if(!ev.length)return;ul.textContent='';\n"
 " ev.slice(0,100).forEach(function(x){var li=el('li');li.appendChild(el('span',{'class':'k'},x.kind));\n"
 "  li.appendChild(document.createTextNode('#'+x.topic+(x.other!==undefined?' & #'+x.other:'')+' at '+x.event_time+(x.js!==undefined?' (JS '+x.js.toFixed(2)+')':'')+': '+x.words.join(' ')));ul.appendChild(li);});}\n"
-"function refresh(){Promise.all([get('api/status'),get('api/topics'),get('api/prevalence'),get('api/events')]).then(function(a){\n"
-" renderStatus(a[0]);renderTopics(a[1]);renderChart(a[2]);renderEvents(a[3]);}).catch(function(err){document.getElementById('status').textContent='waiting for the service: '+err.message;});}\n"
+/* the status first: it lists the other documents' versions, and only those that changed are
+ * fetched again (a service that trains nothing costs the page one small request a refresh) */
+"var seen={},chartData=null;\n"
+"function fresh(name,v){if(seen[name]===v)return Promise.resolve(null);return get('api/'+name).then(function(d){seen[name]=v;return d;});}\n"
+"function refresh(){get('api/status').then(function(s){renderStatus(s);var v=s.versions||{};if(seen.examples!==v.examples){examples=null;seen.examples=v.examples;}\n"
+" return Promise.all([fresh('topics',v.topics),fresh('chart',v.chart),fresh('events',v.events)]);}).then(function(a){\n"
+" if(a[0])renderTopics(a[0]);if(a[1]){chartData=a[1];renderChart(a[1]);}else if(a[0]&&chartData)renderChart(chartData);if(a[2])renderEvents(a[2]);}).catch(function(err){document.getElementById('status').textContent='waiting for the service: '+err.message;});}\n"
+"var sb=document.getElementById('search');var hq=/[#&]q=([^&]*)/.exec(location.hash);if(hq)sb.value=decodeURIComponent(hq[1]);\n"
+"sb.addEventListener('input',function(){if(topicsData)renderTopics(topicsData);});\n"
 "refresh();setInterval(refresh,3000);\n"
 "</script></body></html>\n";
 

@@ -26,7 +26,15 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
     fprintf(f, "{\"K\":%u,\"topics\":[", track->K);
     for (uint32_t k = 0; k < track->K; k++) {
         const topic_t *t = &track->topics[k];
-        fprintf(f, "%s{\"id\":%u,\"weight\":%.6g,\"words\":[", k ? "," : "", k, mass[k]);
+        fprintf(f, "%s{\"id\":%u,\"weight\":%.6g,\"label\":", k ? "," : "", k, mass[k]);
+        if (words[k].label)
+            slda_json_write_string(f, words[k].label);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"auto\":");
+        slda_json_write_string(f, words[k].autolabel);
+        fprintf(f, ",\"examples\":%zu,\"words\":[",
+                slda_track_example(track, k, 0, NULL, NULL, NULL, NULL));
         for (size_t i = 0; i < words[k].n && i < SLDA_TRACK_SHOW; i++) {
             fprintf(f, "%s[", i ? "," : "");
             slda_json_write_string(f, words[k].word[i]);
@@ -53,6 +61,19 @@ char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t
     return buf;
 }
 
+/* The windows the charts show (the tier of slda_prev_pick), oldest first: malloc'ed, *n of
+ * them; their tier and width. */
+static const slda_pwin_t **shown_windows(const slda_prev_t *p, size_t *tier, int64_t *width,
+                                         size_t *n)
+{
+    *tier = slda_prev_pick(p, SLDA_TRACK_POINTS);
+    *width = slda_prev_width(p, *tier);
+    *n = slda_prev_list(p, *tier, NULL, 0);
+    const slda_pwin_t **w = slda_xmalloc((*n ? *n : 1) * sizeof *w);
+    slda_prev_list(p, *tier, w, *n);
+    return w;
+}
+
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len)
 {
     char *buf = NULL;
@@ -61,8 +82,9 @@ char *slda_track_json_prevalence(const slda_track_t *track, size_t *len)
     if (!f)
         return NULL;
     const slda_prev_t *p = track->prev;
-    size_t tier = slda_prev_pick(p, SLDA_TRACK_POINTS);
-    int64_t width = slda_prev_width(p, tier), first, last;
+    size_t tier, n;
+    int64_t width, first, last;
+    const slda_pwin_t **w = shown_windows(p, &tier, &width, &n);
     slda_prev_span(p, &first, &last);
     fprintf(f, "{\"K\":%u,\"window_ms\":%lld,\"newest_ms\":%lld,\"first_ms\":%lld,"
                "\"last_ms\":%lld,\"tier\":%zu,\"outside\":%.0f,\"tiers\":[", track->K,
@@ -73,9 +95,6 @@ char *slda_track_json_prevalence(const slda_track_t *track, size_t *len)
                 (long long)slda_prev_width(p, t), p->tier[t].conf.windows,
                 (unsigned long long)p->tier[t].beyond);
     fprintf(f, "],\"windows\":[");
-    size_t n = slda_prev_list(p, tier, NULL, 0);
-    const slda_pwin_t **w = slda_xmalloc((n ? n : 1) * sizeof *w);
-    slda_prev_list(p, tier, w, n);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"rescored\":%s,\"share\":[",
                 i ? "," : "", (long long)(w[i]->win * width), w[i]->docs,
@@ -86,6 +105,62 @@ char *slda_track_json_prevalence(const slda_track_t *track, size_t *len)
     }
     free(w);
     fprintf(f, "]}");
+    fclose(f);
+    if (len)
+        *len = size;
+    return buf;
+}
+
+char *slda_track_json_chart(const slda_track_t *track, size_t n, size_t *len)
+{
+    const slda_prev_t *p = track->prev;
+    size_t tier, nw, size = 0;
+    int64_t width;
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    const slda_pwin_t **w = shown_windows(p, &tier, &width, &nw);
+    /* the topics holding the most documents over the windows shown (the page's rule) */
+    double *score = slda_xcalloc(track->K, sizeof *score), docs = 0;
+    for (size_t i = 0; i < nw; i++) {
+        docs += w[i]->docs;
+        for (uint32_t k = 0; k < track->K; k++)
+            score[k] += slda_prev_share(p, w[i], k) * w[i]->docs;
+    }
+    uint32_t top[SLDA_CHART_TOPICS];
+    size_t m = 0;
+    n = n < SLDA_CHART_TOPICS ? n : SLDA_CHART_TOPICS;
+    for (uint32_t k = 0; k < track->K; k++) {
+        size_t i = m < n ? m++ : n;
+        if (i == n && !(score[k] > score[top[n - 1]]))
+            continue;
+        if (i == n)
+            i--;
+        while (i > 0 && score[top[i - 1]] < score[k]) {
+            top[i] = top[i - 1];
+            i--;
+        }
+        top[i] = k;
+    }
+    fprintf(f, "{\"K\":%u,\"window_ms\":%lld,\"newest_ms\":%lld,\"topics\":[", track->K,
+            (long long)width, (long long)track->newest_ms);
+    for (size_t j = 0; j < m; j++)
+        fprintf(f, "%s%u", j ? "," : "", top[j]);
+    fprintf(f, "],\"mean\":[");
+    for (size_t j = 0; j < m; j++)
+        fprintf(f, "%s%.4g", j ? "," : "", docs > 0 ? score[top[j]] / docs : 0);
+    fprintf(f, "],\"windows\":[");
+    for (size_t i = 0; i < nw; i++) {
+        fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"share\":[", i ? "," : "",
+                (long long)(w[i]->win * width), w[i]->docs);
+        for (size_t j = 0; j < m; j++)
+            fprintf(f, "%s%.4g", j ? "," : "", slda_prev_share(p, w[i], top[j]));
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]}");
+    free(score);
+    free(w);
     fclose(f);
     if (len)
         *len = size;

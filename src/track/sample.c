@@ -211,6 +211,14 @@ static int sdoc_doc(const slda_sdoc_t *d, const slda_model_t *model, slda_doc_t 
     return doc->npairs ? 0 : -1;
 }
 
+int slda_sdoc_infer(const slda_sdoc_t *d, const slda_model_t *model, slda_doc_t *doc,
+                    float *theta, uint64_t seed)
+{
+    if (sdoc_doc(d, model, doc))
+        return -1;
+    return slda_model_infer(model, doc, theta, seed) == SLDA_OK ? 0 : -1;
+}
+
 int slda_sample_score(const slda_sample_t *s, const slda_model_t *model, const double *sum,
                       double docs, uint32_t K, double *now)
 {

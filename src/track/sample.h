@@ -45,6 +45,11 @@ slda_sdoc_t *slda_sdoc_make(const uint64_t *key, const uint16_t *count, uint32_t
                             const uint32_t *top_k, const float *top_p, uint32_t ntop);
 void slda_sdoc_unref(slda_sdoc_t *d);
 
+/* d's mixture under model now (K floats into theta, seeded by seed); doc is scratch. 0, or -1
+ * when none of its words is held now or inference fails. */
+int slda_sdoc_infer(const slda_sdoc_t *d, const slda_model_t *model, slda_doc_t *doc,
+                    float *theta, uint64_t seed);
+
 slda_sample_t *slda_sample_new(uint32_t cap);
 void slda_sample_destroy(slda_sample_t *s);
 /* Reservoir step for one more document of the window: returns the slot the document goes to

@@ -61,6 +61,7 @@ void slda_track_opts_from_conf(slda_track_opts_t *o, const slda_conf_t *c)
     o->death_windows = c->track_death_windows;
     o->trend_windows = c->track_trend_windows;
     o->trend_slope = c->track_trend_slope;
+    o->examples = c->track_examples;
 }
 
 static void tw_clear(tw_t *t)
@@ -88,6 +89,7 @@ slda_track_t *slda_track_new(uint32_t K, const slda_track_opts_t *opts)
     for (uint32_t k = 0; k < K; k++)
         track->topics[k].drift = -1;
     track->merged = slda_xcalloc(MERGED_MAX, sizeof *track->merged);
+    slda_track_examples_init(track);
     return track;
 }
 
@@ -100,6 +102,7 @@ void slda_track_destroy(slda_track_t *track)
         tw_clear(&track->topics[k].words);
     free(track->topics);
     free(track->merged);
+    slda_track_examples_free(track);
     free(track);
 }
 
@@ -146,10 +149,13 @@ void slda_track_add(slda_track_t *track, int64_t ms, const float *theta)
 void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
                         const slda_model_t *model, const slda_doc_t *doc)
 {
-    if (slda_prev_add(track->prev, ms, theta, model, doc) == 0)
+    if (slda_prev_add(track->prev, ms, theta, model, doc) == 0) {
         track->docs++;
-    else
+        if (doc)
+            slda_track_examples_offer(track, ms, theta, model, doc);
+    } else {
         track->dropped++; /* not a mixture: nothing to add */
+    }
 }
 
 uint64_t slda_track_beyond(const slda_track_t *track)
@@ -202,10 +208,13 @@ size_t slda_track_pick(const slda_track_t *track, size_t max_points)
 
 size_t slda_track_rescore(slda_track_t *track, const slda_model_t *model, double deadline)
 {
-    if (!track->o.sample_docs)
-        return 0;
-    return slda_prev_rescore(track->prev, model, slda_model_updates(model),
-                             slda_prev_pick(track->prev, SLDA_TRACK_POINTS), deadline);
+    size_t n = 0;
+    if (track->o.sample_docs)
+        n = slda_prev_rescore(track->prev, model, slda_model_updates(model),
+                              slda_prev_pick(track->prev, SLDA_TRACK_POINTS), deadline);
+    if (!deadline || slda_mono_s() < deadline) /* the representative documents, in the rest */
+        slda_track_examples_rescore(track, model, deadline);
+    return n;
 }
 
 /* The last m windows with documents of the tier the charts show (the finest holding the
@@ -385,6 +394,7 @@ void slda_track_engine_event(slda_track_t *track, const char *kind, uint32_t top
     ev->update = update;
     ev->js = -1;
     snprintf(ev->words, sizeof ev->words, "%s", words ? words : "");
+    slda_track_examples_forget(track, topic, track->docs + 1); /* the slot re-seeded */
     if (track->cb)
         track->cb(ev, track->cb_opaque);
 }
@@ -511,6 +521,8 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
                 emit(track, "birth", k, UINT32_MAX, js, w, update);
             else if (events && js >= track->o.change_js)
                 emit(track, "change", k, UINT32_MAX, js, w, update);
+            if (js >= track->o.change_js) /* other words now: the documents of before go */
+                slda_track_examples_forget(track, k, track->ex_compared);
         }
         tw_clear(&t->words);
         for (size_t i = 0; i < w->n && i < SLDA_TRACK_TOP; i++) {
@@ -524,6 +536,7 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
     check_merges(track, words, events, update);
     track->compared = 1;
     track->compared_docs = docs;
+    track->ex_compared = track->docs; /* examples after this are of the words now */
 }
 
 void slda_track_model_words(const slda_model_t *model, slda_track_words_t *words, double *mass)
@@ -543,6 +556,8 @@ void slda_track_model_words(const slda_model_t *model, slda_track_words_t *words
             words[k].prob[m++] = probs[k * SLDA_TRACK_TOP + i];
         }
         words[k].n = m;
+        words[k].label = slda_model_label(model, k);
+        slda_track_autolabel(model, &words[k], words[k].autolabel, sizeof words[k].autolabel);
     }
     free(ids);
     free(probs);

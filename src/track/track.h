@@ -35,6 +35,7 @@ typedef struct slda_track_opts_s {
     uint32_t death_windows;/* track.death.windows */
     uint32_t trend_windows;/* track.trend.windows: windows of the slope */
     double trend_slope;    /* track.trend.slope: share per window for emerging/fading */
+    uint32_t examples;     /* track.examples: representative documents kept per topic */
 } slda_track_opts_t;
 
 /* The defaults of the property table (for tests and tools). */
@@ -108,6 +109,8 @@ typedef struct slda_track_words_s {
     size_t n;
     const char *word[SLDA_TRACK_TOP];
     float prob[SLDA_TRACK_TOP];
+    const char *label;  /* the topic's user label (borrowed from the model), or NULL */
+    char autolabel[100];/* its automatic label (slda_track_autolabel) */
 } slda_track_words_t;
 
 typedef struct slda_track_event_s {
@@ -135,6 +138,12 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
  * words: K entries. */
 void slda_track_model_words(const slda_model_t *model, slda_track_words_t *words,
                             double *mass);
+/* label.c: topic k's automatic label from its words w (slda_track_model_words): its
+ * SLDA_AUTOLABEL_WORDS most relevant words (LDAvis's relevance, lambda 0.6), space separated,
+ * into out (truncated at a word to fit size). */
+#define SLDA_AUTOLABEL_WORDS 3
+void slda_track_autolabel(const slda_model_t *model, const slda_track_words_t *w, char *out,
+                          size_t size);
 /* The engine's own births/retirements of topic slots (a later engine reports
  * them here): recorded and emitted like the tracker's events. */
 void slda_track_engine_event(slda_track_t *track, const char *kind, uint32_t topic,
@@ -169,11 +178,25 @@ slda_err_t slda_track_load(slda_track_t *track, const char *path, char *errstr,
 char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t *words,
                              const double *mass, size_t *len);
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
+/* /api/chart: what the page's chart draws, the n topics that hold the most documents over the
+ * windows shown, with their shares only: {"K","window_ms","newest_ms","topics":[ids],"mean":[n:
+ * each one's mean share over the windows, weighted by documents],"windows":[{"start","docs",
+ * "share":[n]}]} (at K=1000: 1/100 of /api/prevalence). */
+#define SLDA_CHART_TOPICS 8
+char *slda_track_json_chart(const slda_track_t *track, size_t n, size_t *len);
 char *slda_track_json_events(const slda_track_t *track, size_t *len);
 /* page_authors.c: /api/authors of an author-topic model ({"authors","capacity","evicted",
  * "list":[{"author","tokens","topics":[[k,share],...]}],"topics":[{"topic","authors":
  * [[name,tokens of the topic],...]}]}), malloc'ed; NULL for another kind. */
 char *slda_track_json_authors(const slda_model_t *model, size_t *len);
+/* Topic k's representative documents (track.examples of them, best first; docs/tracking.md):
+ * how many, and with i < that count the i-th one's id, event time, share and the start of its
+ * text (borrowed until the tracker next changes; any pointer may be NULL). */
+size_t slda_track_example(const slda_track_t *track, uint32_t k, size_t i, const char **id,
+                          int64_t *ms, double *score, const char **text);
+/* /api/examples: {"K","per_topic","topics":[[{"topic","score","update","event_ms","time",
+ * "id","text"} ...topic 0's, best first], ...]} (examples.c). */
+char *slda_track_json_examples(const slda_track_t *track, size_t *len);
 
 /* Time values (event times from fields): io/evtime.h. */
 
@@ -183,11 +206,21 @@ typedef enum {
     SLDA_PAGE_PREVALENCE,
     SLDA_PAGE_EVENTS,
     SLDA_PAGE_STATUS,
+    SLDA_PAGE_EXAMPLES,
+    SLDA_PAGE_CHART,       /* /api/chart: the prevalence of the topics the page draws */
     SLDA_PAGE_AUTHORS, /* model.kind=atm only (page_authors.c) */
     SLDA_PAGE__COUNT
 } slda_page_doc_t;
 typedef struct slda_page_s slda_page_t;
 slda_page_t *slda_page_new(void);
+/* Labels asked for through POST /api/labels (the HTTP thread queues them, the service thread
+ * takes them and sets them on the model): at most SLDA_PAGE_LABELS waiting; 0 when full. */
+#define SLDA_PAGE_LABELS 64
+/* -1 when topic is not one of the model's (slda_page_set_topics). */
+int slda_page_label_post(slda_page_t *page, uint32_t topic, const char *text);
+void slda_page_set_topics(slda_page_t *page, uint32_t K);
+/* The oldest waiting label (text malloc'ed, the caller frees): 1, or 0 when none waits. */
+int slda_page_label_take(slda_page_t *page, uint32_t *topic, char **text);
 void slda_page_destroy(slda_page_t *page);
 /* Publish a new version of one document (takes ownership of json, malloc'ed).
  * Called by the service thread; readers keep the old one until they drop it. */
@@ -195,6 +228,12 @@ void slda_page_set(slda_page_t *page, slda_page_doc_t doc, char *json, size_t le
 /* A copy of the current document (malloc'ed, caller frees), or NULL when none
  * was published yet. Any thread. */
 char *slda_page_get(slda_page_t *page, slda_page_doc_t doc, size_t *len);
+/* The same gzip-compressed (made once per version, by the first thread asking: the HTTP
+ * thread), or NULL. */
+char *slda_page_get_gzip(slda_page_t *page, slda_page_doc_t doc, size_t *len);
+/* The document's version: it moves only when a publication changes its text, so the page
+ * fetches again only what changed (the status lists the versions). */
+uint64_t slda_page_version(slda_page_t *page, slda_page_doc_t doc);
 /* The live page: one self-contained HTML document (inline CSS and JS). */
 const char *slda_page_html(size_t *len);
 

@@ -166,6 +166,8 @@ void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model
         write_tier(track, f, t);
     fprintf(f, "]");
     slda_track_write_rest(track, f);
+    fprintf(f, ",\n");
+    slda_track_write_examples(track, f, 0);
     fprintf(f, "}\n");
 }
 
@@ -477,6 +479,47 @@ static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
                     sizeof ev->words);
 }
 
+/* The optional "examples" (states written before them have none): each entry's topic in
+ * range and its fields of the right types; more than track.examples of a topic are left out. */
+static int read_examples(jr_t *r, slda_track_t *t)
+{
+    uint32_t ex = slda_json_object_get(&r->js, 0, "examples");
+    if (ex == SLDA_JSON_NONE)
+        return 0;
+    if (jr_array(r, ex, "examples"))
+        return -1;
+    for (uint32_t e = slda_json_first(&r->js, ex), e_i = 0; e_i < r->js.nodes[ex].size;
+         e_i++, e = r->js.nodes[e].next) {
+        double k, score, ms;
+        uint32_t id = SLDA_JSON_NONE, text = SLDA_JSON_NONE;
+        if (r->js.nodes[e].type == SLDA_JSON_OBJECT) {
+            id = slda_json_object_get(&r->js, e, "id");
+            text = slda_json_object_get(&r->js, e, "text");
+        }
+        if (id == SLDA_JSON_NONE || text == SLDA_JSON_NONE ||
+            r->js.nodes[id].type != SLDA_JSON_STRING || r->js.nodes[text].type != SLDA_JSON_STRING)
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry without id and text",
+                           "examples");
+        if (jr_num(r, slda_json_object_get(&r->js, e, "topic"), "examples", &k) ||
+            jr_num(r, slda_json_object_get(&r->js, e, "score"), "examples", &score) ||
+            jr_num(r, slda_json_object_get(&r->js, e, "event_ms"), "examples", &ms))
+            return -1;
+        if (!(k >= 0 && k < t->K) || !(score >= 0 && score <= 1))
+            return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": topic or score out of range",
+                           "examples");
+        if (!t->ex || t->nex[(uint32_t)k] >= t->o.examples)
+            continue;
+        char *sid = slda_xmalloc(slda_json_raw_len(&r->js, id) + 1);
+        char *stext = slda_xmalloc(slda_json_raw_len(&r->js, text) + 1);
+        slda_json_string(&r->js, id, sid);
+        slda_json_string(&r->js, text, stext);
+        slda_track_examples_put(t, (uint32_t)k, score, (int64_t)ms, sid, stext, NULL, 0);
+        free(sid);
+        free(stext);
+    }
+    return 0;
+}
+
 static int read_state(jr_t *r, slda_track_t *t)
 {
     double fmt, K, wms, windows, newest, clamped, late, dropped, docs;
@@ -543,7 +586,7 @@ static int read_state(jr_t *r, slda_track_t *t)
     for (uint32_t e = slda_json_first(&r->js, events), e_i = 0; e_i < r->js.nodes[events].size; e_i++, e = r->js.nodes[e].next)
         if (read_event(r, t, e))
             return -1;
-    return 0;
+    return read_examples(r, t);
 }
 
 slda_err_t slda_track_read_json(slda_track_t *track, const char *text, size_t len, char *errstr,
