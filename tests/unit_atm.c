@@ -520,19 +520,8 @@ static void test_refusals(void)
     p.births = 1;
     slda_model_t *m = make_model(&p, 6);
     CHECK_INT(m->p.births, 0);
-    slda_update_t *upd = NULL;
-    CHECK_ERR(slda_update_local(m, NULL, NULL, 0, 0, NULL, &upd, err, sizeof err),
-              SLDA_ERR_INVALID, err);
-    CHECK_CONTAINS(err, "update records");
     slda_model_destroy(m);
-    slda_batch_t *b = NULL;
-    slda_doc_t doc;
-    slda_doc_init(&doc);
-    slda_doc_add(&doc, 0, 2);
-    slda_doc_finish(&doc);
-    CHECK_ERR(slda_batch_new(&p, &doc, 1, 6, &b, err, sizeof err), SLDA_ERR_INVALID, err);
-    CHECK_CONTAINS(err, "model.kind=atm");
-    slda_doc_clear(&doc);
+    check_kind_refusals(&p, "atm");
 }
 
 /* A MessagePack message names its authors like a JSON record: a string or an array. */

@@ -210,20 +210,7 @@ static void test_refusals(void)
     CHECK_NULL(slda_model_alloc(&p, 10, 0, 1, NULL, err, sizeof err));
     CHECK_CONTAINS(err, "model.kind=pam: alpha.learn");
     p = pam_params(3, 4);
-    slda_model_t *m = make_model(&p, 6);
-    slda_update_t *upd = NULL;
-    CHECK_ERR(slda_update_local(m, NULL, NULL, 0, 0, NULL, &upd, err, sizeof err),
-              SLDA_ERR_INVALID, err);
-    CHECK_CONTAINS(err, "model.kind=pam has no update records");
-    slda_model_destroy(m);
-    slda_batch_t *b = NULL;
-    slda_doc_t doc;
-    slda_doc_init(&doc);
-    slda_doc_add(&doc, 0, 2);
-    slda_doc_finish(&doc);
-    CHECK_ERR(slda_batch_new(&p, &doc, 1, 6, &b, err, sizeof err), SLDA_ERR_INVALID, err);
-    CHECK_CONTAINS(err, "model.kind=pam");
-    slda_doc_clear(&doc);
+    check_kind_refusals(&p, "pam");
 }
 
 int main(void)

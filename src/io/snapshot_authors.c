@@ -26,31 +26,22 @@ void slda_snap_authors_write(msgpack_packer *pk, const slda_model_t *model)
     msgpack_pack_map(pk, 7);
     pack_key(pk, "evicted");
     msgpack_pack_uint64(pk, slda_authors_evicted(a));
-    pack_key(pk, "ids");
-    msgpack_pack_array(pk, n);
-    for (uint32_t id = 0; id < max; id++)
-        if (slda_authors_name(a, id))
-            msgpack_pack_uint32(pk, id);
-    pack_key(pk, "names");
-    msgpack_pack_array(pk, n);
-    for (uint32_t id = 0; id < max; id++)
-        if (slda_authors_name(a, id))
-            pack_key(pk, slda_authors_name(a, id));
-    pack_key(pk, "freqs");
-    msgpack_pack_array(pk, n);
-    for (uint32_t id = 0; id < max; id++)
-        if (slda_authors_name(a, id))
-            msgpack_pack_double(pk, slda_authors_freq(a, id));
-    pack_key(pk, "tokens");
-    msgpack_pack_array(pk, n);
-    for (uint32_t id = 0; id < max; id++)
-        if (slda_authors_name(a, id))
-            msgpack_pack_double(pk, slda_authors_tokens(a, id));
-    pack_key(pk, "updates");
-    msgpack_pack_array(pk, n);
-    for (uint32_t id = 0; id < max; id++)
-        if (slda_authors_name(a, id))
-            msgpack_pack_uint64(pk, slda_authors_updates(a, id));
+    static const char *const fields[] = {"ids", "names", "freqs", "tokens", "updates"};
+    for (int f = 0; f < 5; f++) { /* each an array over the authors held, in id order */
+        pack_key(pk, fields[f]);
+        msgpack_pack_array(pk, n);
+        for (uint32_t id = 0; id < max; id++) {
+            if (!slda_authors_name(a, id))
+                continue;
+            switch (f) {
+            case 0: msgpack_pack_uint32(pk, id); break;
+            case 1: pack_key(pk, slda_authors_name(a, id)); break;
+            case 2: msgpack_pack_double(pk, slda_authors_freq(a, id)); break;
+            case 3: msgpack_pack_double(pk, slda_authors_tokens(a, id)); break;
+            default: msgpack_pack_uint64(pk, slda_authors_updates(a, id)); break;
+            }
+        }
+    }
     pack_key(pk, "counts");
     msgpack_pack_bin(pk, (size_t)n * K * 4);
     unsigned char *le = slda_xmalloc((size_t)K * 4 + 1);
