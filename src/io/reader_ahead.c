@@ -203,6 +203,18 @@ static void tokenize_item(size_t i, uint32_t worker, void *opaque)
         slda_bag_hint(vocab, job->b->bags[i], NULL);
 }
 
+/* A record slot whose buffers grew past this (a long record) gives them back once its document
+ * is made: the read-ahead keeps three batches of slots, each slot its largest record's buffers
+ * otherwise (20 Newsgroups JSON lines: peak RSS 80 MB against 37 MB before the read-ahead). */
+#define SLOT_TRIM_BYTES ((size_t)8 << 10)
+
+static void slot_trim(slda_record_t *rec)
+{
+    if (rec->bcap + (size_t)rec->js.cap * sizeof *rec->js.nodes +
+            (size_t)rec->tcap * (sizeof *rec->tokens + sizeof *rec->token_len) > SLOT_TRIM_BYTES)
+        slda_record_clear(rec); /* its role names stay */
+}
+
 /* What a looked-up document takes from its record besides its words, as slda_record_doc
  * gives it: its authors (model.kind=atm; raw text has none, so an author-topic model refuses
  * its lines unless authors are optional: infer) and the start of its text when the tracker
@@ -215,10 +227,12 @@ static slda_err_t item_finish(slda_reader_t *rd, const struct text_ahead_s *a,
         slda_err_t err = slda_record_authors(rec, rd->model, doc, msg, n);
         if (err != SLDA_OK) { /* a rejected document holds nothing */
             slda_doc_clear(doc);
+            slot_trim(rec);
             return err;
         }
         if (rd->rec.keep_text && !doc->text)
             doc->text = slda_record_text(rec);
+        slot_trim(rec);
         return SLDA_OK;
     }
     if (slda_model_params(rd->model)->kind != SLDA_KIND_ATM || rd->rec.authors_optional)
