@@ -75,7 +75,7 @@ slda_authors_t *slda_authors_new(uint32_t K, uint32_t capacity, uint64_t seed, c
         slda_authors_free(a);
         return NULL;
     }
-    memset(a->N, 0, (size_t)capacity * K * sizeof(float)); /* zero pages stay untouched */
+    /* slda_big_alloc's memory is zero: a large block's pages are touched only as authors come */
     a->tot = slda_xcalloc(capacity, sizeof *a->tot);
     a->tokens = slda_xcalloc(capacity, sizeof *a->tokens);
     a->t = slda_xcalloc(capacity, sizeof *a->t);
