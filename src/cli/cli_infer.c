@@ -244,8 +244,14 @@ int slda_cli_infer(int argc, char **argv)
             if (slda_model_infer(model, &doc, theta, n) != SLDA_OK)
                 fprintf(stderr, "streamlda: document \"%s\": no known words\n",
                         doc.id ? doc.id : "");
-            if (by_author.mask) /* --by-author: folded in at the end */
+            if (by_author.mask && doc.nauthor == 0) { /* nothing to fold it into: said, counted */
+                fprintf(stderr, "streamlda infer: document \"%s\": no author (--by-author)\n",
+                        doc.id ? doc.id : "");
+                nrejected++;
+                ndocs--;
+            } else if (by_author.mask) { /* --by-author: folded in at the end */
                 by_author_add(&by_author, &doc);
+            }
             else
                 print_mixture(&doc, theta, K, (uint32_t)top, 0);
             slda_doc_clear(&doc);
