@@ -110,6 +110,29 @@ printf 'goal match team\nstock market bank\n' >"$T/r.txt"
 expect_rc 1 "atm raw text" "$S" train -q -k 2 -X model.kind=atm "$T/r.txt"
 says "raw text refused" 'r\.txt:1: raw text names no author'
 
+# the report of an author-topic run names each topic's authors (JSON and HTML)
+python3 - "$T" <<'PY'
+import json, sys
+src = open(sys.argv[1] + "/a.jsonl").read().splitlines()[:600]
+with open(sys.argv[1] + "/t.jsonl", "w") as f:
+    for i, line in enumerate(src):
+        r = json.loads(line)
+        r["time"] = "2020-01-%02dT00:00:00Z" % (1 + i // 40)
+        f.write(json.dumps(r) + "\n")
+PY
+expect_rc 0 "atm with snapshots" "$S" train -q -k 2 -X seed=3 -X model.kind=atm --author-field who \
+    --time-field time --snapshot-dir "$T/snaps" --snapshot-every 200 "$T/t.jsonl"
+expect_rc 0 "report" "$S" report "$T/snaps" --json "$T/r.json" --html "$T/r.html"
+python3 - "$T/r.json" <<'PY' && ok || fail "report --json: each topic's authors, one subject's writers"
+import json, sys
+j = json.load(open(sys.argv[1]))
+for t in j["topics"]:
+    names = [a[0][:3] for a in t["authors"]]
+    assert len(names) == 5 and len(set(names[:3])) == 1 and all(a[1] > 0 for a in t["authors"]), t
+PY
+grep -q '<div class="by">by sam' "$T/r.html" && grep -q '<div class="by">by max' "$T/r.html" && ok ||
+    fail "report --html: the topics' authors"
+
 # 5. refusals, each with its reason
 expect_rc 1 "births=true" "$S" train -q -k 2 -X model.kind=atm -X births=true "$T/a.jsonl"
 says "births refused" "births=true is not supported"

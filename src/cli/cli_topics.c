@@ -190,26 +190,6 @@ static void print_supers(const slda_pam_t *pam, uint32_t K, int json)
     }
 }
 
-/* The n authors with the most tokens of topic k (N_a[k]), largest first, into out. */
-static uint32_t top_authors(const slda_authors_t *a, uint32_t k, uint32_t n, uint32_t *out)
-{
-    uint32_t m = 0, max = slda_authors_max_id(a);
-    for (uint32_t id = 0; id < max; id++) {
-        if (!slda_authors_name(a, id))
-            continue;
-        float v = slda_authors_counts(a, id)[k];
-        if (m == n && !(v > slda_authors_counts(a, out[n - 1])[k]))
-            continue;
-        uint32_t i = m < n ? m++ : n - 1;
-        while (i > 0 && v > slda_authors_counts(a, out[i - 1])[k]) {
-            out[i] = out[i - 1];
-            i--;
-        }
-        out[i] = id;
-    }
-    return m;
-}
-
 /* --authors: topic k's authors who wrote most of it, as text or a JSON member. */
 static void topic_authors(const slda_model_t *model, uint32_t k, const topics_opts_t *o)
 {
@@ -217,7 +197,7 @@ static void topic_authors(const slda_model_t *model, uint32_t k, const topics_op
     uint32_t aid[1000];
     if (!o->nauth || !a)
         return;
-    uint32_t na = top_authors(a, k, (uint32_t)o->nauth, aid);
+    uint32_t na = slda_authors_top(a, k, (uint32_t)o->nauth, aid);
     printf(o->json ? ",\"authors\":[" : " | by");
     for (uint32_t i = 0; i < na; i++) {
         if (o->json) {

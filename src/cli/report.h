@@ -45,6 +45,9 @@ typedef struct slda_report_change_s {
     double docs_before, docs_after;
 } slda_report_change_t;
 
+/* An author-topic model's report names each topic's authors who wrote most of it (this many). */
+#define SLDA_REPORT_AUTHORS 5
+
 typedef struct slda_report_s {
     /* asked: set by the caller before slda_report_collect */
     const char *dir;

@@ -12,6 +12,7 @@
 #include "cli/cli_snap.h"
 #include "cli/report.h"
 #include "core/slda_int.h"
+#include "engine/authors.h"
 #include "engine/model.h"
 #include "io/evtime.h"
 #include "track/ticks.h"
@@ -90,7 +91,7 @@ static const char html_head[] =
     ".ev-change,.ev-taken,.ev-drift{color:#b3261e}.ev-moved{color:#7a4cb0}.ev-rise{color:#1e7a3c}"
     ".ev-fall{color:#9a6a00}\n"
     ".skip{color:#b3261e}.legend{color:#5b6472;font-size:12px}\n"
-    ".lbl{font-weight:600}.auto{color:#5b6472}td{overflow-wrap:anywhere}\n"
+    ".lbl{font-weight:600}.auto{color:#5b6472}.by{color:#5b6472;font-size:90%}td{overflow-wrap:anywhere}\n"
     "details{font-size:12px;color:#3a4350}details li{margin:2px 0}\n"
     ".tw{overflow-x:auto}\n"
     /* a phone (390 px): the topics table drops its bar column and narrows, every other table
@@ -98,6 +99,21 @@ static const char html_head[] =
     "@media (max-width:600px){body{padding:10px 8px}td,th{padding:3px 4px}.bc{display:none}"
     "td.n{white-space:normal}}\n"
     "</style></head><body>\n";
+
+/* An author-topic model's topic k: the authors who wrote most of it (docs/models.md). */
+static void html_authors(FILE *f, const slda_report_t *r, uint32_t k)
+{
+    const slda_authors_t *a = slda_model_authors(r->ref);
+    uint32_t aid[SLDA_REPORT_AUTHORS], n = a ? slda_authors_top(a, k, SLDA_REPORT_AUTHORS, aid) : 0;
+    if (!n)
+        return;
+    fputs("<div class=\"by\">by ", f);
+    for (uint32_t i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        html_text(f, slda_authors_name(a, aid[i]));
+    }
+    fputs("</div>", f);
+}
 
 /* Topic k's representative documents, folded (<details>: no script): id, event time, its
  * share of the document, the start of the text. */
@@ -336,6 +352,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
             fprintf(f, "%.3f", dv);
         fputs("</td><td>", f);
         html_text(f, words);
+        html_authors(f, r, k);
         html_examples(f, r, k);
         fputs("</td></tr>\n", f);
     }

@@ -11,6 +11,7 @@
 #include "cli/report.h"
 #include "core/json.h"
 #include "core/slda_int.h"
+#include "engine/authors.h"
 #include "engine/model.h"
 
 #include <inttypes.h>
@@ -51,6 +52,19 @@ void slda_report_write_json(const slda_report_t *r, FILE *f)
         fprintf(f, ",\"auto\":");
         slda_json_write_string(f, r->autolabel[k]);
         slda_report_examples_json(f, r->examples, k);
+        const slda_authors_t *au = slda_model_authors(r->ref); /* model.kind=atm */
+        if (au) {
+            uint32_t aid[SLDA_REPORT_AUTHORS], na = slda_authors_top(au, k, SLDA_REPORT_AUTHORS, aid);
+            fprintf(f, ",\"authors\":[");
+            for (uint32_t i = 0; i < na; i++) {
+                fputs(i ? ",[" : "[", f);
+                slda_json_write_string(f, slda_authors_name(au, aid[i]));
+                fputc(',', f);
+                slda_cli_json_num(f, slda_authors_counts(au, aid[i])[k]);
+                fputc(']', f);
+            }
+            fputc(']', f);
+        }
         fprintf(f, ",\"words\":");
         slda_cli_json_words(f, r->ref, ids, m);
         fprintf(f, ",\"weights\":[");

@@ -181,6 +181,25 @@ void slda_authors_doc_prior(const slda_model_t *model, const slda_doc_t *doc,
     loc->prior = loc->prior_buf;
 }
 
+uint32_t slda_authors_top(const slda_authors_t *a, uint32_t k, uint32_t n, uint32_t *out)
+{
+    uint32_t m = 0, max = slda_vocab_max_id(a->names);
+    for (uint32_t id = 0; id < max && n; id++) {
+        if (!slda_vocab_word(a->names, id))
+            continue;
+        float v = a->N[(size_t)id * a->K + k];
+        if (!(v > 0) || (m == n && !(v > a->N[(size_t)out[n - 1] * a->K + k])))
+            continue;
+        uint32_t i = m < n ? m++ : n - 1;
+        while (i > 0 && v > a->N[(size_t)out[i - 1] * a->K + k]) {
+            out[i] = out[i - 1];
+            i--;
+        }
+        out[i] = id;
+    }
+    return m;
+}
+
 void slda_author_mixture(const slda_model_t *model, uint32_t id, float *out)
 {
     const slda_authors_t *a = model->authors;

@@ -52,6 +52,10 @@ typedef struct slda_local_s slda_local_t;
 void slda_authors_doc_prior(const slda_model_t *model, const slda_doc_t *doc,
                             slda_local_t *loc);
 
+/* The n authors (at most) with the most tokens of topic k (N_a[k] > 0), most first, into out;
+ * returns how many (`topics --authors`, `report`). */
+uint32_t slda_authors_top(const slda_authors_t *a, uint32_t k, uint32_t n, uint32_t *out);
+
 /* Author id's topic mixture (K floats): (N_a[k] + alpha_k) / (|N_a| + alpha_sum). */
 void slda_author_mixture(const slda_model_t *model, uint32_t id, float *out);
 
