@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/cli_snap.h"
 #include "core/json.h"
+#include "core/topn.h"
 #include "core/slda_int.h"
 #include "engine/authors.h"
 #include "engine/model.h"
@@ -53,22 +54,12 @@ static int by_key_desc(const void *pa, const void *pb)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* The m largest entries of theta (K) into top (indices), largest first. */
-static uint32_t top_topics(const float *theta, uint32_t K, uint32_t m, uint32_t *top)
+/* The m largest entries of theta (K) into top (indices), largest first; key: m doubles. */
+static uint32_t top_topics(const float *theta, uint32_t K, uint32_t m, uint32_t *top, double *key)
 {
     uint32_t n = 0;
-    for (uint32_t k = 0; k < K; k++) {
-        uint32_t i = n < m ? n++ : m;
-        if (i == m && !(theta[k] > theta[top[m - 1]]))
-            continue;
-        if (i == m)
-            i = m - 1;
-        while (i > 0 && theta[k] > theta[top[i - 1]]) {
-            top[i] = top[i - 1];
-            i--;
-        }
-        top[i] = k;
-    }
+    for (uint32_t k = 0; k < K; k++)
+        slda_topn_push(top, key, &n, m, k, theta[k]);
     return n;
 }
 
@@ -145,6 +136,7 @@ int slda_cli_authors(int argc, char **argv)
     uint32_t show = top == 0 || (uint32_t)top > n ? n : (uint32_t)top;
     float *theta = slda_xmalloc(K * sizeof *theta);
     uint32_t *tt = slda_xmalloc((size_t)ntop * sizeof *tt + 4);
+    double *tkey = slda_xmalloc((size_t)ntop * sizeof *tkey + 8);
     if (json) {
         printf("{\"model\":");
         slda_json_write_string(stdout, slda_model_name(model) ? slda_model_name(model) : "");
@@ -160,18 +152,15 @@ int slda_cli_authors(int argc, char **argv)
     for (uint32_t i = 0; i < show; i++) {
         uint32_t id = r[i].id;
         slda_author_mixture(model, id, theta);
-        uint32_t m = top_topics(theta, K, (uint32_t)ntop, tt);
+        uint32_t m = top_topics(theta, K, (uint32_t)ntop, tt, tkey);
         const char *name = slda_authors_name(a, id);
         if (json) {
             printf("%s{\"author\":", i ? "," : "");
             slda_json_write_string(stdout, name);
             printf(",\"tokens\":");
             slda_cli_json_num(stdout, slda_authors_tokens(a, id));
-            double mass = 0; /* |N_a|: the weight of its mixture as a prior (docs/models.md) */
-            for (uint32_t k = 0; k < K; k++)
-                mass += slda_authors_counts(a, id)[k];
-            printf(",\"mass\":");
-            slda_cli_json_num(stdout, mass);
+            printf(",\"mass\":"); /* |N_a|: the weight of its mixture as a prior */
+            slda_cli_json_num(stdout, slda_authors_mass(a, id));
             if (topic >= 0) {
                 printf(",\"topic_tokens\":");
                 slda_cli_json_num(stdout, r[i].key);
@@ -199,6 +188,7 @@ int slda_cli_authors(int argc, char **argv)
         printf("]}\n");
     free(theta);
     free(tt);
+    free(tkey);
     free(r);
     slda_model_destroy(model);
     return rc;

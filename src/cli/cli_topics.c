@@ -19,6 +19,7 @@
 #include "cli/cli_snap.h"
 #include "cli/report.h"
 #include "core/json.h"
+#include "core/topn.h"
 #include "core/slda_int.h"
 #include "engine/authors.h"
 #include "engine/model.h"
@@ -163,20 +164,11 @@ static void print_supers(const slda_pam_t *pam, uint32_t K, int json)
         printf("],\"alpha0\":%.6g,\"supers\":[", slda_pam_alpha0(pam));
     for (uint32_t x = 0; x < S; x++) {
         const double *a = al + (size_t)x * K;
-        double A = 0;
+        double A = 0, key[5];
         uint32_t m = 0;
         for (uint32_t y = 0; y < K; y++) {
             A += a[y];
-            uint32_t i = m < show ? m++ : show;
-            if (i == show && !(a[y] > a[best[show - 1]]))
-                continue;
-            if (i == show)
-                i = show - 1;
-            while (i > 0 && a[y] > a[best[i - 1]]) {
-                best[i] = best[i - 1];
-                i--;
-            }
-            best[i] = y;
+            slda_topn_push(best, key, &m, show, y, a[y]);
         }
         printf(json ? "%s{\"super\":%u,\"topics\":[" : "%ssuper %u:", json && x ? "," : "", x);
         for (uint32_t i = 0; i < m; i++)

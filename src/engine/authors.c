@@ -25,6 +25,7 @@
  * pinned for the minibatch in which they appear and the next).
  */
 #include "engine/authors.h"
+#include "core/topn.h"
 #include "engine/local.h"
 #include "engine/model_priv.h"
 #include "engine/step.h"
@@ -184,19 +185,13 @@ void slda_authors_doc_prior(const slda_model_t *model, const slda_doc_t *doc,
 uint32_t slda_authors_top(const slda_authors_t *a, uint32_t k, uint32_t n, uint32_t *out)
 {
     uint32_t m = 0, max = slda_vocab_max_id(a->names);
+    double *key = slda_xmalloc(((size_t)n + 1) * sizeof *key);
     for (uint32_t id = 0; id < max && n; id++) {
-        if (!slda_vocab_word(a->names, id))
-            continue;
         float v = a->N[(size_t)id * a->K + k];
-        if (!(v > 0) || (m == n && !(v > a->N[(size_t)out[n - 1] * a->K + k])))
-            continue;
-        uint32_t i = m < n ? m++ : n - 1;
-        while (i > 0 && v > a->N[(size_t)out[i - 1] * a->K + k]) {
-            out[i] = out[i - 1];
-            i--;
-        }
-        out[i] = id;
+        if (slda_vocab_word(a->names, id) && v > 0)
+            slda_topn_push(out, key, &m, n, id, v);
     }
+    free(key);
     return m;
 }
 
@@ -305,6 +300,11 @@ const float *slda_authors_counts(const slda_authors_t *a, uint32_t id)
 double slda_authors_tokens(const slda_authors_t *a, uint32_t id)
 {
     return a->tokens[id];
+}
+
+double slda_authors_mass(const slda_authors_t *a, uint32_t id)
+{
+    return a->tot[id];
 }
 
 uint64_t slda_authors_updates(const slda_authors_t *a, uint32_t id)

@@ -64,6 +64,7 @@ uint32_t slda_authors_max_id(const slda_authors_t *a);
 const char *slda_authors_name(const slda_authors_t *a, uint32_t id);
 const float *slda_authors_counts(const slda_authors_t *a, uint32_t id); /* K floats */
 double slda_authors_tokens(const slda_authors_t *a, uint32_t id);  /* T_a */
+double slda_authors_mass(const slda_authors_t *a, uint32_t id);    /* |N_a| */
 uint64_t slda_authors_updates(const slda_authors_t *a, uint32_t id); /* t_a */
 double slda_authors_freq(const slda_authors_t *a, uint32_t id);
 uint32_t slda_authors_size(const slda_authors_t *a);

@@ -13,7 +13,6 @@
 #include "io/snapshot_priv.h"
 #include "engine/authors.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,31 +64,11 @@ void slda_snap_authors_clear(slda_snap_authors_t *sa)
     memset(sa, 0, sizeof *sa);
 }
 
-/* An array of n numbers into *out (malloc'ed): doubles (f64 set) or unsigned integers. */
-static int read_numbers(slda_msgpack_t *mp, const char *what, int f64, void **out, uint32_t *n)
-{
-    if (slda_msgpack_array(mp, what, n))
-        return -1;
-    if (*n > slda_msgpack_left(mp))
-        return slda_msgpack_fail(mp, "%s: %u values in %zu bytes", what, *n,
-                                 slda_msgpack_left(mp));
-    double *d = f64 ? slda_xmalloc(((size_t)*n + 1) * sizeof *d) : NULL;
-    uint64_t *u = f64 ? NULL : slda_xmalloc(((size_t)*n + 1) * sizeof *u);
-    *out = f64 ? (void *)d : (void *)u;
-    for (uint32_t i = 0; i < *n; i++)
-        if (f64 ? slda_msgpack_double(mp, what, &d[i]) : slda_msgpack_uint(mp, what, &u[i]))
-            return -1;
-    return 0;
-}
-
 static int read_names(slda_msgpack_t *mp, slda_snap_authors_t *sa)
 {
     uint32_t n;
     if (slda_msgpack_array(mp, "authors \"names\"", &n))
         return -1;
-    if (n > slda_msgpack_left(mp))
-        return slda_msgpack_fail(mp, "authors \"names\": %u names in %zu bytes", n,
-                                 slda_msgpack_left(mp));
     sa->names = slda_xcalloc((size_t)n + 1, sizeof *sa->names);
     for (uint32_t i = 0; i < n; i++) {
         if (slda_msgpack_strdup(mp, "authors \"names\"", 0, &sa->names[i]))
@@ -126,25 +105,22 @@ int slda_snap_authors_read(slda_msgpack_t *mp, slda_snap_authors_t *sa)
         if (seen & (1u << f))
             return slda_msgpack_fail(mp, "authors: duplicate key \"%s\"", keys[f]);
         seen |= 1u << f;
-        uint64_t *ids = NULL;
         int rc = 0;
         switch (f) {
         case 0: rc = slda_msgpack_uint(mp, "authors \"evicted\"", &sa->evicted); break;
-        case 1:
-            rc = read_numbers(mp, "authors \"ids\"", 0, (void **)&ids, &len[1]);
-            sa->ids = slda_xmalloc(((size_t)len[1] + 1) * sizeof *sa->ids);
-            for (uint32_t j = 0; !rc && j < len[1]; j++) {
-                if (ids[j] > UINT32_MAX)
-                    rc = slda_msgpack_fail(mp, "authors \"ids\": %" PRIu64 " is out of range",
-                                           ids[j]);
-                sa->ids[j] = (uint32_t)ids[j];
-            }
-            free(ids);
-            break;
+        case 1: rc = slda_snap_read_u32s(mp, "authors \"ids\"", &sa->ids, &len[1]); break;
         case 2: rc = read_names(mp, sa); len[2] = sa->nnames; break;
-        case 3: rc = read_numbers(mp, "authors \"freqs\"", 1, (void **)&sa->freqs, &len[3]); break;
-        case 4: rc = read_numbers(mp, "authors \"tokens\"", 1, (void **)&sa->tokens, &len[4]); break;
-        case 5: rc = read_numbers(mp, "authors \"updates\"", 0, (void **)&sa->updates, &len[5]); break;
+        case 3:
+            rc = slda_msgpack_doubles(mp, "authors \"freqs\"", UINT32_MAX, "authors", &sa->freqs,
+                                      &len[3]);
+            break;
+        case 4:
+            rc = slda_msgpack_doubles(mp, "authors \"tokens\"", UINT32_MAX, "authors",
+                                      &sa->tokens, &len[4]);
+            break;
+        case 5:
+            rc = slda_snap_read_u64s(mp, "authors \"updates\"", UINT32_MAX, &sa->updates, &len[5]);
+            break;
         case 6: {
             size_t blen;
             rc = slda_msgpack_bin(mp, "authors \"counts\"", &sa->counts, &blen);

@@ -133,32 +133,6 @@ void slda_snap_births_clear(slda_snap_births_t *sb)
     memset(sb, 0, sizeof *sb);
 }
 
-/* An array of uints of at most max entries into *out (malloc'ed). */
-static int snap_read_u64s(slda_msgpack_t *mp, const char *what, uint32_t max, uint64_t **out,
-                          uint32_t *n)
-{
-    if (slda_msgpack_array(mp, what, n))
-        return -1;
-    if (*n > max)
-        return slda_msgpack_fail(mp, "%s: %u values, at most %u", what, *n, max);
-    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
-    for (uint32_t i = 0; i < *n; i++)
-        if (slda_msgpack_uint(mp, what, &(*out)[i]))
-            return -1;
-    return 0;
-}
-
-static int snap_read_u32s(slda_msgpack_t *mp, const char *what, uint32_t **out, uint32_t *n)
-{
-    if (slda_msgpack_array(mp, what, n))
-        return -1;
-    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
-    for (uint32_t i = 0; i < *n; i++)
-        if (slda_msgpack_u32(mp, what, &(*out)[i]))
-            return -1;
-    return 0;
-}
-
 static int snap_read_births_counts(slda_msgpack_t *mp, slda_topic_counts_t *c)
 {
     uint32_t n;
@@ -264,10 +238,10 @@ static int snap_read_births_doc(slda_msgpack_t *mp, slda_births_doc_t *d)
         case 1: rc = slda_msgpack_uint(mp, "births buffered document \"t\"", &d->t); break;
         case 2: rc = slda_msgpack_uint(mp, "births buffered document \"mark\"", &d->mark); break;
         case 4:
-            rc = snap_read_u32s(mp, "births buffered document \"words\"", &d->word, &nwords);
+            rc = slda_snap_read_u32s(mp, "births buffered document \"words\"", &d->word, &nwords);
             break;
         case 8:
-            rc = snap_read_u32s(mp, "births buffered document \"counts\"", &d->count, &ncounts);
+            rc = slda_snap_read_u32s(mp, "births buffered document \"counts\"", &d->count, &ncounts);
             break;
         default: rc = slda_msgpack_bin(mp, "births buffered document \"pw\"", &pw, &pwlen); break;
         }
@@ -329,7 +303,7 @@ static int snap_read_births_field(slda_msgpack_t *mp, slda_births_state_t *st, i
         return slda_msgpack_doubles(mp, "births \"share\"", SLDA_MAX_TOPICS, "topics", &st->share,
                                     nshare);
     case BS_SINCE:
-        return snap_read_u64s(mp, "births \"since\"", SLDA_MAX_TOPICS, &st->since, nsince);
+        return slda_snap_read_u64s(mp, "births \"since\"", SLDA_MAX_TOPICS, &st->since, nsince);
     case BS_FREE:
         if (slda_msgpack_bin(mp, "births \"free\"", &bytes, nfree))
             return -1;

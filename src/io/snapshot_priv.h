@@ -148,6 +148,35 @@ void slda_snap_params_write(msgpack_packer *pk, const slda_params_t *p);
  * value its absence means. */
 int slda_snap_params_read(slda_msgpack_t *mp, slda_params_t *p);
 
+/* Arrays of numbers in the header maps (births, authors). */
+/* An array of uints of at most max entries into *out (malloc'ed). */
+static inline int slda_snap_read_u64s(slda_msgpack_t *mp, const char *what, uint32_t max,
+                                      uint64_t **out, uint32_t *n)
+{
+    if (slda_msgpack_array(mp, what, n))
+        return -1;
+    if (*n > max)
+        return slda_msgpack_fail(mp, "%s: %u values, at most %u", what, *n, max);
+    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
+    for (uint32_t i = 0; i < *n; i++)
+        if (slda_msgpack_uint(mp, what, &(*out)[i]))
+            return -1;
+    return 0;
+}
+
+/* An array of uint32 into *out (malloc'ed); its length is bounded by the bytes left. */
+static inline int slda_snap_read_u32s(slda_msgpack_t *mp, const char *what, uint32_t **out,
+                                      uint32_t *n)
+{
+    if (slda_msgpack_array(mp, what, n))
+        return -1;
+    *out = slda_xmalloc((size_t)*n * sizeof **out + 1);
+    for (uint32_t i = 0; i < *n; i++)
+        if (slda_msgpack_u32(mp, what, &(*out)[i]))
+            return -1;
+    return 0;
+}
+
 /* ---- snapshot_authors.c ---- */
 void slda_snap_authors_write(msgpack_packer *pk, const slda_model_t *model);
 int slda_snap_authors_read(slda_msgpack_t *mp, slda_snap_authors_t *sa);

@@ -8,6 +8,7 @@
  */
 #include "track/track.h"
 #include "core/json.h"
+#include "core/topn.h"
 #include "engine/authors.h"
 #include "engine/model.h"
 
@@ -18,23 +19,6 @@
 #define AUTHORS_LISTED 100 /* the most prolific authors listed */
 #define AUTHORS_PER_TOPIC 5
 #define TOPICS_PER_AUTHOR 3
-
-/* Insert id into the n-long list out (largest key first, at most cap). */
-static uint32_t insert(uint32_t *out, double *key, uint32_t n, uint32_t cap, uint32_t id,
-                       double v)
-{
-    if (n == cap && !(v > key[cap - 1]))
-        return n;
-    uint32_t i = n < cap ? n++ : cap - 1;
-    while (i > 0 && v > key[i - 1]) {
-        out[i] = out[i - 1];
-        key[i] = key[i - 1];
-        i--;
-    }
-    out[i] = id;
-    key[i] = v;
-    return n;
-}
 
 char *slda_track_json_authors(const slda_model_t *model, size_t *len)
 {
@@ -48,13 +32,13 @@ char *slda_track_json_authors(const slda_model_t *model, size_t *len)
     for (uint32_t id = 0; id < max; id++) {
         if (!slda_authors_name(a, id))
             continue;
-        nlist = insert(list, lkey, nlist, AUTHORS_LISTED, id, slda_authors_tokens(a, id));
+        slda_topn_push(list, lkey, &nlist, AUTHORS_LISTED, id, slda_authors_tokens(a, id));
         const float *N = slda_authors_counts(a, id);
         for (uint32_t k = 0; k < K; k++)
             if (N[k] > 0)
-                ntop[k] = insert(top + (size_t)k * AUTHORS_PER_TOPIC,
-                                 tkey + (size_t)k * AUTHORS_PER_TOPIC, ntop[k],
-                                 AUTHORS_PER_TOPIC, id, N[k]);
+                slda_topn_push(top + (size_t)k * AUTHORS_PER_TOPIC,
+                               tkey + (size_t)k * AUTHORS_PER_TOPIC, &ntop[k], AUTHORS_PER_TOPIC,
+                               id, N[k]);
     }
     char *buf = NULL;
     size_t size = 0;
@@ -69,7 +53,7 @@ char *slda_track_json_authors(const slda_model_t *model, size_t *len)
             double bkey[TOPICS_PER_AUTHOR];
             slda_author_mixture(model, list[i], theta);
             for (uint32_t k = 0; k < K; k++)
-                nb = insert(best, bkey, nb, TOPICS_PER_AUTHOR, k, theta[k]);
+                slda_topn_push(best, bkey, &nb, TOPICS_PER_AUTHOR, k, theta[k]);
             fprintf(f, "%s{\"author\":", i ? "," : "");
             slda_json_write_string(f, slda_authors_name(a, list[i]));
             fprintf(f, ",\"tokens\":%.6g,\"topics\":[", lkey[i]);
