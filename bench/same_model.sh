@@ -26,19 +26,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 differ=0
 
-python3 - "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" "$T/reuters.txt" \
-    "$T/reuters.jsonl" <<'EOF'
-import gzip, json, sys
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w") as o, \
-        open(sys.argv[3], "w") as j:
-    next(f)
-    for line in f:
-        p = line.rstrip("\n").split("\t")
-        text = (p[4] + " " + p[5]).strip()
-        if text:
-            o.write(text + "\n")
-            j.write(json.dumps({"id": p[0], "text": text}) + "\n")
-EOF
+python3 "$repo/bench/reuters_text.py" "$shared/data/reuters21578/reuters21578.by-time.tsv.gz" \
+    "$T/reuters.txt" "$T/reuters.jsonl"
 python3 "$repo/bench/shift/gen.py" --docs 10000 --shift 5000 "$T/shift" >/dev/null
 
 # outputs of one binary for one run: the npy, the vocabulary, the top words with weights
