@@ -18,6 +18,7 @@
 #include "core/config.h"
 #include "engine/model.h"
 #include "testutil.h"
+#include "testcorpus.h"
 #include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
@@ -133,20 +134,8 @@ static slda_params_t stream_params(int births, slda_rows_kind_t rows, double tau
 static slda_model_t *new_model(int births, slda_rows_kind_t rows, double tau, double kappa,
                                uint32_t stale)
 {
-    char word[32];
     slda_params_t p = stream_params(births, rows, tau, kappa, stale);
-    slda_model_t *model = slda_model_alloc(&p, W, 1, (&p)->seed, NULL, errbuf, sizeof errbuf);
-    if (!model) {
-        fprintf(stderr, "slda_model_alloc: %s\n", errbuf);
-        exit(1);
-    }
-    for (uint32_t w = 0; w < W; w++) {
-        int n = snprintf(word, sizeof word, "w%u", w);
-        CHECK_INT(slda_vocab_put(model->vocab, w, word, (size_t)n, 0, errbuf, sizeof errbuf),
-                  SLDA_OK);
-        slda_model_init_row(model, w);
-    }
-    return model;
+    return make_model(&p, W); /* testcorpus.h */
 }
 
 /* Minibatches of MB documents from..to; returns how often sigma was folded into the rows

@@ -20,6 +20,7 @@
 #include "engine/model.h"
 #include "engine/model_priv.h"
 #include "testutil.h"
+#include "testcorpus.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,25 +58,14 @@ static void make_docs(slda_doc_t *docs, uint64_t seed)
 static slda_model_t *new_model(void)
 {
     slda_conf_t *conf = slda_conf_new();
-    char word[32];
     slda_conf_set(conf, "topics", "10", errbuf, sizeof errbuf);
     slda_conf_set(conf, "seed", "7", errbuf, sizeof errbuf);
     slda_conf_set(conf, "threads", "1", errbuf, sizeof errbuf);
     slda_conf_set(conf, "births", "true", errbuf, sizeof errbuf);
     slda_conf_set(conf, "global.stale", "0", errbuf, sizeof errbuf);
     slda_params_t p = conf->p;
-    slda_model_t *model = slda_model_alloc(&p, W, 1, p.seed, NULL, errbuf, sizeof errbuf);
+    slda_model_t *model = make_model(&p, W); /* testcorpus.h: the words "w0".."w{W-1}" */
     slda_conf_destroy(conf);
-    if (!model) {
-        fprintf(stderr, "slda_model_alloc: %s\n", errbuf);
-        exit(1);
-    }
-    for (uint32_t w = 0; w < W; w++) {
-        int n = snprintf(word, sizeof word, "w%u", w);
-        CHECK_INT(slda_vocab_put(model->vocab, w, word, (size_t)n, 0, errbuf, sizeof errbuf),
-                  SLDA_OK);
-        slda_model_init_row(model, w);
-    }
     return model;
 }
 
