@@ -220,6 +220,8 @@ typedef struct slda_doc_s {
     char *text;        /* owned, may be NULL: the start of its text (at most SLDA_DOC_SNIPPET
                           bytes, cut at a character), kept by readers when tracking keeps
                           representative documents (track.examples) */
+    char *group;       /* owned, may be NULL: its group for tracking (input.group.field: a
+                          source, a channel; docs/tracking.md "Groups"), when one is read */
 } slda_doc_t;
 #define SLDA_DOC_SNIPPET 200
 

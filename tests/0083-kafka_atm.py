@@ -81,6 +81,22 @@ def main():
             drivers = [sorted(x[0][:3] for x in t["authors"][:4]) for t in api["topics"]]
             check(sorted(drivers) == [["max"] * 4, ["sam"] * 4],
                   "/api/authors: each topic driven by one subject's writers", api["topics"])
+        # the tracker groups an author-topic model's documents by author (input.group.field
+        # defaults to @author): each writer's share of the stream and topic mix on the page
+        grp = sc.wait_for(lambda: (lambda j: j if j and j["groups"] == 8 else None)(
+            svc.api("groups")), 120, "/api/groups with the eight writers")
+        if grp:
+            check(grp["source"] == "@author", "/api/groups: grouped by author", grp["source"])
+            check(sorted(g["name"] for g in grp["list"]) ==
+                  sorted("%s%d" % (p, i) for p in ("max", "sam") for i in range(4)),
+                  "/api/groups lists the writers", [g["name"] for g in grp["list"]])
+            tops = {g["name"][:3]: set() for g in grp["list"]}
+            for g in grp["list"]:
+                tops[g["name"][:3]].add(g["topics"][0][0])
+            check(len(tops["max"]) == 1 and len(tops["sam"]) == 1 and tops["max"] != tops["sam"],
+                  "/api/groups: each subject's writers share their largest topic", tops)
+            check(abs(sum(g["docs"] for g in grp["list"]) + grp["other"]["docs"] - grp["docs"])
+                  < 1e-6, "/api/groups: the groups' documents add up", grp)
         check(svc.stop() == 0, "SIGTERM -> exit 0")
         records = sc.reader.fetch_records(broker.addr, "deadletters")
         why = {k: dict((h, v.decode()) for h, v in hd).get("error", "") for k, _, hd in records}

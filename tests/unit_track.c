@@ -3,6 +3,7 @@
  * the sidecar state (round trip, corrupt, other K), the snapshot header's event time.
  * No I/O but temp files. */
 #include "testutil.h"
+#include "track/groups.h"
 #include "track/track.h"
 
 #include <stdint.h>
@@ -597,6 +598,100 @@ static void test_snapshot_meta(void)
     free(dir);
 }
 
+/* Groups (track/groups.h): documents per group over a time axis that widens to hold any span
+ * without losing a document, each group's topic mix, eviction of the smallest sampled group
+ * into (other) (counted, the documents still adding up), and the state: a round trip gives
+ * the same text, a state grouped by another source is left out, a malformed one refused. */
+static void test_groups(void)
+{
+    slda_track_opts_t o;
+    slda_track_opts_default(&o);
+    o.sample_docs = 0; /* no reservoirs: documents without a model */
+    o.examples = 0;
+    o.group_source = "src";
+    o.group_capacity = 3;
+    slda_track_t *t = slda_track_new(2, &o);
+    CHECK_NONNULL(slda_track_groups(t));
+    const char *names[] = {"a", "b", "c", "d", NULL};
+    int64_t t0 = 1600000000000LL;
+    slda_doc_t doc;
+    slda_doc_init(&doc);
+    double want_a = 0;
+    /* 400 documents over 400 days: the axis (64 windows) widens from minutes to weeks */
+    for (int i = 0; i < 400; i++) {
+        int g = i % 10 < 5 ? 0 : i % 10 < 8 ? 1 : i % 10 < 9 ? 2 : 4; /* a, b, c, none */
+        if (i >= 300 && g == 2)
+            g = 3; /* d arrives late: the capacity (3) is full, the smallest is evicted */
+        float theta[2] = {g == 0 ? 0.9f : 0.2f, g == 0 ? 0.1f : 0.8f};
+        doc.group = (char *)names[g];
+        want_a += g == 0;
+        slda_track_add_doc(t, t0 + (int64_t)i * 24 * HOUR, theta, NULL, &doc);
+    }
+    doc.group = NULL;
+    const slda_groups_t *g = slda_track_groups(t);
+    double mix[2], other_docs;
+    CHECK_NEAR(slda_groups_docs(g, "a", mix), want_a, 1e-9);
+    CHECK_NEAR(mix[0], 0.9, 1e-6);
+    CHECK_NEAR(mix[1], 0.1, 1e-6);
+    CHECK_INT(slda_groups_count(g), 3);
+    CHECK_GE(slda_groups_evicted(g), 1);
+    slda_groups_get(g, SLDA_GROUPS_OTHER, &other_docs, NULL, NULL);
+    CHECK_GT(other_docs, 0);
+    int64_t base, width;
+    const double *total;
+    int n = slda_groups_axis(g, &base, &width, &total);
+    double sum = 0, groups_sum = other_docs;
+    for (int i = 0; i < n; i++)
+        sum += total[i];
+    CHECK_NEAR(sum, 400, 1e-9); /* every document on the axis */
+    CHECK_LE(n, SLDA_GROUP_POINTS);
+    CHECK_GE(width, 7 * 24 * HOUR); /* 400 days in 64 windows */
+    CHECK_LE(base, t0);
+    CHECK_GT(base + width * n, t0 + 399 * 24 * HOUR);
+    uint32_t slot[8];
+    uint32_t m = slda_groups_largest(g, 8, slot);
+    CHECK_INT(m, 3);
+    for (uint32_t i = 0; i < m; i++) {
+        double d;
+        const double *series;
+        slda_groups_get(g, slot[i], &d, &series, NULL);
+        double s = 0;
+        for (int w = 0; w < SLDA_GROUP_POINTS; w++)
+            s += series[w];
+        CHECK_NEAR(s, d, 1e-9); /* a group's windows hold its documents */
+        groups_sum += d;
+    }
+    CHECK_NEAR(groups_sum, 400, 1e-9);
+    CHECK_STR(slda_groups_get(g, slot[0], NULL, NULL, NULL), "a");
+
+    /* the state: a round trip, another source left out, a malformed group refused */
+    char *a = state_json(t);
+    CHECK_CONTAINS(a, "\"groups\":{\"source\":\"src\"");
+    slda_track_t *u = slda_track_new(2, &o);
+    char err[400];
+    CHECK_INT(slda_track_read_json(u, a, strlen(a), err, sizeof err), SLDA_OK);
+    char *b = state_json(u);
+    CHECK_STR(b, a);
+    o.group_source = "@lang";
+    slda_track_t *v = slda_track_new(2, &o);
+    CHECK_INT(slda_track_read_json(v, a, strlen(a), err, sizeof err), SLDA_OK);
+    CHECK_INT(slda_groups_count(slda_track_groups(v)), 0);
+    char *bad = slda_xstrdup(a), *p = strstr(bad, "\"width_ms\":");
+    CHECK_NONNULL(p);
+    memcpy(p + 11, "7", 1); /* a width the axis never has */
+    CHECK_INT(slda_track_read_json(u, bad, strlen(bad), err, sizeof err), SLDA_ERR_CORRUPT);
+    CHECK_CONTAINS(err, "groups");
+    char *c = state_json(u);
+    CHECK_STR(c, a); /* unchanged by the refused state */
+    size_t len;
+    char *j = slda_track_json_groups(t, &len);
+    CHECK_CONTAINS(j, "\"list\":[\n{\"name\":\"a\"");
+    free(j), free(a), free(b), free(c), free(bad);
+    slda_track_destroy(t);
+    slda_track_destroy(u);
+    slda_track_destroy(v);
+}
+
 int main(void)
 {
     test_time_parse();
@@ -609,5 +704,6 @@ int main(void)
     test_words_with_spaces();
     test_page();
     test_snapshot_meta();
+    test_groups();
     return slda_test_done("unit_track");
 }

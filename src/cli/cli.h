@@ -23,13 +23,17 @@ typedef struct slda_cli_opts_s {
 int slda_cli_common_opt(int c, slda_cli_opts_t *opts);
 /* A snapshot, or NULL after printing the path, the reason and the error's name. */
 slda_model_t *slda_cli_load_snapshot(const char *path);
+/* s with HTML's special characters escaped (the report's pages). */
+void slda_cli_html_text(FILE *f, const char *s);
 /* Remember one -X key=value (the string is borrowed from argv). */
 void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
 /* A record's fields named on the command line (train, timeline): --time-field, --text-field,
- * --id-field, --lang-field, whose getopt codes are 'F', 'U', 'I' and 'G', as
+ * --id-field, --author-field, --lang-field, --group-field, whose getopt codes are 'F', 'U',
+ * 'I', 'A', 'G' and 'P', as
  * -X input.time.field=NAME, ...; buf
  * holds the "key=value" strings until the options are applied. 1 when c was one of them. */
-typedef char slda_cli_fieldbuf_t[5][300]; /* --time-, --text-, --id-, --author-, --lang-field */
+typedef char slda_cli_fieldbuf_t[6][300]; /* --time-, --text-, --id-, --author-, --lang-,
+                                             --group-field */
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf);
 /* Apply defaults < config file < environment < -X into conf. `-X list`
  * prints the property table and `-X dump` the effective configuration, and

@@ -25,6 +25,22 @@
 #include <unistd.h>
 
 
+/* ---- output ---- */
+
+void slda_cli_html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
 /* ---- shared options ---- */
 
 void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
@@ -38,9 +54,10 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
 
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf)
 {
-    static const char codes[] = "FUIAG";
-    static const char *const prop[] = {"input.time.field", "input.text.field", "input.id.field",
-                                       "input.author.field", "input.lang.field"};
+    static const char codes[] = "FUIAGP";
+    static const char *const prop[] = {"input.time.field",   "input.text.field",
+                                       "input.id.field",     "input.author.field",
+                                       "input.lang.field",   "input.group.field"};
     const char *at = c ? strchr(codes, c) : NULL;
     if (!at)
         return 0;

@@ -16,6 +16,7 @@
 #include "core/slda_int.h"
 #include "engine/model.h"
 #include "io/snapdir.h"
+#include "track/groups.h"
 #include "track/track.h"
 
 #include <inttypes.h>
@@ -156,6 +157,13 @@ int slda_cli_snaps_step(slda_cli_snaps_t *tl, slda_model_t *model, const slda_do
                 (unsigned long long)slda_track_docs(tl->track),
                 (unsigned long long)slda_track_dropped(tl->track),
                 (unsigned long long)slda_track_beyond(tl->track), tl->windows);
+        const slda_groups_t *g = slda_track_groups(tl->track);
+        if (g) /* docs/tracking.md, "Groups" */
+            fprintf(stderr,
+                    "streamlda train: groups by %s: %u kept, %llu evicted into \"%s\" "
+                    "(track.group.capacity)\n",
+                    slda_groups_source(g), slda_groups_count(g),
+                    (unsigned long long)slda_groups_evicted(g), SLDA_GROUP_OTHER);
     }
     return rc;
 }

@@ -63,6 +63,9 @@ static const char train_usage[] =
     "                       string, a JSON array, or names separated by ';')\n"
     "      --lang-field NAME  the language's field (default lang, else language; overrides\n"
     "                       identification)\n"
+    "      --group-field NAME  with --time-field: track each group's share over time and\n"
+    "                       its topic mix (a source, a channel; @lang: the language;\n"
+    "                       @author: the authors, the default of model.kind=atm)\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
     "  -X key=value         set a property; -X list shows them all, -X dump the result\n"
     "  -q, --quiet          no progress lines\n"
@@ -426,6 +429,7 @@ int slda_cli_train(int argc, char **argv)
         {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
         {"author-field", required_argument, 0, 'A'},
         {"lang-field", required_argument, 0, 'G'},
+        {"group-field", required_argument, 0, 'P'},
         {0, 0, 0, 0}};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))

@@ -117,6 +117,14 @@ size_t slda_report_examples_count(const slda_report_examples_t *ex, uint32_t k);
 void slda_report_examples_get(const slda_report_examples_t *ex, uint32_t k, size_t i,
                               const char **id, int64_t *ms, double *score, const char **text);
 void slda_report_examples_free(slda_report_examples_t *ex);
+/* The groups of that state (track/groups.h), or NULL when it has none. */
+struct slda_groups_s;
+const struct slda_groups_s *slda_report_examples_groups(const slda_report_examples_t *ex);
+/* report_groups.c: ,"groups":{...} (null without) for the JSON; the largest groups' table
+ * for the HTML (nothing without). */
+void slda_report_groups_json(FILE *f, const slda_report_t *r);
+void slda_report_groups_html(FILE *f, const slda_report_t *r);
+
 
 /* report_collect.c: the snapshots of model (NULL: the one with most snapshots) in r->dir,
  * loaded in turn (at most two models in memory), into r. Prints on stderr what it skips and

@@ -39,6 +39,11 @@ slda_report_examples_t *slda_report_examples_load(const char *snapshot_path, uin
     return ex;
 }
 
+const struct slda_groups_s *slda_report_examples_groups(const slda_report_examples_t *ex)
+{
+    return ex ? slda_track_groups(ex->track) : NULL;
+}
+
 size_t slda_report_examples_count(const slda_report_examples_t *ex, uint32_t k)
 {
     return ex ? slda_track_example(ex->track, k, 0, NULL, NULL, NULL, NULL) : 0;

@@ -9,6 +9,7 @@
  * escaped. Times print in UTC. Reads only the slda_report_t (report.h) and the newest model in
  * it for words.
  */
+#include "cli/cli.h"
 #include "cli/cli_snap.h"
 #include "cli/report.h"
 #include "core/slda_int.h"
@@ -30,16 +31,7 @@
 
 static void html_text(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
-        }
-    }
+    slda_cli_html_text(f, s);
 }
 
 /* UTC date, with the time when the report spans less than three days (seconds under an
@@ -357,6 +349,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
+    slda_report_groups_html(f, r); /* input.group.field, @lang, @author */
     /* events */
     fprintf(f, "<h2>Events (%zu)</h2>\n", r->nev);
     if (r->nev) {

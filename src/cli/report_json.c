@@ -148,7 +148,9 @@ void slda_report_write_json(const slda_report_t *r, FILE *f)
         slda_json_write_string(f, words);
         fputc('}', f);
     }
-    fprintf(f, "],\"skipped\":[");
+    fputc(']', f);
+    slda_report_groups_json(f, r);
+    fprintf(f, ",\"skipped\":[");
     for (size_t i = 0; i < r->nskipped; i++) {
         fputs(i ? "," : "", f);
         slda_json_write_string(f, r->skipped[i]);

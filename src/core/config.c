@@ -386,6 +386,11 @@ const slda_prop_t slda_conf_table[] = {
         "Field (JSON key or CSV/TSV column) holding each document's authors for "
         "model.kind=atm: a string, a JSON array of strings, or in CSV/TSV names separated by "
         "';'. A document without one is rejected."),
+    STR("input.group.field", input_group_field, "", 0,
+        "Field (JSON key or CSV/TSV column) naming each document's group for tracking (a source, "
+        "a channel: its share of the stream over time and its topic mix), or @lang (the "
+        "language), @author (the authors), @key (the Kafka key); empty = none (@author for "
+        "model.kind=atm)."),
     STR("input.id.field", input_id_field, "id", SLDA_PF_NONEMPTY,
         "Field (JSON key or CSV/TSV column) holding each document's id."),
     STR("input.lang.field", input_lang_field, "", 0,
@@ -405,6 +410,9 @@ const slda_prop_t slda_conf_table[] = {
     UINT("track.examples", track_examples, "5", 0, 50,
          "Representative documents kept per topic (id, event time, the start of the text) for "
          "the report, the page and topics --docs; 0 = none."),
+    UINT("track.group.capacity", track_group_capacity, "1000", 0, 1000000,
+         "Groups tracked (input.group.field); when full, a sampled group with the fewest documents "
+         "is evicted into \"(other)\" and counted; 0 = no groups."),
     NUM("track.warmup.docs", SLDA_PT_UINT64, track_warmup_docs, "1000", 0, 0, 0,
         "Documents trained before the model counts as settled: earlier output records carry "
         "\"warmup\": true and no drift events are raised."),

@@ -175,11 +175,14 @@ struct slda_conf_s {
     char *input_text_field;     /* input.text.field: the text's field(s) in JSON and CSV/TSV records */
     char *input_id_field;       /* input.id.field: the id's field */
     char *input_author_field;   /* input.author.field: the authors' field (model.kind=atm) */
+    char *input_group_field;    /* input.group.field: the tracked group's field, or @lang, @author,
+                                   @key ("" = none; @author for model.kind=atm) */
     int track;                  /* track: prevalence, drift, events, the live page */
     int track_window;           /* track.window: 0 minute, 1 hour, 2 day, 3 week */
     uint32_t track_windows;     /* track.windows: windows kept at the finest resolution */
     uint32_t track_sample_docs; /* track.sample.docs: documents kept per window to score again */
     uint32_t track_examples;    /* track.examples: representative documents per topic */
+    uint32_t track_group_capacity; /* track.group.capacity: groups tracked (0 = none) */
     uint64_t track_warmup_docs; /* track.warmup.docs */
     double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
     uint32_t track_birth_keep, track_death_windows, track_trend_windows;

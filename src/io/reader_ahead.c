@@ -232,6 +232,8 @@ static slda_err_t item_finish(slda_reader_t *rd, const struct text_ahead_s *a,
         }
         if (rd->rec.keep_text && !doc->text)
             doc->text = slda_record_text(rec);
+        if (!doc->group)
+            doc->group = slda_record_group(rec);
         slot_trim(rec);
         return SLDA_OK;
     }

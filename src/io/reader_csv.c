@@ -32,7 +32,7 @@ typedef struct csv_s {
     size_t ncols;
     size_t *text;         /* the text's columns, in the order named */
     size_t ntext;
-    long id, time, lang, author; /* their columns, or -1 */
+    long id, time, lang, author, group; /* their columns, or -1 */
     char *rec;            /* the record's lines, joined (a quoted field may span lines) */
     size_t rlen, rcap;
     char *fbuf;           /* the fields unquoted, each NUL-terminated */
@@ -236,7 +236,7 @@ static slda_err_t csv_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
     csv_t *c = slda_xcalloc(1, sizeof *c);
     rd->fmt = c;
     c->delim = rd->row->name[0] == 't' ? '\t' : ',';
-    c->id = c->time = c->lang = c->author = -1;
+    c->id = c->time = c->lang = c->author = c->group = -1;
     slda_err_t err = slda_reader_next_nonblank(rd, errstr, errstr_size);
     if (err == SLDA_ERR_EOF)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
@@ -275,7 +275,8 @@ static slda_err_t csv_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
         slda_field_role_t role;
         const char *prop, *opt;
     } named[] = {{SLDA_FIELD_TIME, "input.time.field", "--time-field"},
-                 {SLDA_FIELD_LANG, "input.lang.field", "--lang-field"}};
+                 {SLDA_FIELD_LANG, "input.lang.field", "--lang-field"},
+                 {SLDA_FIELD_GROUP, "input.group.field", "--group-field"}};
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
         const char *field = slda_record_name(&rd->rec, named[i].role);
         long col = column(c, field);
@@ -284,7 +285,9 @@ static slda_err_t csv_open(slda_reader_t *rd, char *errstr, size_t errstr_size)
                                 "reader \"%s\": no column \"%s\" (%s, %s) among %s", rd->path,
                                 field, named[i].prop, named[i].opt,
                                 columns_text(c, cols, sizeof cols));
-        *(named[i].role == SLDA_FIELD_TIME ? &c->time : &c->lang) = col;
+        *(named[i].role == SLDA_FIELD_TIME   ? &c->time
+          : named[i].role == SLDA_FIELD_LANG ? &c->lang
+                                             : &c->group) = col;
     }
     if (!slda_record_name(&rd->rec, SLDA_FIELD_LANG)) { /* optional, by its usual names */
         c->lang = column(c, "lang");
@@ -385,6 +388,11 @@ static void fill_record(slda_reader_t *rd, csv_t *c)
         size_t n = c->len[c->lang];
         rec->field[SLDA_FIELD_LANG] =
             (slda_field_t){slda_record_copy(rec, c->fbuf + c->off[c->lang], n), n};
+    }
+    if (c->group >= 0 && c->len[c->group]) {
+        size_t n = c->len[c->group];
+        rec->field[SLDA_FIELD_GROUP] =
+            (slda_field_t){slda_record_copy(rec, c->fbuf + c->off[c->group], n), n};
     }
     if (c->author >= 0 && c->len[c->author]) {
         size_t n = c->len[c->author];

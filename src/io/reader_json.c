@@ -224,6 +224,8 @@ static slda_err_t json_record(slda_record_t *rec, const slda_json_t *js, char *e
         return err;
     if ((err = json_authors(rec, js, errstr, errstr_size)) != SLDA_OK)
         return err;
+    if ((err = json_value(rec, js, SLDA_FIELD_GROUP, errstr, errstr_size)) != SLDA_OK)
+        return err;
     json_lang(rec, js);
     err = json_text(rec, js, text_name ? text_name : "text", errstr, errstr_size);
     if (err != SLDA_ERR_EOF) /* "text" wins over "tokens" */

@@ -194,8 +194,10 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
                             "MessagePack: expected a map, found %s",
                             type_name(slda_msgpack_type(&mp)));
     slda_msgpack_map(&mp, "message", &n);
-    const unsigned char *id = NULL, *text = NULL, *tokens = NULL, *lang = NULL, *author = NULL;
+    const unsigned char *id = NULL, *text = NULL, *tokens = NULL, *lang = NULL, *author = NULL,
+                        *group = NULL;
     const char *aname = slda_record_name(rec, SLDA_FIELD_AUTHOR); /* the first of each */
+    const char *gname = slda_record_name(rec, SLDA_FIELD_GROUP);
     for (uint32_t i = 0; i < n; i++) {
         const unsigned char *s = NULL;
         size_t klen = 0;
@@ -210,6 +212,7 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
                                      : slda_msgpack_eq(s, klen, "lang")   ? &lang
                                      : slda_msgpack_eq(s, klen, "language") ? &lang
                                      : aname && slda_msgpack_eq(s, klen, aname) ? &author
+                                     : gname && slda_msgpack_eq(s, klen, gname) ? &group
                                                                           : NULL;
         if (slot && !*slot)
             *slot = mp.p;
@@ -239,6 +242,18 @@ static slda_err_t read_map(slda_record_t *rec, const unsigned char *val, size_t 
             slda_msgpack_str(&mp, "lang", &ls, &llen) == 0 && llen <= SLDA_LANG_FIELD_MAX)
             rec->field[SLDA_FIELD_LANG] =
                 (slda_field_t){slda_record_copy(rec, (const char *)ls, llen), llen};
+    }
+    if (group) { /* input.group.field: a string */
+        const unsigned char *gs;
+        size_t glen;
+        mp.p = group;
+        if (slda_msgpack_type(&mp) != SLDA_MSGPACK_STR)
+            return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                                "field \"%s\": must be a string, found %s", gname,
+                                type_name(slda_msgpack_type(&mp)));
+        if (slda_msgpack_str(&mp, "group", &gs, &glen) == 0)
+            rec->field[SLDA_FIELD_GROUP] =
+                (slda_field_t){slda_record_copy(rec, (const char *)gs, glen), glen};
     }
     if (author && (err = read_authors(rec, &mp, author, aname, errstr, errstr_size)) != SLDA_OK)
         return err;

@@ -50,6 +50,8 @@ void slda_record_names(slda_record_t *rec, const slda_conf_t *conf)
     rec->name[SLDA_FIELD_LANG] = conf->input_lang_field;
     rec->name[SLDA_FIELD_AUTHOR] = conf->input_author_field && *conf->input_author_field
                                        ? conf->input_author_field : "author";
+    rec->name[SLDA_FIELD_GROUP] = conf->input_group_field && conf->input_group_field[0] != '@'
+                                      ? conf->input_group_field : NULL; /* @lang ...: the tracker's */
     rec->keep_text = conf->track && conf->track_examples && conf->input_time_field &&
                      *conf->input_time_field;
 }
@@ -237,6 +239,26 @@ void slda_record_assign(slda_record_t *dst, const slda_record_t *src)
     dst->has_tokens = src->has_tokens;
 }
 
+char *slda_record_group(const slda_record_t *rec)
+{
+    const slda_field_t *g = &rec->field[SLDA_FIELD_GROUP];
+    if (!g->s)
+        return NULL;
+    size_t a = 0, b = g->len < SLDA_GROUP_MAX ? g->len : SLDA_GROUP_MAX;
+    while (b > 0 && b < g->len && ((unsigned char)g->s[b] & 0xc0) == 0x80) /* at a character */
+        b--;
+    while (a < b && (unsigned char)g->s[a] <= ' ')
+        a++;
+    while (b > a && (unsigned char)g->s[b - 1] <= ' ')
+        b--;
+    char *out = slda_xmalloc(b - a + 1);
+    size_t o = 0;
+    for (size_t i = a; i < b; i++) /* control characters (a NUL, a newline) as spaces */
+        out[o++] = (unsigned char)g->s[i] < ' ' || g->s[i] == 0x7f ? ' ' : g->s[i];
+    out[o] = '\0';
+    return out;
+}
+
 char *slda_record_id(const slda_record_t *rec)
 {
     const slda_field_t *id = &rec->field[SLDA_FIELD_ID];
@@ -287,6 +309,7 @@ slda_err_t slda_record_doc(slda_model_t *model, const slda_record_t *rec, slda_d
         err = slda_record_authors(rec, model, doc, errstr, errstr_size);
     if (err == SLDA_OK) {
         doc->id = slda_record_id(rec);
+        doc->group = slda_record_group(rec);
         if (rec->keep_text)
             doc->text = slda_record_text(rec);
     } else {

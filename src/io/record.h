@@ -32,6 +32,8 @@ typedef enum {
     SLDA_FIELD_AUTHOR, /* its authors (input.author.field, "author"; read by model.kind=atm):
                           names separated by ';' or newlines (a JSON array's elements are
                           joined by newlines) */
+    SLDA_FIELD_GROUP,  /* its group for tracking (input.group.field: a string or a number;
+                          no name, or one starting with '@': not read from the record) */
     SLDA_FIELD__COUNT
 } slda_field_role_t;
 
@@ -106,6 +108,10 @@ void slda_record_assign(slda_record_t *dst, const slda_record_t *src);
  * NULL when it has none. slda_record_doc puts it in the document when rec->keep_text is set
  * (slda_record_names sets it for the tracker's representative documents). */
 char *slda_record_text(const slda_record_t *rec);
+/* The record's group (input.group.field) as a malloc'ed string: trimmed, at most
+ * SLDA_GROUP_MAX bytes cut at a character, control characters as spaces; NULL without one. */
+#define SLDA_GROUP_MAX 120
+char *slda_record_group(const slda_record_t *rec);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
 char *slda_record_id(const slda_record_t *rec);
 /* The record as a document through model's tokenizer and vocabulary, on the

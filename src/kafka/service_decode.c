@@ -136,6 +136,10 @@ void slda_svc_decode_item(slda_service_t *svc, size_t i, uint32_t worker)
     }
     if (rec->keep_text) /* the tracker's representative documents show it */
         d->doc.text = slda_record_text(rec);
+    const char *gf = svc->conf->input_group_field;
+    if (gf && !strcmp(gf, "@key") && msg->key) /* the message's key names its group */
+        rec->field[SLDA_FIELD_GROUP] = (slda_field_t){msg->key, msg->keylen};
+    d->doc.group = slda_record_group(rec);
     if (!svc->replica)
         slda_bag_hint(vocab, d->bag, &d->doc);
 }

@@ -149,11 +149,12 @@ static void page_status(slda_service_t *svc)
     /* the other documents' versions: the page fetches only those that changed */
     fseek(f, -1, SEEK_CUR);
     fprintf(f, ",\"versions\":{\"topics\":%" PRIu64 ",\"chart\":%" PRIu64
-               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 "}}",
+               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 ",\"groups\":%" PRIu64 "}}",
             slda_page_version(svc->page, SLDA_PAGE_TOPICS),
             slda_page_version(svc->page, SLDA_PAGE_CHART),
             slda_page_version(svc->page, SLDA_PAGE_EVENTS),
-            slda_page_version(svc->page, SLDA_PAGE_EXAMPLES));
+            slda_page_version(svc->page, SLDA_PAGE_EXAMPLES),
+            slda_page_version(svc->page, SLDA_PAGE_GROUPS));
     fclose(f);
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
@@ -218,6 +219,8 @@ void slda_svc_page_publish(slda_service_t *svc)
         slda_page_set(svc->page, SLDA_PAGE_CHART, json, len);
     if ((json = slda_track_json_events(svc->track, &len)))
         slda_page_set(svc->page, SLDA_PAGE_EVENTS, json, len);
+    if ((json = slda_track_json_groups(svc->track, &len))) /* input.group.field, @author */
+        slda_page_set(svc->page, SLDA_PAGE_GROUPS, json, len);
     /* K lists of documents (1.5 MB at K=1000), fetched only when a topic's documents are
      * opened: made again at most every EXAMPLES_S */
     if ((t - svc->examples_t >= EXAMPLES_S || !svc->examples_t) &&

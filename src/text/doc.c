@@ -15,6 +15,7 @@ void slda_doc_clear(slda_doc_t *doc)
         return;
     free(doc->id);
     free(doc->text);
+    free(doc->group);
     free(doc->word);
     free(doc->count);
     for (uint32_t i = 0; i < doc->nauthor; i++)

@@ -62,6 +62,10 @@ void slda_track_opts_from_conf(slda_track_opts_t *o, const slda_conf_t *c)
     o->trend_windows = c->track_trend_windows;
     o->trend_slope = c->track_trend_slope;
     o->examples = c->track_examples;
+    o->group_capacity = c->track_group_capacity;
+    o->group_source = c->input_group_field && *c->input_group_field ? c->input_group_field
+                      : c->p.kind == SLDA_KIND_ATM                    ? "@author"
+                                                                       : NULL;
 }
 
 static void tw_clear(tw_t *t)
@@ -90,6 +94,11 @@ slda_track_t *slda_track_new(uint32_t K, const slda_track_opts_t *opts)
         track->topics[k].drift = -1;
     track->merged = slda_xcalloc(MERGED_MAX, sizeof *track->merged);
     slda_track_examples_init(track);
+    if (track->o.group_source && track->o.group_capacity) {
+        track->group_src = slda_xstrdup(track->o.group_source);
+        track->o.group_source = track->group_src;
+        track->groups = slda_groups_new(K, track->o.group_capacity, track->group_src);
+    }
     return track;
 }
 
@@ -103,6 +112,8 @@ void slda_track_destroy(slda_track_t *track)
     free(track->topics);
     free(track->merged);
     slda_track_examples_free(track);
+    slda_groups_destroy(track->groups);
+    free(track->group_src);
     free(track);
 }
 
@@ -141,6 +152,38 @@ uint64_t slda_track_docs(const slda_track_t *track) { return track->docs; }
 
 /* ---- prevalence ---- */
 
+/* The document's groups by the groups' source: its language, its authors, or its group. */
+static void add_groups(slda_track_t *track, int64_t ms, const float *theta, const slda_doc_t *doc)
+{
+    const char *src = track->group_src;
+    const char *one = !strcmp(src, "@lang") ? (doc->lang[0] ? doc->lang : NULL) : doc->group;
+    if (!strcmp(src, "@author"))
+        slda_groups_add(track->groups, ms, theta, (const char *const *)doc->author, doc->nauthor);
+    else
+        slda_groups_add(track->groups, ms, theta, &one, one ? 1 : 0);
+}
+
+const slda_groups_t *slda_track_groups(const slda_track_t *track)
+{
+    return track->groups;
+}
+
+char *slda_track_json_groups(const slda_track_t *track, size_t *len)
+{
+    if (!track->groups)
+        return NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f)
+        return NULL;
+    slda_groups_write_json(track->groups, f, 0);
+    fclose(f);
+    if (len)
+        *len = n;
+    return buf;
+}
+
 void slda_track_add(slda_track_t *track, int64_t ms, const float *theta)
 {
     slda_track_add_doc(track, ms, theta, NULL, NULL);
@@ -153,6 +196,8 @@ void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
         track->docs++;
         if (doc)
             slda_track_examples_offer(track, ms, theta, model, doc);
+        if (doc && track->groups)
+            add_groups(track, ms, theta, doc);
     } else {
         track->dropped++; /* not a mixture: nothing to add */
     }

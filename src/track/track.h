@@ -36,6 +36,9 @@ typedef struct slda_track_opts_s {
     uint32_t trend_windows;/* track.trend.windows: windows of the slope */
     double trend_slope;    /* track.trend.slope: share per window for emerging/fading */
     uint32_t examples;     /* track.examples: representative documents kept per topic */
+    const char *group_source;   /* input.group.field (borrowed), @lang, @author, @key; NULL:
+                                   no groups (groups.h) */
+    uint32_t group_capacity;    /* track.group.capacity: 0 = no groups */
 } slda_track_opts_t;
 
 /* The defaults of the property table (for tests and tools). */
@@ -174,6 +177,15 @@ slda_err_t slda_track_save(const slda_track_t *track, const char *path, const ch
 slda_err_t slda_track_load(slda_track_t *track, const char *path, char *errstr,
                            size_t errstr_size);
 
+/* Groups (track/groups.h: each group's share of the stream over time and its topic mix), fed
+ * by slda_track_add_doc from the document's group (input.group.field, @key), its language
+ * (@lang) or its authors (@author); NULL when the tracker keeps none. A state read with groups
+ * of another source leaves them out. */
+struct slda_groups_s;
+const struct slda_groups_s *slda_track_groups(const slda_track_t *track);
+/* /api/groups (malloc'ed; NULL without groups): groups.h's JSON of the largest groups. */
+char *slda_track_json_groups(const slda_track_t *track, size_t *len);
+
 /* Page JSON for /api/topics, /api/prevalence, /api/events (malloc'ed, caller frees). */
 char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t *words,
                              const double *mass, size_t *len);
@@ -209,6 +221,7 @@ typedef enum {
     SLDA_PAGE_EXAMPLES,
     SLDA_PAGE_CHART,       /* /api/chart: the prevalence of the topics the page draws */
     SLDA_PAGE_AUTHORS, /* model.kind=atm only (page_authors.c) */
+    SLDA_PAGE_GROUPS,  /* /api/groups: with input.group.field (groups.c) */
     SLDA_PAGE__COUNT
 } slda_page_doc_t;
 typedef struct slda_page_s slda_page_t;

@@ -2,6 +2,7 @@
 #ifndef SLDA_TRACK_PRIV_H
 #define SLDA_TRACK_PRIV_H
 
+#include "track/groups.h"
 #include "track/prev.h"
 #include "track/sample.h"
 #include "track/track.h"
@@ -60,6 +61,9 @@ struct slda_track_s {
     uint32_t *nex;
     uint64_t ex_compared;   /* the tracker's documents at the last comparison */
     uint32_t ex_cursor;     /* the topic the next rescoring starts at */
+    /* groups (groups.c), NULL without them; group_src: their source (owned) */
+    slda_groups_t *groups;
+    char *group_src;
 };
 
 /* examples.c */

@@ -168,6 +168,10 @@ void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model
     slda_track_write_rest(track, f);
     fprintf(f, ",\n");
     slda_track_write_examples(track, f, 0);
+    if (track->groups) {
+        fprintf(f, ",\n\"groups\":");
+        slda_groups_write_json(track->groups, f, 1);
+    }
     fprintf(f, "}\n");
 }
 
@@ -520,6 +524,38 @@ static int read_examples(jr_t *r, slda_track_t *t)
     return 0;
 }
 
+/* The optional "groups": restored when they are of the tracker's source (a tracker made
+ * without groups, as the report's, takes them with the state's source and capacity). */
+static int read_groups(jr_t *r, slda_track_t *t)
+{
+    uint32_t g = slda_json_object_get(&r->js, 0, "groups");
+    if (g == SLDA_JSON_NONE)
+        return 0;
+    uint32_t src = slda_json_object_get(&r->js, g, "source");
+    char *source = jr_str(r, src, "groups");
+    double cap;
+    if (!source || jr_field(r, g, "capacity", &cap)) {
+        free(source);
+        return -1;
+    }
+    if (!t->groups && cap >= 1 && cap <= 1e6) {
+        t->group_src = source;
+        t->o.group_source = source;
+        t->o.group_capacity = (uint32_t)cap;
+        t->groups = slda_groups_new(t->K, (uint32_t)cap, source);
+    } else {
+        int other = !t->groups || strcmp(source, t->group_src);
+        free(source);
+        if (other) /* grouped by something else now: those groups are not these */
+            return 0;
+    }
+    if (slda_groups_read(t->groups, &r->js, g, r->err, r->errsize)) {
+        r->code = SLDA_ERR_CORRUPT;
+        return -1;
+    }
+    return 0;
+}
+
 static int read_state(jr_t *r, slda_track_t *t)
 {
     double fmt, K, wms, windows, newest, clamped, late, dropped, docs;
@@ -586,7 +622,9 @@ static int read_state(jr_t *r, slda_track_t *t)
     for (uint32_t e = slda_json_first(&r->js, events), e_i = 0; e_i < r->js.nodes[events].size; e_i++, e = r->js.nodes[e].next)
         if (read_event(r, t, e))
             return -1;
-    return read_examples(r, t);
+    if (read_examples(r, t))
+        return -1;
+    return read_groups(r, t);
 }
 
 slda_err_t slda_track_read_json(slda_track_t *track, const char *text, size_t len, char *errstr,
