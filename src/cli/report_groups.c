@@ -31,14 +31,22 @@ void slda_report_groups_json(FILE *f, const slda_report_t *r)
         fputs("null", f);
 }
 
-/* A group's share of each window (its documents over all documents) as an inline SVG line. */
-static void sparkline(FILE *f, const double *series, const double *total, int n)
+/* A group's share of each window (its documents over all documents, shrunk toward its mean
+ * share by SHRINK_DOCS documents' weight as the prevalence charts: a window of two documents
+ * cannot spike) as an inline SVG line. */
+#define SHRINK_DOCS 10.0
+static double shrunk(double docs, double total, double mean)
+{
+    return (docs + SHRINK_DOCS * mean) / (total + SHRINK_DOCS);
+}
+
+static void sparkline(FILE *f, const double *series, const double *total, int n, double mean)
 {
     const double w = 160, h = 26;
     double max = 0;
     for (int i = 0; i < n; i++)
-        if (total[i] > 0 && series[i] / total[i] > max)
-            max = series[i] / total[i];
+        if (total[i] > 0 && shrunk(series[i], total[i], mean) > max)
+            max = shrunk(series[i], total[i], mean);
     if (max <= 0)
         max = 1;
     fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" style=\"width:%.0fpx;max-width:100%%\" role=\"img\" "
@@ -48,7 +56,7 @@ static void sparkline(FILE *f, const double *series, const double *total, int n)
     for (int i = 0; i < n; i++)
         if (total[i] > 0)
             fprintf(f, "%.1f,%.1f ", n > 1 ? 1 + i * (w - 2) / (n - 1) : w / 2,
-                    h - 2 - (h - 4) * (series[i] / total[i]) / max);
+                    h - 2 - (h - 4) * shrunk(series[i], total[i], mean) / max);
     fputs("\"/></svg>", f);
 }
 
@@ -61,8 +69,8 @@ static void group_row(FILE *f, const slda_report_t *r, const slda_groups_t *g, u
     fputs("<tr><td>", f);
     slda_cli_html_text(f, name);
     fprintf(f, "</td><td class=\"n\">%.0f (%.1f%%)</td><td>", docs, all > 0 ? 100 * docs / all : 0);
-    sparkline(f, series, total, n);
-    fputs("</td><td>", f);
+    sparkline(f, series, total, n, all > 0 ? docs / all : 0);
+    fputs("</td><td class=\"t\">", f);
     uint32_t top[3] = {0};
     double key[3] = {-1, -1, -1};
     for (uint32_t k = 0; k < r->K; k++) /* its three largest topics */
@@ -113,8 +121,8 @@ void slda_report_groups_html(FILE *f, const slda_report_t *r)
     slda_cli_html_text(f, src);
     fprintf(f, " (the newest tracking state; at most track.group.capacity groups, %" PRIu64
                " evicted into %s). Each line: the group's share of the documents of each of %d "
-               "windows of %.10s from %.10s to %.10s, from 0 to its own largest share; its "
-               "topics: the shares of its documents' topic mixtures.</p>\n<div class=\"tw\">"
+               "windows of %.10s from %.10s to %.10s, from 0 to its own largest share (shrunk "
+               "toward its mean share by the weight of 10 documents); its topics: the shares of its documents' topic mixtures.</p>\n<div class=\"tw\">"
                "<table id=\"groups\"><tr><th>group</th><th>documents</th><th>share over "
                "time</th><th>largest topics</th></tr>\n",
             slda_groups_evicted(g), SLDA_GROUP_OTHER, n,

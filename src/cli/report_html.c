@@ -89,7 +89,9 @@ static const char html_head[] =
     /* a phone (390 px): the topics table drops its bar column and narrows, every other table
      * scrolls inside its own box (.tw) rather than widening the page */
     "@media (max-width:600px){body{padding:10px 8px}td,th{padding:3px 4px}.bc{display:none}"
-    "td.n{white-space:normal;overflow-wrap:normal}}\n"
+    "td.n{white-space:normal;overflow-wrap:normal}"
+    "#groups th{display:none}#groups tr{display:block;border-bottom:1px solid #e3e6ea}"
+    "#groups td{display:inline-block;border:0}#groups td.t{display:block}}\n"
     "</style></head><body>\n";
 
 /* An author-topic model's topic k: the authors who wrote most of it (docs/models.md). */

@@ -221,6 +221,8 @@ static const char page_html[] =
 "#search{font-size:13px;padding:2px 6px;margin-left:8px;max-width:60%}\n"
 "#groups table{border-collapse:collapse;width:100%;font-size:13px}#groups td,#groups th{text-align:left;padding:3px 6px;border-bottom:1px solid #eee;vertical-align:middle}\n"
 "#groups th{font-weight:600;font-size:12px;color:#555}#groups td.n{text-align:right;white-space:nowrap}#groups svg{display:block}#groups td.g{overflow-wrap:anywhere}\n"
+/* a phone: each group a block (name, documents, its line; its topics below), no sideways scroll */
+"@media (max-width:800px){#groups th{display:none}#groups tr{display:block;border-bottom:1px solid #eee;padding:3px 0}#groups td{display:inline-block;border:0;padding:1px 4px;vertical-align:middle}#groups td.t{display:block}}\n"
 "@media (max-width:800px){main{grid-template-columns:1fr;padding:8px}#topics{grid-template-columns:1fr}}\n"
 "</style></head><body>\n"
 "<header><h1>streamlda <span id=\"model\"></span></h1><div id=\"status\">loading...</div></header>\n"
@@ -313,8 +315,10 @@ static const char page_html[] =
 "  var sp=el('span');var sw=el('i');sw.style.background=col;sp.appendChild(sw);sp.appendChild(document.createTextNode('#'+p.topics[k]+' '+words));leg.appendChild(sp);});\n"
 " box.textContent='';box.appendChild(s);}\n"
 /* /api/groups: the largest groups (input.group.field; authors, languages), each with its share
- * of the stream, a sparkline of its share of each window and its largest topics */
-"function spark(g,total){var n=total.length,w=120,h=22,m=0,v=g.series.map(function(x,i){return total[i]>0?x/total[i]:null;});v.forEach(function(x){if(x>m)m=x;});if(m<=0)m=1;\n"
+ * of the stream, a sparkline of its share of each window (shrunk toward its mean by 10
+ * documents' weight, as the prevalence chart: a window of two documents cannot spike) and its
+ * three largest topics */
+"function spark(g,total,all){var n=total.length,w=120,h=22,m=0,mean=all>0?g.docs/all:0,v=g.series.map(function(x,i){return total[i]>0?(x+10*mean)/(total[i]+10):null;});v.forEach(function(x){if(x>m)m=x;});if(m<=0)m=1;\n"
 " var s=svg('svg',{width:w,height:h,viewBox:'0 0 '+w+' '+h,role:'img','aria-label':'share over time'}),pts=[];v.forEach(function(x,i){if(x!==null)pts.push((n>1?i*(w-2)/(n-1)+1:w/2).toFixed(1)+','+(h-2-(h-4)*x/m).toFixed(1));});\n"
 " s.appendChild(svg('polyline',{points:pts.join(' '),fill:'none',stroke:'#3b7dd8','stroke-width':1.5}));return s;}\n"
 "function renderGroups(d){var sec=document.getElementById('gsec');if(!d||!d.list){sec.style.display='none';return;}sec.style.display='';\n"
@@ -323,8 +327,8 @@ static const char page_html[] =
 " document.getElementById('gnote').textContent='('+d.groups+' kept of '+d.capacity+(d.evicted?', '+d.evicted+' evicted into (other)':'')+'; the '+d.list.length+' largest; share per window '+span+')';\n"
 " var t=el('table'),hr=el('tr');['group','documents','share over time','largest topics'].forEach(function(x){hr.appendChild(el('th',null,x));});t.appendChild(hr);\n"
 " var rows=d.list.slice();if(d.other&&d.other.docs>0)rows.push(d.other);rows.forEach(function(g){var tr=el('tr');tr.appendChild(el('td',{'class':'g'},g.name));\n"
-"  tr.appendChild(el('td',{'class':'n'},(g.docs>=10?g.docs.toFixed(0):g.docs.toFixed(1))+' ('+(100*g.docs/Math.max(1,d.docs)).toFixed(1)+'%)'));var sc=el('td');sc.appendChild(spark(g,d.total));tr.appendChild(sc);\n"
-"  tr.appendChild(el('td',null,(g.topics||[]).map(function(p){var x=topicsData&&topicsData.topics[p[0]];return '#'+p[0]+(x?' '+labelOf(x):'')+' '+(100*p[1]).toFixed(0)+'%';}).join(' \u00b7 ')));t.appendChild(tr);});\n"
+"  tr.appendChild(el('td',{'class':'n'},(g.docs>=10?g.docs.toFixed(0):g.docs.toFixed(1))+' ('+(100*g.docs/Math.max(1,d.docs)).toFixed(1)+'%)'));var sc=el('td');sc.appendChild(spark(g,d.total,d.docs));tr.appendChild(sc);\n"
+"  tr.appendChild(el('td',{'class':'t'},(g.topics||[]).slice(0,3).map(function(p){var x=topicsData&&topicsData.topics[p[0]];return '#'+p[0]+(x?' '+labelOf(x):'')+' '+(100*p[1]).toFixed(0)+'%';}).join(' \u00b7 ')));t.appendChild(tr);});\n"
 " var box=document.getElementById('groups');box.textContent='';box.appendChild(t);}\n"
 "function renderEvents(e){var ul=document.getElementById('events');var ev=e.events.slice().reverse();if(!ev.length)return;ul.textContent='';\n"
 " ev.slice(0,100).forEach(function(x){var li=el('li');li.appendChild(el('span',{'class':'k'},x.kind));\n"
