@@ -318,8 +318,14 @@ int slda_groups_axis(const slda_groups_t *g, int64_t *base_ms, int64_t *width_ms
 static void write_series(FILE *f, const double *s, int n)
 {
     fputc('[', f);
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%s%.6g", i ? "," : "", s[i]);
+    for (int i = 0; i < n; i++) { /* most windows of most groups are empty: no printf for them */
+        if (i)
+            fputc(',', f);
+        if (s[i] == 0)
+            fputc('0', f);
+        else
+            fprintf(f, "%.6g", s[i]);
+    }
     fputc(']', f);
 }
 
