@@ -97,6 +97,10 @@ def main():
                   "/api/groups: each subject's writers share their largest topic", tops)
             check(abs(sum(g["docs"] for g in grp["list"]) + grp["other"]["docs"] - grp["docs"])
                   < 1e-6, "/api/groups: the groups' documents add up", grp)
+        st = svc.api("status") or {}
+        check(st.get("versions", {}).get("authors", 0) > 0 and
+              st.get("versions", {}).get("groups", 0) > 0,
+              "/api/status lists the authors' and groups' versions (the page fetches them)", st)
         check(svc.stop() == 0, "SIGTERM -> exit 0")
         records = sc.reader.fetch_records(broker.addr, "deadletters")
         why = {k: dict((h, v.decode()) for h, v in hd).get("error", "") for k, _, hd in records}

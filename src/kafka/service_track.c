@@ -149,12 +149,13 @@ static void page_status(slda_service_t *svc)
     /* the other documents' versions: the page fetches only those that changed */
     fseek(f, -1, SEEK_CUR);
     fprintf(f, ",\"versions\":{\"topics\":%" PRIu64 ",\"chart\":%" PRIu64
-               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 ",\"groups\":%" PRIu64 "}}",
+               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 ",\"groups\":%" PRIu64 ",\"authors\":%" PRIu64 "}}",
             slda_page_version(svc->page, SLDA_PAGE_TOPICS),
             slda_page_version(svc->page, SLDA_PAGE_CHART),
             slda_page_version(svc->page, SLDA_PAGE_EVENTS),
             slda_page_version(svc->page, SLDA_PAGE_EXAMPLES),
-            slda_page_version(svc->page, SLDA_PAGE_GROUPS));
+            slda_page_version(svc->page, SLDA_PAGE_GROUPS),
+            slda_page_version(svc->page, SLDA_PAGE_AUTHORS));
     fclose(f);
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
@@ -165,6 +166,11 @@ static void look_up_words(slda_service_t *svc)
 {
     slda_track_model_words(svc->model, svc->words, svc->mass);
     svc->words_evictions = slda_vocab_evictions(slda_model_vocab(svc->model));
+    size_t len;
+    char *json; /* the authors who drive each topic move with the words (a look-up at a snapshot
+                   left /api/authors as it was before training when the stream then paused) */
+    if (svc->page && (json = slda_track_json_authors(svc->model, &len))) /* model.kind=atm */
+        slda_page_set(svc->page, SLDA_PAGE_AUTHORS, json, len);
 }
 
 /* Labels posted to /api/labels (the HTTP thread queued them): set on the model, which keeps
@@ -205,8 +211,6 @@ void slda_svc_page_publish(slda_service_t *svc)
     if (freed || (svc->page_updates != slda_model_updates(svc->model) + 1 &&
                   t - svc->words_t >= PAGE_WORDS_COST * svc->words_cost)) {
         look_up_words(svc);
-        if ((json = slda_track_json_authors(svc->model, &len))) /* model.kind=atm */
-            slda_page_set(svc->page, SLDA_PAGE_AUTHORS, json, len);
         svc->page_updates = slda_model_updates(svc->model) + 1;
         svc->words_t = slda_mono_s();
         svc->words_cost = svc->words_t - t;
