@@ -102,8 +102,10 @@ def main():
         # the page's refresh: the status lists the versions, the chart only the topics drawn,
         # every JSON document gzip-compressed for a client that takes it
         st = svc.api("status") or {}
-        check(set(st.get("versions", {})) == {"topics", "chart", "events", "examples"},
-              "/api/status lists the documents' versions", st.get("versions"))
+        v = st.get("versions", {})
+        check(set(v) == {"topics", "chart", "events", "examples", "groups", "authors"} and
+              v["groups"] == 0 and v["authors"] == 0,
+              "/api/status lists the documents' versions (no groups, no authors here)", v)
         full = svc.api("prevalence") or {"windows": []}
         chart = svc.api("chart") or {"topics": [], "windows": []}
         score = [sum(w["share"][k] * w["docs"] for w in full["windows"]) for k in range(K)]
