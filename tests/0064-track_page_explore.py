@@ -103,19 +103,31 @@ def main():
         # every JSON document gzip-compressed for a client that takes it
         st = svc.api("status") or {}
         v = st.get("versions", {})
-        check(set(v) == {"topics", "chart", "events", "examples", "groups", "authors"} and
+        check(set(v) == {"topics", "chart", "events", "examples", "groups", "authors",
+                         "prevalence"} and
               v["groups"] == 0 and v["authors"] == 0,
               "/api/status lists the documents' versions (no groups, no authors here)", v)
         full = svc.api("prevalence") or {"windows": []}
         chart = svc.api("chart") or {"topics": [], "windows": []}
-        score = [sum(w["share"][k] * w["docs"] for w in full["windows"]) for k in range(K)]
-        want = sorted(range(K), key=lambda k: (-score[k], k))[:8]
-        check(chart["topics"] == want and len(chart["windows"]) == len(full["windows"]) and
+        # the topics whose share moved most: the standard deviation of each window's share
+        # shrunk toward the mean by 10 documents' weight (ties within the JSON's rounding)
+        ws = full["windows"]
+        docs = sum(w["docs"] for w in ws) or 1
+        mean = [sum(w["share"][k] * w["docs"] for w in ws) / docs for k in range(K)]
+        moved = [(sum(w["docs"] * ((w["share"][k] * w["docs"] + 10 * mean[k]) /
+                                   (w["docs"] + 10) - mean[k]) ** 2 for w in ws) / docs) ** 0.5
+                 for k in range(K)]
+        picked = chart["topics"]
+        rest = [k for k in range(K) if k not in picked]
+        want = sorted(range(K), key=lambda k: (-moved[k], k))[:8]
+        check(len(picked) == min(8, K) and
+              min(moved[k] for k in picked) >= max([moved[k] for k in rest] or [0]) - 2e-3 and
+              len(chart["windows"]) == len(full["windows"]) and
               all(abs(cw["share"][j] - fw["share"][k]) < 1e-3
                   for cw, fw in zip(chart["windows"], full["windows"])
                   for j, k in enumerate(chart["topics"])),
-              "/api/chart: the topics drawn, their shares as /api/prevalence has them",
-              chart["topics"], want)
+              "/api/chart: the topics that moved most, their shares as /api/prevalence has them",
+              chart["topics"], want, moved)
         req = urllib.request.Request("http://127.0.0.1:%d/api/topics" % port,
                                      headers={"Accept-Encoding": "gzip"})
         with urllib.request.urlopen(req, timeout=5) as r:

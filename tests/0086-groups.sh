@@ -63,6 +63,14 @@ assert all(t[1] > 0.6 for t in tops.values()), tops
 EOF
 grep -q '<table id="groups">' "$T/r.html" && grep -q '<td>garage</td>' "$T/r.html" && ok ||
     fail "the HTML report's table of groups"
+# the report's per-topic charts: the topic whose share moved most (the club's, 10% -> 60%) first
+python3 - "$T/r.html" <<'EOF' && ok || fail "report: the topic that moved most charted first"
+import re, sys
+h = open(sys.argv[1]).read()
+part = h.split("the topics that moved most first", 1)[1]
+first = re.search(r'<div class="card"><h3>.*?<p class="w">([^<]*)', part).group(1).split()
+assert set(first[:3]) <= set("goal match team player coach league score referee season cup".split()), first
+EOF
 
 # 2. a capacity of 2: the third group evicts the smallest into (other), counted; documents add up
 expect_rc 0 "train, capacity 2" "$S" train -k 3 -X seed=2 --time-field time --group-field source \

@@ -692,6 +692,29 @@ static void test_groups(void)
     slda_track_destroy(v);
 }
 
+/* /api/chart draws the topics whose share moved most (issue 25 item 4), not the largest: two
+ * small topics that trade places at hour 10 come before four large steady ones. */
+static void test_chart_moved(void)
+{
+    slda_track_t *t = new_track(12, 0);
+    int64_t t0 = 1600000000000LL / HOUR * HOUR;
+    int clamped;
+    for (int h = 0; h < 20; h++)
+        for (int d = 0; d < 50; d++) {
+            float theta[12] = {0.2f, 0.2f, 0.2f, 0.2f, 0.02f, 0.02f, 0.02f, 0.02f,
+                               0.01f, 0.01f, 0.01f, 0.01f};
+            theta[h < 10 ? 8 : 9] = 0.09f;
+            int64_t ms = t0 + h * HOUR + d * 60000LL;
+            slda_track_add(t, slda_track_time(t, ms, ms, &clamped), theta);
+        }
+    size_t len;
+    char *j = slda_track_json_chart(t, SLDA_CHART_TOPICS, &len);
+    CHECK_CONTAINS(j, "\"topics\":[8,9,");
+    CHECK_CONTAINS(j, "\"moved\":[0.03333,0.03333,0,"); /* 0.04 x 50 / (50 + 10): shrunk */
+    free(j);
+    slda_track_destroy(t);
+}
+
 int main(void)
 {
     test_time_parse();
@@ -705,5 +728,6 @@ int main(void)
     test_page();
     test_snapshot_meta();
     test_groups();
+    test_chart_moved();
     return slda_test_done("unit_track");
 }

@@ -271,6 +271,43 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
 #undef SHARE
 }
 
+/* The topics in the order of how far their share of the documents moved over the report's
+ * windows: the standard deviation of each window's share shrunk toward the topic's mean by
+ * SHRINK_DOCS documents' weight (what the green lines draw), largest first, the weight's order
+ * kept among equals. 0 (order untouched) without windows. */
+static int moved_order(const slda_report_t *r, uint32_t *order)
+{
+    uint32_t K = r->K;
+    if (!r->nwin)
+        return 0;
+    double *mean = slda_xcalloc(K, sizeof *mean), *moved = slda_xcalloc(K, sizeof *moved), docs = 0;
+    for (size_t w = 0; w < r->nwin; w++) {
+        docs += r->win_docs[w];
+        for (uint32_t k = 0; k < K; k++)
+            mean[k] += r->win_share[w * K + k] * r->win_docs[w];
+    }
+    for (uint32_t k = 0; k < K; k++)
+        mean[k] = docs > 0 ? mean[k] / docs : 0;
+    for (size_t w = 0; w < r->nwin; w++)
+        for (uint32_t k = 0; k < K; k++) {
+            double d = r->win_docs[w];
+            double v = (r->win_share[w * K + k] * d + SHRINK_DOCS * mean[k]) / (d + SHRINK_DOCS);
+            if (isfinite(v))
+                moved[k] += d * (v - mean[k]) * (v - mean[k]);
+        }
+    for (uint32_t x = 1; x < K; x++) { /* insertion: stable, K is small enough here */
+        uint32_t k = order[x], i = x;
+        while (i > 0 && moved[order[i - 1]] < moved[k]) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = k;
+    }
+    free(mean);
+    free(moved);
+    return 1;
+}
+
 static const char *window_name(int64_t ms)
 {
     return ms == 60000 ? "minute" : ms == 3600000 ? "hour" : ms == 86400000 ? "day"
@@ -433,17 +470,23 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
         html_prev_chart(f, r, UINT32_MAX, t0, t1);
         fputs("</div>\n", f);
     }
-    /* one chart per topic */
-    fprintf(f, "<h2>Weight over %s</h2>\n<p class=\"legend\">Blue: the topic's share of the "
+    /* one chart per topic: with windows, the topics whose share moved most first */
+    int by_moved = moved_order(r, order);
+    fprintf(f, "<h2>Weight over %s%s</h2>\n<p class=\"legend\">Blue: the topic's share of the "
                "model's tokens at each snapshot (dashed across a gap). Orange bars: drift of the "
                "slot since the previous snapshot (Jensen-Shannon distance, 0 to 1; red at or "
-               "above %.2f). Red dots: events.</p>\n<div class=\"grid\">\n",
-            r->pts[last].event_time ? "event time" : "time", r->change);
+               "above %.2f). Red dots: events.%s</p>\n<div class=\"grid\">\n",
+            r->pts[last].event_time ? "event time" : "time",
+            by_moved ? ", the topics that moved most first" : "", r->change,
+            by_moved ? " The order: how far each topic's share of the documents moved over the "
+                       "windows (the standard deviation of the green line)." : "");
     for (uint32_t x = 0; x < K; x++) {
         uint32_t k = order[x];
         slda_cli_words_text(r->ref, k, r->nwords, words, sizeof words);
-        fprintf(f, "<div class=\"card\"><h3>Topic %u &middot; %.2f%%</h3><p class=\"w\">", k,
-                100 * wl[k]);
+        fprintf(f, "<div class=\"card\"><h3>Topic %u &middot; %.2f%% &middot; <span class=\"%s\">",
+                k, 100 * wl[k], r->label[k] ? "lbl" : "auto");
+        html_text(f, r->label[k] ? r->label[k] : r->autolabel[k]);
+        fputs("</span></h3><p class=\"w\">", f);
         html_text(f, words);
         fputs("</p>\n", f);
         html_chart(f, r, k, t0, t1);

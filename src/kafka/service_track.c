@@ -149,13 +149,14 @@ static void page_status(slda_service_t *svc)
     /* the other documents' versions: the page fetches only those that changed */
     fseek(f, -1, SEEK_CUR);
     fprintf(f, ",\"versions\":{\"topics\":%" PRIu64 ",\"chart\":%" PRIu64
-               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 ",\"groups\":%" PRIu64 ",\"authors\":%" PRIu64 "}}",
+               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 ",\"groups\":%" PRIu64 ",\"authors\":%" PRIu64 ",\"prevalence\":%" PRIu64 "}}",
             slda_page_version(svc->page, SLDA_PAGE_TOPICS),
             slda_page_version(svc->page, SLDA_PAGE_CHART),
             slda_page_version(svc->page, SLDA_PAGE_EVENTS),
             slda_page_version(svc->page, SLDA_PAGE_EXAMPLES),
             slda_page_version(svc->page, SLDA_PAGE_GROUPS),
-            slda_page_version(svc->page, SLDA_PAGE_AUTHORS));
+            slda_page_version(svc->page, SLDA_PAGE_AUTHORS),
+            slda_page_version(svc->page, SLDA_PAGE_PREVALENCE));
     fclose(f);
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }

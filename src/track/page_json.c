@@ -5,6 +5,8 @@
  */
 #include "track/track_priv.h"
 
+#include "core/topn.h"
+
 #include "core/json.h"
 
 #include <errno.h>
@@ -121,35 +123,43 @@ char *slda_track_json_chart(const slda_track_t *track, size_t n, size_t *len)
     if (!f)
         return NULL;
     const slda_pwin_t **w = shown_windows(p, &tier, &width, &nw);
-    /* the topics holding the most documents over the windows shown (the page's rule) */
-    double *score = slda_xcalloc(track->K, sizeof *score), docs = 0;
+    /* each topic's mean share over the windows shown (weighted by their documents), and how
+     * far it moved: the standard deviation of its share over those windows, each window's share
+     * shrunk toward the mean by SLDA_CHART_SHRINK documents' weight (as the page draws it), so
+     * that the noise of windows of few documents does not count as moving */
+    double *mean = slda_xcalloc(track->K, sizeof *mean), docs = 0;
+    double *moved = slda_xcalloc(track->K, sizeof *moved);
     for (size_t i = 0; i < nw; i++) {
         docs += w[i]->docs;
         for (uint32_t k = 0; k < track->K; k++)
-            score[k] += slda_prev_share(p, w[i], k) * w[i]->docs;
+            mean[k] += slda_prev_share(p, w[i], k) * w[i]->docs;
     }
-    uint32_t top[SLDA_CHART_TOPICS];
-    size_t m = 0;
-    n = n < SLDA_CHART_TOPICS ? n : SLDA_CHART_TOPICS;
-    for (uint32_t k = 0; k < track->K; k++) {
-        size_t i = m < n ? m++ : n;
-        if (i == n && !(score[k] > score[top[n - 1]]))
-            continue;
-        if (i == n)
-            i--;
-        while (i > 0 && score[top[i - 1]] < score[k]) {
-            top[i] = top[i - 1];
-            i--;
+    for (uint32_t k = 0; k < track->K; k++)
+        mean[k] = docs > 0 ? mean[k] / docs : 0;
+    for (size_t i = 0; i < nw; i++)
+        for (uint32_t k = 0; k < track->K; k++) {
+            double d = w[i]->docs, x = slda_prev_share(p, w[i], k) * d;
+            double v = (x + SLDA_CHART_SHRINK * mean[k]) / (d + SLDA_CHART_SHRINK) - mean[k];
+            moved[k] += d * v * v;
         }
-        top[i] = k;
-    }
+    for (uint32_t k = 0; k < track->K; k++)
+        moved[k] = docs > 0 ? sqrt(moved[k] / docs) : 0;
+    uint32_t top[SLDA_CHART_TOPICS];
+    double key[SLDA_CHART_TOPICS];
+    uint32_t m = 0;
+    n = n < SLDA_CHART_TOPICS ? n : SLDA_CHART_TOPICS;
+    for (uint32_t k = 0; n && k < track->K; k++)
+        slda_topn_push(top, key, &m, (uint32_t)n, k, moved[k]);
     fprintf(f, "{\"K\":%u,\"window_ms\":%lld,\"newest_ms\":%lld,\"topics\":[", track->K,
             (long long)width, (long long)track->newest_ms);
     for (size_t j = 0; j < m; j++)
         fprintf(f, "%s%u", j ? "," : "", top[j]);
     fprintf(f, "],\"mean\":[");
     for (size_t j = 0; j < m; j++)
-        fprintf(f, "%s%.4g", j ? "," : "", docs > 0 ? score[top[j]] / docs : 0);
+        fprintf(f, "%s%.4g", j ? "," : "", mean[top[j]]);
+    fprintf(f, "],\"moved\":[");
+    for (size_t j = 0; j < m; j++)
+        fprintf(f, "%s%.4g", j ? "," : "", moved[top[j]]);
     fprintf(f, "],\"windows\":[");
     for (size_t i = 0; i < nw; i++) {
         fprintf(f, "%s{\"start\":%lld,\"docs\":%.0f,\"share\":[", i ? "," : "",
@@ -159,7 +169,8 @@ char *slda_track_json_chart(const slda_track_t *track, size_t n, size_t *len)
         fprintf(f, "]}");
     }
     fprintf(f, "]}");
-    free(score);
+    free(mean);
+    free(moved);
     free(w);
     fclose(f);
     if (len)

@@ -190,11 +190,14 @@ char *slda_track_json_groups(const slda_track_t *track, size_t *len);
 char *slda_track_json_topics(const slda_track_t *track, const slda_track_words_t *words,
                              const double *mass, size_t *len);
 char *slda_track_json_prevalence(const slda_track_t *track, size_t *len);
-/* /api/chart: what the page's chart draws, the n topics that hold the most documents over the
- * windows shown, with their shares only: {"K","window_ms","newest_ms","topics":[ids],"mean":[n:
- * each one's mean share over the windows, weighted by documents],"windows":[{"start","docs",
- * "share":[n]}]} (at K=1000: 1/100 of /api/prevalence). */
+/* /api/chart: what the page's chart draws, the n topics whose share moved most over the windows
+ * shown (the standard deviation of their share, each window's shrunk toward the mean by
+ * SLDA_CHART_SHRINK documents' weight), with their shares only: {"K","window_ms","newest_ms",
+ * "topics":[ids],"mean":[n: each one's mean share over the windows, weighted by documents],
+ * "moved":[n: that deviation],"windows":[{"start","docs","share":[n]}]} (at K=1000: 1/100 of
+ * /api/prevalence). */
 #define SLDA_CHART_TOPICS 8
+#define SLDA_CHART_SHRINK 10.0
 char *slda_track_json_chart(const slda_track_t *track, size_t n, size_t *len);
 char *slda_track_json_events(const slda_track_t *track, size_t *len);
 /* page_authors.c: /api/authors of an author-topic model ({"authors","capacity","evicted",
