@@ -29,9 +29,8 @@
  */
 #include "kafka/kafka.h"
 #include "kafka/metrics.h"
-#include "kafka/mockbroker.h"
 #include "core/slda_int.h"
-#include "testutil.h"
+#include "testmock.h"
 
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
@@ -42,18 +41,11 @@ enum { N = 10, READ = 5, ROUNDS = 12000 /* polls of at least 10 ms: 120 s or mor
 /* Messages "doc FROM" .. "doc TO-1" to partition 0 (their offsets on a new topic). */
 static void produce(const char *bootstrap, const char *topic, int from, int to)
 {
-    char err[512];
-    rd_kafka_conf_t *c = rd_kafka_conf_new();
-    rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof err);
-    rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
-    CHECK_TRUE(p != NULL, "%s", err);
+    rd_kafka_t *p = test_producer(bootstrap);
     for (int i = from; p && i < to; i++) {
         char v[32];
         int len = snprintf(v, sizeof v, "doc %d", i);
-        CHECK_INT(rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
-                                    RD_KAFKA_V_VALUE(v, (size_t)len),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-                  RD_KAFKA_RESP_ERR_NO_ERROR);
+        test_produce(p, topic, v, (size_t)len);
     }
     if (p) {
         CHECK_INT(rd_kafka_flush(p, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
@@ -247,12 +239,9 @@ out:
 
 int main(void)
 {
-    char err[1024];
-    slda_mock_t *mock = slda_mock_new(1, err, sizeof err);
-    if (!mock) {
-        fprintf(stderr, "mock cluster: %s\n", err);
+    slda_mock_t *mock = test_mock_new(1);
+    if (!mock)
         return 1;
-    }
     const char *bootstrap = slda_mock_bootstraps(mock);
     /* dropped: read again from the committed offset (none: the earliest) */
     CHECK_INT(scenario(bootstrap, mock, "dropped", 0), 0);

@@ -2,7 +2,8 @@
 # 0033-text_languages.sh - a multilingual stream from the command line (text.segment=unicode,
 # text.stopwords=auto, the defaults): no language's stop words in the topics, Chinese and
 # Japanese cut into words, each document's language in infer's output with a record's "lang"
-# overriding identification; text.segment=simple keeps the old rule (a clause one token).
+# (or the field infer's --lang-field names) overriding identification; text.segment=simple
+# keeps the old rule (a clause one token).
 set -u
 . "$(dirname "$0")/checks.sh"
 run() { "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
@@ -63,6 +64,18 @@ run "$S" infer "$T/m.slda" "$T/q.jsonl"
 for want in 'a de' 'b fr' 'c zh' 'd ru' 'e pt'; do
     grep -q "\"id\":\"${want% *}\",\"lang\":\"${want#* }\"" "$T/out" && ok \
         || fail "infer: want $want: $(cat "$T/out")"
+done
+
+# infer --lang-field NAME, as train's: the named field, and only it, gives the language (a
+# record without it is identified)
+printf '%s\n' '{"id":"f","idioma":"fr","text":"die Katze und der Hund sind nicht im Garten"}' \
+    '{"id":"g","idioma":"es","lang":"ru","text":"die Katze und der Hund sind nicht im Garten"}' \
+    '{"id":"h","lang":"ru","text":"die Katze und der Hund sind nicht im Garten"}' >"$T/r.jsonl"
+run "$S" infer --lang-field idioma "$T/m.slda" "$T/r.jsonl"
+[ "$(cat "$T/rc")" -eq 0 ] && ok || fail "infer --lang-field: exit $(cat "$T/rc"): $(cat "$T/err")"
+for want in 'f fr' 'g es' 'h de'; do
+    grep -q "\"id\":\"${want% *}\",\"lang\":\"${want#* }\"" "$T/out" && ok \
+        || fail "infer --lang-field idioma: want $want: $(cat "$T/out")"
 done
 
 # text.segment=simple: the rule of older snapshots, a Chinese clause one token

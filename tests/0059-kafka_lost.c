@@ -12,9 +12,8 @@
  */
 #include "kafka/kafka.h"
 #include "kafka/metrics.h"
-#include "kafka/mockbroker.h"
 #include "core/slda_int.h"
-#include "testutil.h"
+#include "testmock.h"
 
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
@@ -38,20 +37,13 @@ static void on_line(int level, const char *line, void *opaque)
  * (one request each); returns the partition's log start offset afterwards. */
 static int64_t produce(const char *bootstrap, const char *topic)
 {
-    char err[512];
-    rd_kafka_conf_t *c = rd_kafka_conf_new();
-    rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof err);
-    rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
-    CHECK_TRUE(p != NULL, "%s", err);
+    rd_kafka_t *p = test_producer(bootstrap);
     if (!p)
         return -1;
     char *value = malloc(SIZE);
     for (int i = 0; i < MSGS; i++) {
         memset(value, 'a' + i, SIZE);
-        CHECK_INT(rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
-                                    RD_KAFKA_V_VALUE(value, (size_t)SIZE),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-                  RD_KAFKA_RESP_ERR_NO_ERROR);
+        test_produce(p, topic, value, SIZE);
         CHECK_INT(rd_kafka_flush(p, 60000), RD_KAFKA_RESP_ERR_NO_ERROR);
     }
     free(value);
@@ -66,11 +58,9 @@ static int64_t produce(const char *bootstrap, const char *topic)
 int main(void)
 {
     char err[1024];
-    slda_mock_t *mock = slda_mock_new(1, err, sizeof err);
-    if (!mock) {
-        fprintf(stderr, "mock cluster: %s\n", err);
+    slda_mock_t *mock = test_mock_new(1);
+    if (!mock)
         return 1;
-    }
     const char *bootstrap = slda_mock_bootstraps(mock);
     CHECK_INT(slda_mock_topic_create(mock, "big", 1, err, sizeof err), SLDA_OK);
     int64_t start = produce(bootstrap, "big");

@@ -27,11 +27,17 @@ slda_model_t *slda_cli_load_snapshot(const char *path);
 void slda_cli_html_text(FILE *f, const char *s);
 /* Remember one -X key=value (the string is borrowed from argv). */
 void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv);
-/* A record's fields named on the command line (train, timeline): --time-field, --text-field,
- * --id-field, --author-field, --lang-field, --group-field, whose getopt codes are 'F', 'U',
- * 'I', 'A', 'G' and 'P', as
- * -X input.time.field=NAME, ...; buf
- * holds the "key=value" strings until the options are applied. 1 when c was one of them. */
+/* A record's fields named on the command line (train, timeline, infer): --time-field,
+ * --text-field, --id-field, --author-field, --lang-field and --group-field, getopt codes 'F',
+ * 'U', 'I', 'A', 'G' and 'P', are -X input.time.field=NAME ... input.group.field=NAME. One table (cli_common.c)
+ * for every command: slda_cli_longopts writes a command's own options (own, up to its
+ * {0, 0, 0, 0}) then those of the field options whose codes are in fields ("FUIG") into out
+ * (room for cap, terminated; an overflow aborts: a programming error) and returns out;
+ * slda_cli_field_opt turns one into its -X, 1 when c was one of them; buf holds the
+ * "key=value" strings until the options are applied. */
+struct option;
+struct option *slda_cli_longopts(const struct option *own, const char *fields,
+                                 struct option *out, size_t cap);
 typedef char slda_cli_fieldbuf_t[6][300]; /* --time-, --text-, --id-, --author-, --lang-,
                                              --group-field */
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf);
@@ -40,6 +46,8 @@ int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf);
  * then return SLDA_EXIT_OK with *done set. Prints errors on stderr and
  * returns SLDA_EXIT_USAGE on a bad key or value. */
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done);
+/* One -X key=value into conf; prints why and returns SLDA_EXIT_USAGE when refused. */
+int slda_cli_x_set(slda_conf_t *conf, const char *kv);
 void slda_cli_opts_clear(slda_cli_opts_t *opts);
 
 /* Set to the signal number by SIGINT/SIGTERM/SIGHUP (the handler does nothing else);

@@ -1,4 +1,5 @@
-/* cli_common.c - what the subcommands share: -c/-X options, the configuration's precedence,
+/* cli_common.c - what the subcommands share: -c/-X options, the record-field options' table
+ * (--time-field .. --lang-field of train, timeline and infer), the configuration's precedence,
  * signals, rejected-record messages, the vocabulary file beside an input, loading a snapshot.
  *
  * The only code that prints and exits is src/cli/ (docs/architecture.md); these helpers print
@@ -52,25 +53,73 @@ void slda_cli_add_x(slda_cli_opts_t *opts, const char *kv)
     opts->xprops[opts->nx++] = kv;
 }
 
+/* The record-field options: one row each, in slda_cli_fieldbuf_t's order. */
+static const struct {
+    const char *name, *prop;
+    int code;
+} field_opts[] = {{"time-field", "input.time.field", 'F'},     {"text-field", "input.text.field", 'U'},
+                  {"id-field", "input.id.field", 'I'},         {"author-field", "input.author.field", 'A'},
+                  {"lang-field", "input.lang.field", 'G'},     {"group-field", "input.group.field", 'P'}};
+#define FIELD_OPTS (sizeof field_opts / sizeof field_opts[0])
+
+static void put_opt(struct option *out, size_t *n, size_t cap, struct option opt)
+{
+    if (*n + 1 >= cap) { /* the caller's array is too small: a programming error */
+        fprintf(stderr, "streamlda: internal error: more than %zu options\n", cap - 1);
+        abort();
+    }
+    out[(*n)++] = opt;
+}
+
+struct option *slda_cli_longopts(const struct option *own, const char *fields,
+                                 struct option *out, size_t cap)
+{
+    size_t n = 0;
+    for (; own->name; own++)
+        put_opt(out, &n, cap, *own);
+    for (size_t i = 0; i < FIELD_OPTS; i++)
+        if (strchr(fields, field_opts[i].code))
+            put_opt(out, &n, cap, (struct option){field_opts[i].name, required_argument, 0,
+                                                  field_opts[i].code});
+    out[n] = (struct option){0, 0, 0, 0};
+    return out;
+}
+
 int slda_cli_field_opt(int c, slda_cli_opts_t *opts, slda_cli_fieldbuf_t buf)
 {
-    static const char codes[] = "FUIAGP";
-    static const char *const prop[] = {"input.time.field",   "input.text.field",
-                                       "input.id.field",     "input.author.field",
-                                       "input.lang.field",   "input.group.field"};
-    const char *at = c ? strchr(codes, c) : NULL;
-    if (!at)
-        return 0;
-    int i = (int)(at - codes);
-    snprintf(buf[i], sizeof buf[i], "%s=%s", prop[i], optarg);
-    slda_cli_add_x(opts, buf[i]);
-    return 1;
+    for (size_t i = 0; i < FIELD_OPTS; i++) {
+        if (c != field_opts[i].code)
+            continue;
+        snprintf(buf[i], sizeof buf[i], "%s=%s", field_opts[i].prop, optarg);
+        slda_cli_add_x(opts, buf[i]);
+        return 1;
+    }
+    return 0;
 }
 
 void slda_cli_opts_clear(slda_cli_opts_t *opts)
 {
     free(opts->xprops);
     memset(opts, 0, sizeof *opts);
+}
+
+int slda_cli_x_set(slda_conf_t *conf, const char *kv)
+{
+    char err[512];
+    const char *eq = strchr(kv, '=');
+    if (!eq) {
+        fprintf(stderr, "streamlda: -X \"%s\": expected key=value, list or dump\n", kv);
+        return SLDA_EXIT_USAGE;
+    }
+    char *key = slda_xstrndup(kv, (size_t)(eq - kv));
+    slda_err_t e = slda_conf_set(conf, key, eq + 1, err, sizeof err);
+    free(key);
+    if (e != SLDA_OK) {
+        /* the key only: the reason names the value, with control bytes escaped */
+        fprintf(stderr, "streamlda: -X %.*s: %s\n", (int)(eq - kv), kv, err);
+        return SLDA_EXIT_USAGE;
+    }
+    return SLDA_EXIT_OK;
 }
 
 int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
@@ -94,19 +143,8 @@ int slda_cli_conf_apply(slda_conf_t *conf, slda_cli_opts_t *opts, int *done)
         }
         if (!strcmp(kv, "dump"))
             continue; /* printed once every -X is applied */
-        const char *eq = strchr(kv, '=');
-        if (!eq) {
-            fprintf(stderr, "streamlda: -X \"%s\": expected key=value, list or dump\n", kv);
+        if (slda_cli_x_set(conf, kv) != SLDA_EXIT_OK)
             return SLDA_EXIT_USAGE;
-        }
-        char *key = slda_xstrndup(kv, (size_t)(eq - kv));
-        slda_err_t e = slda_conf_set(conf, key, eq + 1, err, sizeof err);
-        free(key);
-        if (e != SLDA_OK) {
-            /* the key only: the reason names the value, with control bytes escaped */
-            fprintf(stderr, "streamlda: -X %.*s: %s\n", (int)(eq - kv), kv, err);
-            return SLDA_EXIT_USAGE;
-        }
     }
     for (size_t i = 0; i < opts->nx; i++) {
         if (!strcmp(opts->xprops[i], "dump")) {

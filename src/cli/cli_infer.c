@@ -38,6 +38,8 @@ static const char infer_usage[] =
     "      --author-field NAME  an author-topic model (model.kind=atm): the authors' field\n"
     "                     (default author); a document of a known author is folded in with\n"
     "                     its author's mixture as prior, one without with alpha alone\n"
+    "      --lang-field NAME  the language's field (default lang, else language; overrides\n"
+    "                     identification, and so picks the stop list with text.stopwords=auto)\n"
     "      --by-author    one line per author instead of per document: its documents'\n"
     "                     words folded in together, a known author's counts as the prior,\n"
     "                     a new author's from alpha (fold-in of a new author's mixture):\n"
@@ -156,18 +158,22 @@ int slda_cli_infer(int argc, char **argv)
 {
     static const struct option longopts[] = {{"format", required_argument, 0, 'f'},
                                              {"top", required_argument, 0, 't'},
-                                             {"author-field", required_argument, 0, 'A'},
                                              {"by-author", no_argument, 0, 'B'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
+    struct option opts_all[16];
     slda_format_t fmt = SLDA_FORMAT_AUTO;
     long top = 5;
-    const char *author_field = NULL;
+    slda_cli_opts_t fields = {0}; /* --author-field, --lang-field as -X */
+    slda_cli_fieldbuf_t fbuf;
     int c, rc = SLDA_EXIT_OK, by_author_on = 0;
     by_author_t by_author = {0};
     char err[1024];
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:t:h", longopts, NULL)) != -1) {
+    slda_cli_longopts(longopts, "AG", opts_all, sizeof opts_all / sizeof opts_all[0]);
+    while ((c = getopt_long(argc, argv, "f:t:h", opts_all, NULL)) != -1) {
+        if (slda_cli_field_opt(c, &fields, fbuf))
+            continue;
         if (c == 'h') {
             fputs(infer_usage, stdout);
             return SLDA_EXIT_OK;
@@ -175,31 +181,30 @@ int slda_cli_infer(int argc, char **argv)
             continue;
         } else if (c == 't' && (top = strtol(optarg, NULL, 10)) >= 1 && top <= 64) {
             continue;
-        } else if (c == 'A' && *optarg) {
-            author_field = optarg;
-            continue;
         } else if (c == 'B') {
             by_author_on = 1;
             continue;
         }
+        slda_cli_opts_clear(&fields);
         fputs(infer_usage, stderr);
         return SLDA_EXIT_USAGE;
     }
-    if (optind >= argc) {
-        fputs(infer_usage, stderr);
+    /* Inference never grows the vocabulary: unknown words are dropped. */
+    slda_conf_t *conf = slda_conf_new();
+    for (size_t i = 0; i < fields.nx; i++)
+        if (slda_cli_x_set(conf, fields.xprops[i]) != SLDA_EXIT_OK)
+            rc = SLDA_EXIT_USAGE;
+    slda_cli_opts_clear(&fields);
+    if (rc != SLDA_EXIT_OK || optind >= argc) {
+        if (rc == SLDA_EXIT_OK)
+            fputs(infer_usage, stderr);
+        slda_conf_destroy(conf);
         return SLDA_EXIT_USAGE;
     }
     slda_model_t *model = slda_cli_load_snapshot(argv[optind++]);
-    if (!model)
-        return SLDA_EXIT_FAIL;
-    /* Inference never grows the vocabulary: unknown words are dropped. */
-    slda_conf_t *conf = slda_conf_new();
-    if (author_field &&
-        slda_conf_set(conf, "input.author.field", author_field, err, sizeof err) != SLDA_OK) {
-        fprintf(stderr, "streamlda infer: %s\n", err);
+    if (!model) {
         slda_conf_destroy(conf);
-        slda_model_destroy(model);
-        return SLDA_EXIT_USAGE;
+        return SLDA_EXIT_FAIL;
     }
     if (by_author_on && !slda_model_authors(model)) {
         fprintf(stderr, "streamlda infer: --by-author: the snapshot is not an author-topic model "

@@ -207,12 +207,11 @@ static void flush_block(tl_t *t, slda_pool_t *pool, slda_prev_t *p, uint64_t *do
 int slda_cli_timeline(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"format", required_argument, 0, 'f'},     {"time-field", required_argument, 0, 'F'},
-        {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
-        {"lang-field", required_argument, 0, 'G'},
-        {"window", required_argument, 0, 'W'},     {"json", required_argument, 0, 'J'},
-        {"csv", required_argument, 0, 'V'},        {"config", required_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+        {"format", required_argument, 0, 'f'}, {"window", required_argument, 0, 'W'},
+        {"json", required_argument, 0, 'J'},   {"csv", required_argument, 0, 'V'},
+        {"config", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    struct option opts_all[16];
     slda_cli_opts_t opts = {0};
     slda_format_t fmt = SLDA_FORMAT_AUTO;
     const char *json = NULL, *csv = NULL, *win = "auto";
@@ -225,7 +224,8 @@ int slda_cli_timeline(int argc, char **argv)
     slda_pool_t *pool = NULL;
     tl_t *t = NULL;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:c:X:h", longopts, NULL)) != -1) {
+    slda_cli_longopts(longopts, "FUIG", opts_all, sizeof opts_all / sizeof opts_all[0]);
+    while ((c = getopt_long(argc, argv, "f:c:X:h", opts_all, NULL)) != -1) {
         if (slda_cli_common_opt(c, &opts) || slda_cli_field_opt(c, &opts, fbuf))
             continue;
         switch (c) {

@@ -425,12 +425,8 @@ int slda_cli_train(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
         {"batch", no_argument, 0, 'B'},         {"test-obs", required_argument, 0, 'O'},
         {"test-held", required_argument, 0, 'L'}, {"snapshot-dir", required_argument, 0, 'D'},
-        {"snapshot-every", required_argument, 0, 'E'}, {"time-field", required_argument, 0, 'F'},
-        {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
-        {"author-field", required_argument, 0, 'A'},
-        {"lang-field", required_argument, 0, 'G'},
-        {"group-field", required_argument, 0, 'P'},
-        {0, 0, 0, 0}};
+        {"snapshot-every", required_argument, 0, 'E'}, {0, 0, 0, 0}};
+    struct option opts_all[32];
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--batch"))
             return slda_cli_batch(argc, argv);
@@ -446,7 +442,8 @@ int slda_cli_train(int argc, char **argv)
     tr.conf = slda_conf_new();
     tr.fmt = SLDA_FORMAT_AUTO;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:o:p:k:c:X:qh", longopts, NULL)) != -1) {
+    slda_cli_longopts(longopts, "FUIAGP", opts_all, sizeof opts_all / sizeof opts_all[0]);
+    while ((c = getopt_long(argc, argv, "f:o:p:k:c:X:qh", opts_all, NULL)) != -1) {
         if (slda_cli_common_opt(c, &opts) || slda_cli_field_opt(c, &opts, fbuf))
             continue;
         switch (c) {
