@@ -104,7 +104,7 @@ def main():
         st = svc.api("status") or {}
         v = st.get("versions", {})
         check(set(v) == {"topics", "chart", "events", "examples", "groups", "authors",
-                         "prevalence"} and
+                         "prevalence", "supers"} and v["supers"] == 0 and
               v["groups"] == 0 and v["authors"] == 0,
               "/api/status lists the documents' versions (no groups, no authors here)", v)
         full = svc.api("prevalence") or {"windows": []}

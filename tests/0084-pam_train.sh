@@ -31,6 +31,14 @@ grep '^super ' "$T/out" | awk -F'topic ' '{ s = 0; for (i = 2; i <= NF; i++) { s
 expect_rc 0 "topics --json" "$S" topics --json "$T/p.slda"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert len(j["supers"]) == 3 and len(j["topics"]) == 4' "$T/out" &&
     ok || fail "topics --json: supers"
+# report: the super-topics with the topics they group (JSON "supers", an HTML table)
+expect_rc 0 "pam train --snapshot-dir" "$S" train -k 4 -X seed=2 -X model.kind=pam \
+    -X pam.super=3 -X pam.alpha.warmup=5 --snapshot-dir "$T/ps" -q "$T/p.jsonl"
+expect_rc 0 "report" "$S" report "$T/ps" --json "$T/r.json" --html "$T/r.html"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["supers"]; assert len(s) == 3 and all(0 < sum(t[1] for t in x["topics"]) <= 1.0001 for x in s), s' "$T/r.json" &&
+    ok || fail "report --json: three super-topics with their topics"
+[ "$(grep -c '<tr><td class="n">[0-2]</td><td>#' "$T/r.html")" -eq 3 ] &&
+    grep -q '<table id="supers">' "$T/r.html" && ok || fail "report: the super-topics' table"
 printf '{"id":"q","text":"stock market bank"}\n' >"$T/q.jsonl"
 expect_rc 0 "infer" "$S" infer "$T/p.slda" "$T/q.jsonl"
 grep -q '"id":"q"' "$T/out" && ok || fail "infer: a mixture: $(cat "$T/out")"

@@ -158,25 +158,20 @@ static uint32_t topics_pick(slda_model_t *model, const topics_opts_t *o,
  * (the topics it groups): "super X: topic Y 0.41, topic Z 0.22, ..." (JSON: "supers"). */
 static void print_supers(const slda_pam_t *pam, uint32_t K, int json)
 {
-    uint32_t S = slda_pam_supers(pam), show = K < 5 ? K : 5, best[5];
+    uint32_t S = slda_pam_supers(pam), best[5];
+    double share[5];
     const double *al = slda_pam_alpha_c(pam);
     if (json)
         printf("],\"alpha0\":%.6g,\"supers\":[", slda_pam_alpha0(pam));
     for (uint32_t x = 0; x < S; x++) {
-        const double *a = al + (size_t)x * K;
-        double A = 0, key[5];
-        uint32_t m = 0;
-        for (uint32_t y = 0; y < K; y++) {
-            A += a[y];
-            slda_topn_push(best, key, &m, show, y, a[y]);
-        }
+        uint32_t m = slda_pam_super_top(pam, x, 5, best, share);
         printf(json ? "%s{\"super\":%u,\"topics\":[" : "%ssuper %u:", json && x ? "," : "", x);
         for (uint32_t i = 0; i < m; i++)
-            printf(json ? "%s[%u,%.4f]" : "%s topic %u %.3f", i ? "," : "", best[i], a[best[i]] / A);
+            printf(json ? "%s[%u,%.4f]" : "%s topic %u %.3f", i ? "," : "", best[i], share[i]);
         if (json) { /* the whole prior, for readers that fold documents in themselves */
             printf("],\"alpha\":[");
             for (uint32_t y = 0; y < K; y++)
-                printf("%s%.6g", y ? "," : "", a[y]);
+                printf("%s%.6g", y ? "," : "", al[(size_t)x * K + y]);
         }
         printf(json ? "]}" : "\n");
     }

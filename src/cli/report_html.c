@@ -388,6 +388,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
+    slda_report_supers_html(f, r); /* model.kind=pam */
     slda_report_groups_html(f, r); /* input.group.field, @lang, @author */
     /* events */
     fprintf(f, "<h2>Events (%zu)</h2>\n", r->nev);

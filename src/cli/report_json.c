@@ -150,6 +150,7 @@ void slda_report_write_json(const slda_report_t *r, FILE *f)
     }
     fputc(']', f);
     slda_report_groups_json(f, r);
+    slda_report_supers_json(f, r);
     fprintf(f, ",\"skipped\":[");
     for (size_t i = 0; i < r->nskipped; i++) {
         fputs(i ? "," : "", f);

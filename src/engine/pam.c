@@ -15,6 +15,7 @@
  * which groups nothing.
  */
 #include "engine/pam_priv.h"
+#include "core/topn.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -61,6 +62,22 @@ double *slda_pam_alpha(slda_pam_t *pam)
 const double *slda_pam_alpha_c(const slda_pam_t *pam)
 {
     return pam->alpha;
+}
+
+uint32_t slda_pam_super_top(const slda_pam_t *pam, uint32_t x, uint32_t n, uint32_t *ids,
+                            double *shares)
+{
+    const double *a = pam->alpha + (size_t)x * pam->K;
+    double A = 0;
+    uint32_t m = 0;
+    for (uint32_t y = 0; y < pam->K; y++) {
+        A += a[y];
+        if (n)
+            slda_topn_push(ids, shares, &m, n, y, a[y]);
+    }
+    for (uint32_t i = 0; i < m; i++)
+        shares[i] = A > 0 ? shares[i] / A : 0;
+    return m;
 }
 
 double slda_pam_alpha0(const slda_pam_t *pam)

@@ -24,6 +24,11 @@ uint32_t slda_pam_supers(const slda_pam_t *pam);
 double *slda_pam_alpha(slda_pam_t *pam);
 const double *slda_pam_alpha_c(const slda_pam_t *pam);
 double slda_pam_alpha0(const slda_pam_t *pam);
+/* Super-topic x's n largest sub-topics by their share of its prior alpha_x (the topics it
+ * groups), largest first, into ids and shares; returns how many (`topics`, the report, the
+ * live page). */
+uint32_t slda_pam_super_top(const slda_pam_t *pam, uint32_t x, uint32_t n, uint32_t *ids,
+                            double *shares);
 
 /* The local step of one document (the hybrid: AMF updates of the joint (super, sub) of its
  * words with count > r, joint draws for the others), statistics like slda_local_run's

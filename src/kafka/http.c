@@ -218,7 +218,8 @@ static void route(slda_http_t *http, conn_t *c, double now, const char *path, in
         [SLDA_PAGE_TOPICS] = "/api/topics", [SLDA_PAGE_PREVALENCE] = "/api/prevalence",
         [SLDA_PAGE_EVENTS] = "/api/events", [SLDA_PAGE_STATUS] = "/api/status",
         [SLDA_PAGE_EXAMPLES] = "/api/examples", [SLDA_PAGE_CHART] = "/api/chart",
-        [SLDA_PAGE_AUTHORS] = "/api/authors", [SLDA_PAGE_GROUPS] = "/api/groups"};
+        [SLDA_PAGE_AUTHORS] = "/api/authors", [SLDA_PAGE_GROUPS] = "/api/groups",
+        [SLDA_PAGE_SUPERS] = "/api/supers"};
     for (int i = 0; page && i < SLDA_PAGE__COUNT; i++) {
         if (strcmp(path, api[i]))
             continue;

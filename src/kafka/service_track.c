@@ -149,14 +149,16 @@ static void page_status(slda_service_t *svc)
     /* the other documents' versions: the page fetches only those that changed */
     fseek(f, -1, SEEK_CUR);
     fprintf(f, ",\"versions\":{\"topics\":%" PRIu64 ",\"chart\":%" PRIu64
-               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 ",\"groups\":%" PRIu64 ",\"authors\":%" PRIu64 ",\"prevalence\":%" PRIu64 "}}",
+               ",\"events\":%" PRIu64 ",\"examples\":%" PRIu64 ",\"groups\":%" PRIu64 ",\"authors\":%" PRIu64 ",\"prevalence\":%" PRIu64
+               ",\"supers\":%" PRIu64 "}}",
             slda_page_version(svc->page, SLDA_PAGE_TOPICS),
             slda_page_version(svc->page, SLDA_PAGE_CHART),
             slda_page_version(svc->page, SLDA_PAGE_EVENTS),
             slda_page_version(svc->page, SLDA_PAGE_EXAMPLES),
             slda_page_version(svc->page, SLDA_PAGE_GROUPS),
             slda_page_version(svc->page, SLDA_PAGE_AUTHORS),
-            slda_page_version(svc->page, SLDA_PAGE_PREVALENCE));
+            slda_page_version(svc->page, SLDA_PAGE_PREVALENCE),
+            slda_page_version(svc->page, SLDA_PAGE_SUPERS));
     fclose(f);
     slda_page_set(svc->page, SLDA_PAGE_STATUS, json, len);
 }
@@ -172,6 +174,8 @@ static void look_up_words(slda_service_t *svc)
                    left /api/authors as it was before training when the stream then paused) */
     if (svc->page && (json = slda_track_json_authors(svc->model, &len))) /* model.kind=atm */
         slda_page_set(svc->page, SLDA_PAGE_AUTHORS, json, len);
+    if (svc->page && (json = slda_track_json_supers(svc->model, &len))) /* model.kind=pam */
+        slda_page_set(svc->page, SLDA_PAGE_SUPERS, json, len);
 }
 
 /* Labels posted to /api/labels (the HTTP thread queued them): set on the model, which keeps

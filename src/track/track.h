@@ -204,6 +204,9 @@ char *slda_track_json_events(const slda_track_t *track, size_t *len);
  * "list":[{"author","tokens","topics":[[k,share],...]}],"topics":[{"topic","authors":
  * [[name,tokens of the topic],...]}]}), malloc'ed; NULL for another kind. */
 char *slda_track_json_authors(const slda_model_t *model, size_t *len);
+/* page_supers.c: /api/supers of a pachinko allocation model ({"S","K","supers":[{"super",
+ * "topics":[[k,share of its prior],...5]}]}), malloc'ed; NULL for another kind. */
+char *slda_track_json_supers(const slda_model_t *model, size_t *len);
 /* Topic k's representative documents (track.examples of them, best first; docs/tracking.md):
  * how many, and with i < that count the i-th one's id, event time, share and the start of its
  * text (borrowed until the tracker next changes; any pointer may be NULL). */
@@ -225,6 +228,7 @@ typedef enum {
     SLDA_PAGE_CHART,       /* /api/chart: the prevalence of the topics the page draws */
     SLDA_PAGE_AUTHORS, /* model.kind=atm only (page_authors.c) */
     SLDA_PAGE_GROUPS,  /* /api/groups: with input.group.field (groups.c) */
+    SLDA_PAGE_SUPERS,  /* /api/supers: model.kind=pam only (page_supers.c) */
     SLDA_PAGE__COUNT
 } slda_page_doc_t;
 typedef struct slda_page_s slda_page_t;
