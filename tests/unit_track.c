@@ -375,6 +375,17 @@ static void test_drift_events(void)
     const slda_track_event_t *ev = slda_track_events(t, &nev, &first);
     CHECK_INT(nev, (size_t)s.n);
     CHECK_STR(ev[(first + nev - 1) % SLDA_TRACK_EVENTS].words, "old words");
+    /* a slot taken over with no document trained since the last comparison (train's replay
+     * of second visits at the end): the model refining, no event (the old code: a birth) */
+    n = s.n;
+    set_words(&w[0], A, 12);
+    slda_track_compare(t, w, mass, 3500, 8);
+    CHECK_NEAR(slda_track_drift(t, 0), 1, 1e-9);
+    CHECK_TRUE(s.n == n, "events with no new document: %s", events_of(&s));
+    set_words(&w[0], D, 10); /* and with new documents again: a birth */
+    slda_track_compare(t, w, mass, 3600, 9);
+    CHECK_TRUE(s.n == n + 1 && !strcmp(s.kinds[n], "birth") && s.topic[n] == 0, "events: %s",
+               events_of(&s));
     slda_track_destroy(t);
 }
 
