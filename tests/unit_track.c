@@ -4,8 +4,11 @@
  * No I/O but temp files. */
 #include "testutil.h"
 #include "track/groups.h"
+#include "testcorpus.h"
+#include "track/sample.h"
 #include "track/track.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,6 +376,17 @@ static void test_drift_events(void)
     const slda_track_event_t *ev = slda_track_events(t, &nev, &first);
     CHECK_INT(nev, (size_t)s.n);
     CHECK_STR(ev[(first + nev - 1) % SLDA_TRACK_EVENTS].words, "old words");
+    /* a slot taken over with no document trained since the last comparison (train's replay
+     * of second visits at the end): the model refining, no event (the old code: a birth) */
+    n = s.n;
+    set_words(&w[0], A, 12);
+    slda_track_compare(t, w, mass, 3500, 8);
+    CHECK_NEAR(slda_track_drift(t, 0), 1, 1e-9);
+    CHECK_TRUE(s.n == n, "events with no new document: %s", events_of(&s));
+    set_words(&w[0], D, 10); /* and with new documents again: a birth */
+    slda_track_compare(t, w, mass, 3600, 9);
+    CHECK_TRUE(s.n == n + 1 && !strcmp(s.kinds[n], "birth") && s.topic[n] == 0, "events: %s",
+               events_of(&s));
     slda_track_destroy(t);
 }
 
@@ -715,6 +729,92 @@ static void test_chart_moved(void)
     slda_track_destroy(t);
 }
 
+/* A window of SDOCS sampled documents standing for 100 times as many, trained with the
+ * mixtures then_theta (SDOCS x K), scored under model: the window's shares now, from its
+ * training-time shares base (K). */
+#define SDOCS 32
+static void score_window(const slda_model_t *model, slda_doc_t *docs, const float *then_theta,
+                         uint32_t K, const double *base, double *now)
+{
+    slda_sample_t *s = slda_sample_new(SDOCS);
+    slda_rng_t srng;
+    slda_rng_seed(&srng, 5);
+    for (uint32_t i = 0; i < SDOCS; i++)
+        slda_sample_put(s, slda_sample_offer(s, &srng),
+                        slda_sdoc_new(model, &docs[i], then_theta + (size_t)i * K, K));
+    s->seen = 100 * SDOCS;
+    double sum[8];
+    for (uint32_t k = 0; k < K; k++)
+        sum[k] = base[k] * s->seen;
+    CHECK_INT(slda_sample_score(s, model, sum, s->seen, K, now), 0);
+    slda_sample_destroy(s);
+}
+
+/* The sample's mean change corrects a window's training-time share only as far as it is more
+ * than its own noise: a sample whose changes scatter widely around a small mean leaves the
+ * share almost where it was (unshrunk, the mean moved it by the noise of 32 documents:
+ * Reuters' weekly shares in the report drifted away from the same model's timeline,
+ * bench/track/real.py); a consistent change is applied in full. */
+static void test_sample_shrink(void)
+{
+    CHECK_NEAR(slda_sample_shrink(3.2, 0.32, 32, 3200), 0.1, 1e-9);  /* every change 0.1 */
+    CHECK_NEAR(slda_sample_shrink(0.32, 8.0, 32, 3200), 0.0, 1e-12); /* 0.01 +- 0.5 */
+    CHECK_NEAR(slda_sample_shrink(0.32, 8.0, 32, 32), 0.01, 1e-12);  /* the whole window */
+    CHECK_NEAR(slda_sample_shrink(0.2, 0.04, 1, 3200), 0.2, 1e-12);  /* one: no variance */
+
+    const uint32_t K = 4, W = 40;
+    slda_params_t p = base_params(K);
+    p.seed = 3;
+    corpus_t c = make_corpus(K, W, 400, 40, 7);
+    slda_model_t *model = make_model(&p, W);
+    train_passes(model, &c, 0, 400, 2, 50);
+    float now_theta[SDOCS * 4], then_theta[SDOCS * 4];
+    for (uint32_t i = 0; i < SDOCS; i++)
+        CHECK_INT(slda_model_infer(model, &c.docs[i], now_theta + i * K, i + 1), SLDA_OK);
+    for (uint32_t i = 0; i < SDOCS * K; i++) /* slda_model_infer's theta may not sum to 1 */
+        if (i % K == 0) {
+            double tot = 0;
+            for (uint32_t k = 0; k < K; k++)
+                tot += now_theta[i + k];
+            for (uint32_t k = 0; k < K; k++)
+                now_theta[i + k] = (float)(now_theta[i + k] / tot);
+        }
+
+    /* noise: trained with another sampled document's mixture now (a cycle over 31 of them),
+     * the last one with all of topic j: the mean change is (theta_31 - e_j) / 32 */
+    uint32_t j = 0;
+    for (uint32_t k = 1; k < K; k++)
+        j = now_theta[31 * K + k] < now_theta[31 * K + j] ? k : j;
+    for (uint32_t i = 0; i < 31; i++)
+        memcpy(then_theta + i * K, now_theta + ((i + 1) % 31) * K, K * sizeof *then_theta);
+    for (uint32_t k = 0; k < K; k++)
+        then_theta[31 * K + k] = k == j;
+    double base[4] = {0.25, 0.25, 0.25, 0.25}, now[4];
+    score_window(model, c.docs, then_theta, K, base, now);
+    double mean_change = (now_theta[31 * K + j] - 1.0) / SDOCS;
+    fprintf(stderr, "noise: topic %u share 0.25 -> %.4f (mean change of the sample %.4f)\n", j,
+            now[j], mean_change);
+    CHECK_LT(fabs(now[j] - 0.25), 0.5 * fabs(mean_change));
+
+    /* consistent: every document trained with all of topic j, a share of 0.97 then */
+    for (uint32_t i = 0; i < SDOCS; i++)
+        for (uint32_t k = 0; k < K; k++)
+            then_theta[i * K + k] = k == j;
+    double chg[4] = {0};
+    for (uint32_t i = 0; i < SDOCS; i++)
+        for (uint32_t k = 0; k < K; k++)
+            chg[k] += (now_theta[i * K + k] - then_theta[i * K + k]) / SDOCS;
+    for (uint32_t k = 0; k < K; k++)
+        base[k] = k == j ? 0.97 : 0.01;
+    score_window(model, c.docs, then_theta, K, base, now);
+    fprintf(stderr, "consistent: topic %u share 0.97 -> %.4f (mean change %.4f)\n", j, now[j],
+            chg[j]);
+    CHECK_LT(chg[j], -0.3);
+    CHECK_NEAR(now[j], 0.97 + chg[j], 0.1 * fabs(chg[j]));
+    slda_model_destroy(model);
+    free_corpus(&c);
+}
+
 int main(void)
 {
     test_time_parse();
@@ -729,5 +829,6 @@ int main(void)
     test_snapshot_meta();
     test_groups();
     test_chart_moved();
+    test_sample_shrink();
     return slda_test_done("unit_track");
 }

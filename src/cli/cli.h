@@ -93,6 +93,10 @@ float *slda_cli_snaps_thetas(slda_cli_snaps_t *tl, size_t n);
  * Accepts tl NULL. -1 after printing why a snapshot could not be written. */
 int slda_cli_snaps_step(slda_cli_snaps_t *tl, slda_model_t *model, const slda_doc_t *docs,
                            size_t n, const float *thetas, int final);
+/* At the end of the input, before the replay's second visits: the tracker compares the
+ * topics' words now (events for the documents since the last snapshot), so the final
+ * snapshot's comparison covers the replay alone, which raises none. Accepts tl NULL. */
+void slda_cli_snaps_compare(slda_cli_snaps_t *tl, slda_model_t *model);
 int slda_cli_infer(int argc, char **argv);
 int slda_cli_export(int argc, char **argv);
 int slda_cli_batch(int argc, char **argv);   /* train --batch */

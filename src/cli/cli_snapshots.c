@@ -124,6 +124,17 @@ static int snaps_write(slda_cli_snaps_t *tl, slda_model_t *model)
     return 0;
 }
 
+void slda_cli_snaps_compare(slda_cli_snaps_t *tl, slda_model_t *model)
+{
+    if (!tl || !tl->track)
+        return;
+    /* no flush: the model trains on exactly as without it (its last update, still pending,
+     * is in the final snapshot's comparison) */
+    slda_track_model_words(model, tl->words, tl->mass);
+    slda_track_compare(tl->track, tl->words, tl->mass, slda_model_docs(model),
+                       slda_model_updates(model));
+}
+
 int slda_cli_snaps_step(slda_cli_snaps_t *tl, slda_model_t *model, const slda_doc_t *docs,
                            size_t n, const float *thetas, int final)
 {

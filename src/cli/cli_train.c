@@ -540,6 +540,7 @@ int slda_cli_train(int argc, char **argv)
         goto out;
     if (!slda_cli_stop) { /* replay: the documents still waiting for their second visit */
         char derr[512];
+        slda_cli_snaps_compare(tr.tl, tr.model); /* the stream's end, before the replay */
         double d0 = slda_mono_s();
         if (slda_model_replay_drain(tr.model, derr, sizeof derr) != SLDA_OK) {
             fprintf(stderr, "streamlda: train: %s\n", derr);

@@ -11,8 +11,12 @@
  * warm-up (--warmup documents in the windows before it): the first windows, scored while the
  * model settled, are no one's baseline. After a rise a topic raises no rise until the
  * longest baseline lies wholly after it (QUIET windows), and likewise after a fall; a burst
- * still rises and falls. An event's time is the start of the block where the change shows: event
- * time, not the snapshot that found it.
+ * still rises and falls. An event's time is when the change happened (event time, not the
+ * snapshot that found it): the window of the block where a step from the baseline's share to
+ * the block's fits best (the split of baseline + block into two levels with the largest
+ * between-level sum of squares, n1 n2 / (n1 + n2) (p2 - p1)^2, as binary segmentation
+ * places a change point). The block's start would put a step in the middle of a 16-window
+ * block up to 15 windows early: before the change, in the windows of the baseline's level.
  */
 #include "cli/report.h"
 #include "core/slda_int.h"
@@ -40,6 +44,27 @@ static void pool(const slda_report_t *r, uint32_t k, size_t a, size_t b, double 
     }
     *docs = n;
     *share = n > 0 ? s / n : 0;
+}
+
+/* The window of [a0, end) where topic k's share steps from its level over [b0, c) to its
+ * level over [c, end) with the largest between-level sum of squares (documents as weights). */
+static size_t change_point(const slda_report_t *r, uint32_t k, size_t b0, size_t a0, size_t end)
+{
+    size_t best = a0;
+    double best_ss = -1;
+    for (size_t c = a0; c < end; c++) {
+        double n1, p1, n2, p2;
+        pool(r, k, b0, c, &n1, &p1);
+        pool(r, k, c, end, &n2, &p2);
+        if (!(n1 > 0) || !(n2 > 0))
+            continue;
+        double ss = n1 * n2 / (n1 + n2) * (p2 - p1) * (p2 - p1);
+        if (ss > best_ss) {
+            best_ss = ss;
+            best = c;
+        }
+    }
+    return best;
 }
 
 static void add_change(slda_report_t *r, const char *kind, uint32_t k, size_t w, double before,
@@ -101,7 +126,8 @@ void slda_report_changes(slda_report_t *r)
                     continue;
                 if (end < quiet_until[fall])
                     break;
-                add_change(r, fall ? "fall" : "rise", k, a0, pb, pa, z, nb, na);
+                add_change(r, fall ? "fall" : "rise", k, change_point(r, k, b0, a0, end), pb, pa,
+                           z, nb, na);
                 quiet_until[fall] = end + QUIET;
                 break;
             }

@@ -5,10 +5,10 @@
  * which an eviction reuses) and counts, with its mixture at training time (its largest
  * entries). When the model has moved, the window is scored again: the reservoir's documents
  * under the model now. The window's share under the current model is then the training-time
- * share corrected by the sample's mean change (a difference estimator, which is exact when
- * the reservoir holds every document of the window and has a small variance once the model
- * has settled, when the change is small). Documents are shared between the tiers' reservoirs
- * (reference counted). One thread.
+ * share corrected by the sample's mean change (a difference estimator, exact when the
+ * reservoir holds every document of the window; otherwise shrunk by its own sampling
+ * variance, so the noise of a small sample does not move a settled model's shares).
+ * Documents are shared between the tiers' reservoirs (reference counted). One thread.
  */
 #ifndef SLDA_TRACK_SAMPLE_H
 #define SLDA_TRACK_SAMPLE_H
@@ -62,7 +62,12 @@ void slda_sample_merge(slda_sample_t *a, double na, slda_sample_t *b, double nb,
                        slda_rng_t *rng);
 
 /* The window's mean mixture under model (K, into now) from its reservoir and its
- * training-time sums. Returns 0, or -1 when the window has no sample. */
+ * training-time sums (each topic's sample mean change shrunk by slda_sample_shrink). Returns
+ * 0, or -1 when the window has no sample. */
+/* n changes of one topic (their sum and sum of squares) sampled from a window of docs
+ * documents: their mean, shrunk towards 0 by its sampling variance v (c (1 - v / c^2), at
+ * least 0; c unchanged when n < 2 or the sample is the whole window). */
+double slda_sample_shrink(double sum, double sum2, uint32_t n, double docs);
 int slda_sample_score(const slda_sample_t *s, const slda_model_t *model, const double *sum,
                       double docs, uint32_t K, double *now);
 

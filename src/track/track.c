@@ -544,8 +544,10 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
                         const double *mass, uint64_t docs, uint64_t update)
 {
     /* drift from a warm-up model to a settled one is the model learning, not
-     * the stream moving: events need both comparisons past the warm-up */
-    int events = track->compared && track->compared_docs >= track->o.warmup_docs;
+     * the stream moving: events need both comparisons past the warm-up; so is a move
+     * with no new document since the last comparison (train's replay of second visits) */
+    int events = track->compared && track->compared_docs >= track->o.warmup_docs &&
+                 docs > track->compared_docs;
     for (uint32_t k = 0; k < track->K; k++) {
         topic_t *t = &track->topics[k];
         const slda_track_words_t *w = &words[k];

@@ -133,7 +133,10 @@ void slda_track_set_event_cb(slda_track_t *track, slda_track_event_cb cb, void *
  * model's tokens, docs = documents trained so far, update = the update count.
  * Records each topic's Jensen-Shannon distance to the previous comparison and
  * the words that entered/left its top 10, and emits birth, death, merge and
- * change events (none while docs < warmup). The first comparison only records. */
+ * change events (none while docs < warmup, and no birth, change or merge when no document
+ * was trained since the previous comparison: words that move then are the model refining on
+ * documents it had, as train's replay of second visits at the end). The first comparison
+ * only records. */
 void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
                         const double *mass, uint64_t docs, uint64_t update);
 /* The topic words of a model, for slda_track_compare (words borrowed from
