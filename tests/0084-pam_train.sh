@@ -35,7 +35,7 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert len(j["super
 expect_rc 0 "pam train --snapshot-dir" "$S" train -k 4 -X seed=2 -X model.kind=pam \
     -X pam.super=3 -X pam.alpha.warmup=5 --snapshot-dir "$T/ps" -q "$T/p.jsonl"
 expect_rc 0 "report" "$S" report "$T/ps" --json "$T/r.json" --html "$T/r.html"
-python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["supers"]; assert len(s) == 3 and all(0 < sum(t[1] for t in x["topics"]) <= 1.0001 for x in s), s' "$T/r.json" &&
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["supers"]["supers"]; assert len(s) == 3 and all(0 < sum(t[1] for t in x["topics"]) <= 1.0001 for x in s), s' "$T/r.json" &&
     ok || fail "report --json: three super-topics with their topics"
 [ "$(grep -c '<tr><td class="n">[0-2]</td><td>#' "$T/r.html")" -eq 3 ] &&
     grep -q '<table id="supers">' "$T/r.html" && ok || fail "report: the super-topics' table"

@@ -125,7 +125,7 @@ const struct slda_groups_s *slda_report_examples_groups(const slda_report_exampl
 void slda_report_groups_json(FILE *f, const slda_report_t *r);
 void slda_report_groups_html(FILE *f, const slda_report_t *r);
 /* report_supers.c: a pachinko allocation model's super-topics with their largest topics:
- * ,"supers":[...] (null for other kinds) for the JSON, a table for the HTML (nothing). */
+ * ,"supers":{...as /api/supers...} (null for other kinds) for the JSON, a table for the HTML (nothing). */
 void slda_report_supers_json(FILE *f, const slda_report_t *r);
 void slda_report_supers_html(FILE *f, const slda_report_t *r);
 

@@ -2,37 +2,30 @@
  *
  * model.kind=pam (docs/models.md): each super-topic's prior alpha_x over the K topics says
  * which topics it draws together; the report lists, per super-topic, its largest shares with
- * the topics' labels (HTML) and the same as "supers" in the JSON (null for other kinds), as
- * `topics` prints them.
+ * the topics' labels (HTML) and in the JSON "supers", /api/supers' object (null for other
+ * kinds), as `topics` prints them.
  */
 #include "cli/cli.h"
 #include "cli/report.h"
 #include "engine/model.h"
 #include "engine/pam.h"
+#include "track/track.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #define SUPER_TOPICS 5 /* topics listed per super-topic */
 
 void slda_report_supers_json(FILE *f, const slda_report_t *r)
 {
-    const slda_pam_t *pam = r->ref ? slda_model_pam(r->ref) : NULL;
+    size_t len = 0;
+    char *json = r->ref ? slda_track_json_supers(r->ref, &len) : NULL; /* as /api/supers */
     fputs(",\"supers\":", f);
-    if (!pam) {
+    if (json)
+        fwrite(json, 1, len, f);
+    else
         fputs("null", f);
-        return;
-    }
-    fputc('[', f);
-    for (uint32_t x = 0; x < slda_pam_supers(pam); x++) {
-        uint32_t ids[SUPER_TOPICS];
-        double share[SUPER_TOPICS];
-        uint32_t m = slda_pam_super_top(pam, x, SUPER_TOPICS, ids, share);
-        fprintf(f, "%s{\"super\":%u,\"topics\":[", x ? "," : "", x);
-        for (uint32_t i = 0; i < m; i++)
-            fprintf(f, "%s[%u,%.4f]", i ? "," : "", ids[i], share[i]);
-        fputs("]}", f);
-    }
-    fputc(']', f);
+    free(json);
 }
 
 void slda_report_supers_html(FILE *f, const slda_report_t *r)
