@@ -342,6 +342,8 @@ static void test_drift_events(void)
     set_words(&w[0], A, 12);
     slda_track_compare(t, w, mass, 1500, 3);      /* the previous was in warm-up: none */
     CHECK_INT(s.n, 0);
+    slda_track_compare(t, w, mass, 1700, 3);      /* standing still past the warm-up: settled */
+    CHECK_INT(s.n, 0);
     set_words(&w[0], D, 10);                      /* taken over after warm-up: birth */
     set_words(&w[2], B, 12);                      /* topic 2 turns into topic 1: merge */
     slda_track_compare(t, w, mass, 2000, 4);
@@ -390,6 +392,50 @@ static void test_drift_events(void)
     slda_track_destroy(t);
 }
 
+static char *state_json(const slda_track_t *t)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    slda_track_write_json(t, f, "m", 9);
+    fclose(f);
+    return buf;
+}
+
+/* Nothing is raised while the model settles: past the warm-up in documents, comparisons where
+ * most topics still move (the median drift at least half of track.change.js) raise no birth,
+ * change or merge (the old code: a birth of every slot at the first comparison past the
+ * warm-up); once most stand still, a slot taken over is a birth; the state keeps "settled". */
+static void test_settling(void)
+{
+    slda_track_t *t = new_track(3, 1000);
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    slda_track_set_event_cb(t, on_event, &s);
+    slda_track_words_t w[3];
+    double mass[3] = {0.4, 0.3, 0.3};
+    const char *const *sets[2][3] = {{A, B, C}, {D, A, B}};
+    size_t lens[2][3] = {{12, 12, 10}, {10, 12, 12}};
+    for (int i = 0; i < 4; i++) { /* every topic moves at every comparison: still settling */
+        for (int k = 0; k < 3; k++)
+            set_words(&w[k], sets[i % 2][k], lens[i % 2][k]);
+        slda_track_compare(t, w, mass, 400 + 700 * (uint64_t)i, (uint64_t)i + 1);
+    }
+    CHECK_TRUE(s.n == 0, "events while settling: %s", events_of(&s));
+    char *a = state_json(t);
+    CHECK_CONTAINS(a, "\"settled\":false");
+    free(a);
+    slda_track_compare(t, w, mass, 3000, 5); /* standing still: settled, no event yet */
+    CHECK_INT(s.n, 0);
+    set_words(&w[0], C, 10);                 /* one slot taken over: a birth */
+    slda_track_compare(t, w, mass, 3500, 6);
+    CHECK_TRUE(s.n == 1 && seen(&s, "birth", 0), "events: %s", events_of(&s));
+    a = state_json(t);
+    CHECK_CONTAINS(a, "\"settled\":true");
+    free(a);
+    slda_track_destroy(t);
+}
+
 /* Death: share below track.death.floor for track.death.windows windows. */
 static void test_death(void)
 {
@@ -413,15 +459,6 @@ static void test_death(void)
     slda_track_destroy(t);
 }
 
-static char *state_json(const slda_track_t *t)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    slda_track_write_json(t, f, "m", 9);
-    fclose(f);
-    return buf;
-}
 
 static void test_state(void)
 {
@@ -822,6 +859,7 @@ int main(void)
     test_prevalence_change();
     test_tiers();
     test_drift_events();
+    test_settling();
     test_death();
     test_state();
     test_words_with_spaces();

@@ -35,7 +35,7 @@ typedef struct slda_report_event_s {
     char words[400];
 } slda_report_event_t;
 
-/* A topic's share rising or falling over event time (report_changes.c). */
+/* A topic's share rising or falling over event time (track/changes.c). */
 typedef struct slda_report_change_s {
     char kind[8];          /* "rise" or "fall" */
     uint32_t topic;
@@ -93,7 +93,7 @@ typedef struct slda_report_s {
     /* the events the tracker recorded while training (in the sidecars; merged, oldest first) */
     slda_track_event_t *tev;
     size_t ntev, tevcap;
-    /* rises and falls of topics' shares over the charts' windows (report_changes.c) */
+    /* rises and falls of topics' shares over the charts' windows (track/changes.c) */
     slda_report_change_t *chg;
     size_t nchg, chgcap;
     /* the newest model's labels (K each): the user's (NULL: none) and the automatic ones */
@@ -146,8 +146,8 @@ int slda_report_sidecar_read(slda_report_t *r, const char *snapshot_path,
 /* After the last sidecar: the tier the charts show, into r->win_*. */
 void slda_report_pick_tier(slda_report_t *r);
 
-/* report_changes.c: after the windows are picked, each topic's significant rises and falls
- * against its own recent baseline into r->chg, by time. */
+/* report_collect.c: after the windows are picked, each topic's significant rises and falls
+ * against its own recent baseline (track/changes.h) into r->chg, by time. */
 void slda_report_changes(slda_report_t *r);
 
 /* report_json.c, report_html.c: the gathered report (at least one point). */

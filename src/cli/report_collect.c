@@ -20,6 +20,7 @@
 #include "engine/model.h"
 #include "io/snapdir.h"
 #include "track/align.h"
+#include "track/changes.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -518,6 +519,26 @@ static void gather_clear(gather_t *g)
         }
         free(g->anchor);
     }
+}
+
+void slda_report_changes(slda_report_t *r)
+{
+    slda_change_t *c;
+    size_t n = slda_changes_find(r->win_docs, r->win_share, r->nwin, r->K, (double)r->warmup, &c);
+    r->chg = slda_xcalloc(n ? n : 1, sizeof *r->chg);
+    r->nchg = r->chgcap = n;
+    for (size_t i = 0; i < n; i++) {
+        slda_report_change_t *x = &r->chg[i];
+        snprintf(x->kind, sizeof x->kind, "%s", c[i].fall ? "fall" : "rise");
+        x->topic = c[i].topic;
+        x->start_ms = r->win_start[c[i].window];
+        x->before = c[i].before;
+        x->after = c[i].after;
+        x->z = c[i].z;
+        x->docs_before = c[i].docs_before;
+        x->docs_after = c[i].docs_after;
+    }
+    free(c);
 }
 
 int slda_report_collect(slda_report_t *r, const char *model)

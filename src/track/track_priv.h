@@ -48,6 +48,7 @@ struct slda_track_s {
     /* drift */
     topic_t *topics;
     int compared;
+    int settled;            /* the model has settled (slda_track_compare): events may be raised */
     uint64_t compared_docs; /* documents trained at the last comparison */
     uint32_t (*merged)[2];
     size_t nmerged;

@@ -155,12 +155,12 @@ void slda_track_write_json(const slda_track_t *track, FILE *f, const char *model
     fprintf(f,
             ",\"update\":%llu,\"K\":%u,\"window_ms\":%lld,\"windows\":%u,\"newest_ms\":%lld,"
             "\"clamped\":%llu,\"late\":%llu,\"dropped\":%llu,\"docs\":%llu,\"compared\":%s,"
-            "\"compared_docs\":%llu",
+            "\"compared_docs\":%llu,\"settled\":%s",
             (unsigned long long)update, track->K, (long long)track->o.window_ms, track->o.windows,
             (long long)track->newest_ms, (unsigned long long)track->clamped,
             (unsigned long long)track->late, (unsigned long long)track->dropped,
             (unsigned long long)track->docs, track->compared ? "true" : "false",
-            (unsigned long long)track->compared_docs);
+            (unsigned long long)track->compared_docs, track->settled ? "true" : "false");
     fprintf(f, ",\n\"tiers\":[");
     for (size_t t = 0; t < track->prev->ntiers; t++)
         write_tier(track, f, t);
@@ -586,6 +586,10 @@ static int read_state(jr_t *r, slda_track_t *t)
         jr_field(r, 0, "compared_docs", &cd))
         return -1;
     t->compared_docs = (uint64_t)cd;
+    uint32_t st = slda_json_object_get(&r->js, 0, "settled"); /* absent (older states): settled
+                                                                 once past the warm-up */
+    t->settled = st != SLDA_JSON_NONE ? r->js.nodes[st].type == SLDA_JSON_TRUE
+                                      : t->compared && t->compared_docs >= t->o.warmup_docs;
     /* format 1: one ring of window_ms windows, which feeds every tier of whole multiples of
      * it; format 2: its tiers, each into ours of the same window */
     if (fmt == 1 && wms >= 1000 &&
