@@ -42,16 +42,6 @@
 
 /* ---- allocation ---- */
 
-void *slda_batch_big(size_t n, size_t size, const char *what, char *errstr, size_t errstr_size)
-{
-    if (size && n > SIZE_MAX / size) {
-        slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM, "%s: cannot allocate %zu x %zu bytes",
-                     what, n, size);
-        return NULL;
-    }
-    return slda_big_alloc(n * size, what, errstr, errstr_size);
-}
-
 #define big slda_batch_big
 
 void slda_batch_destroy(slda_batch_t *batch)

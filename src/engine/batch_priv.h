@@ -61,7 +61,16 @@ static inline size_t slda_batch_row(const slda_batch_t *batch, size_t j)
 }
 
 /* n x size bytes, zeroed, or NULL with errstr (overflow counts as failure). */
-void *slda_batch_big(size_t n, size_t size, const char *what, char *errstr, size_t errstr_size);
+static inline void *slda_batch_big(size_t n, size_t size, const char *what, char *errstr,
+                                   size_t errstr_size)
+{
+    if (size && n > SIZE_MAX / size) {
+        slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM, "%s: cannot allocate %zu x %zu bytes",
+                     what, n, size);
+        return NULL;
+    }
+    return slda_big_alloc(n * size, what, errstr, errstr_size);
+}
 
 /* ATM (batch_atm.c): give each document its author's row (distinct names in order of first
  * appearance); a document with no author or several is refused. */
