@@ -174,6 +174,16 @@ static int read_corpus(slda_conf_t *conf, slda_model_t *model, const char *path,
             slda_doc_clear(&doc);
             continue;
         }
+        if (conf->p.kind == SLDA_KIND_ATM && doc.nauthor > 1) {
+            /* the batch ATM takes one author a document (docs/models.md, "Batch mode") */
+            snprintf(err, sizeof err, "%s: document \"%s\": %u authors; batch mode with "
+                     "model.kind=atm takes one author a document (skipped)", path,
+                     doc.id ? doc.id : "", doc.nauthor);
+            c->errors++;
+            slda_cli_input_error(SLDA_ERR_INVALID, err);
+            slda_doc_clear(&doc);
+            continue;
+        }
         corpus_keep(c, &doc);
     }
     slda_doc_clear(&doc);
