@@ -1,4 +1,4 @@
-/* batch.c - the hybrid paper's in-place batch algorithms: CGS, CVB0, CVB, SVB and the +CGS hybrids.
+/* batch.c - the hybrid paper's in-place batch algorithms: CGS, CVB0, CVB, SVB and the +CGS hybrids, for every model kind.
  *
  * docs/algorithm.md "Batch mode". Each document's tokens are split once (seeded,
  * per token) into training and test tokens; the training tokens of one word in
@@ -22,6 +22,11 @@
  * are taken between stored (rounded) values, so the counts track exactly what
  * is stored; counts are double because they take hundreds of millions of
  * small increments. slda_batch_check recounts them.
+ * model.kind=atm: the rows of Ntheta are authors (batch_atm.c), one a
+ * document's author, N_j its author's tokens; model.kind=pam: the sweeps,
+ * the start and the mixture a test token sees are batch_pam.c's, over
+ * (super, sub) pairs; the split, the test pairs, Nphi, NZ and the loop are
+ * this file's for every kind (docs/models.md, "Batch mode").
  * Single-threaded. Randomness: a per-document stream for the split and one
  * stream for initialisation and sampling in visiting order, so the seed fixes
  * every bit of the result.
