@@ -612,7 +612,10 @@ typedef struct slda_batch_result_s {
 /** Run `iterations` in-place sweeps of the configured local variant
  *  (local=, local.threshold=) over docs, with 10% of each document's tokens
  *  withheld (seeded). progress (may be NULL) is called every `every`
- *  iterations with the current test perplexity. */
+ *  iterations with the current test perplexity. model.kind=atm: every
+ *  document has exactly one author (doc->author; SLDA_ERR_INVALID naming the
+ *  document otherwise) and is predicted by its author's mixture;
+ *  model.kind=pam: pam.super super-topics, joint (super, sub) updates. */
 slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_t ndocs,
                           uint32_t nwords, uint32_t iterations,
                           void (*progress)(uint32_t iter, double perplexity, void *opaque),
@@ -623,7 +626,9 @@ slda_err_t slda_batch_run(const slda_conf_t *conf, const slda_doc_t *docs, size_
  *  vocabulary names their word ids (K = topics, at least nwords rows). Its
  *  rows become the batch's Nphi and the words with training tokens are held,
  *  so slda_snapshot_write, slda_model_infer and the exports work on it;
- *  updates (t) = iterations, documents, tokens and corpus.tokens = the training part. */
+ *  updates (t) = iterations, documents, tokens and corpus.tokens = the training part;
+ *  ATM: the authors' counts into its author table (authors.capacity must hold
+ *  them all); PAM: the learned alpha_x. */
 slda_err_t slda_batch_train(slda_model_t *model, const slda_conf_t *conf, const slda_doc_t *docs,
                             size_t ndocs, uint32_t nwords, uint32_t iterations,
                             void (*progress)(uint32_t iter, double perplexity, void *opaque),

@@ -3,7 +3,7 @@
 # docs/models.md): train writes a version-2 snapshot with the super-topics' priors; `topics`
 # lists the topics and then one line per super-topic with the topics it groups (shares of its
 # prior summing to at most 1); held-out perplexity is reported; infer and export read the
-# snapshot; `authors` and batch mode refuse it with the reason, pam.super=0 is refused.
+# snapshot; `authors` refuses it with the reason, pam.super=0 is refused (batch mode: 0089).
 set -u
 . "$(dirname "$0")/checks.sh"
 
@@ -47,6 +47,4 @@ expect_rc 1 "authors of pam" "$S" authors "$T/p.slda"
 says "authors names the kind" "not an author-topic model"
 expect_rc 1 "pam.super=0" "$S" train -q -k 4 -X model.kind=pam -X pam.super=0 "$T/p.jsonl"
 says "pam.super refused" "pam.super must be at least 1"
-expect_rc 1 "batch" "$S" train --batch -X topics=4 -X model.kind=pam "$T/p.jsonl"
-says "batch refused" "batch mode: model.kind=pam is not supported"
 checks_done 0084-pam_train

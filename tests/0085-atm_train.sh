@@ -6,7 +6,7 @@
 # their mixtures (writers of one subject share a topic, the two subjects' writers differ), ranks
 # who drives a topic, exports the mixtures as .npy with the names; `topics` and `infer` read
 # the snapshot (infer with and without an author); what atm does not support is refused with
-# the reason (births=true, local.sparse=on, batch mode, `authors` on an LDA snapshot).
+# the reason (births=true, local.sparse=on, `authors` on an LDA snapshot; batch mode: 0089).
 set -u
 . "$(dirname "$0")/checks.sh"
 
@@ -138,8 +138,6 @@ expect_rc 1 "births=true" "$S" train -q -k 2 -X model.kind=atm -X births=true "$
 says "births refused" "births=true is not supported"
 expect_rc 1 "sparse on" "$S" train -q -k 2 -X model.kind=atm -X local.sparse=on "$T/a.jsonl"
 says "sparse refused" "local.sparse=on is not supported"
-expect_rc 1 "batch" "$S" train --batch -X topics=2 -X model.kind=atm "$T/a.jsonl"
-says "batch refused" "batch mode: model.kind=atm is not supported"
 expect_rc 1 "authors of lda" "$S" authors "$T/l.slda"
 says "authors names the kind" "not an author-topic model"
 checks_done 0085-atm_train

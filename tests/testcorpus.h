@@ -171,8 +171,8 @@ static inline slda_model_t *check_recovery(slda_params_t p, double max_l1, const
     return model;
 }
 
-/* A model of p's kind (not LDA) refuses update records (replicas) and batch mode, each error
- * naming the kind (unit_atm.c, unit_pam.c). */
+/* A model of p's kind (not LDA) refuses update records (replicas), the error naming the kind
+ * (unit_atm.c, unit_pam.c; batch mode runs every kind: unit_batch_models.c). */
 static inline void check_kind_refusals(const slda_params_t *p, const char *kind)
 {
     char err[256], want[64];
@@ -183,15 +183,6 @@ static inline void check_kind_refusals(const slda_params_t *p, const char *kind)
     snprintf(want, sizeof want, "model.kind=%s has no update records", kind);
     CHECK_CONTAINS(err, want);
     slda_model_destroy(m);
-    slda_batch_t *b = NULL;
-    slda_doc_t doc;
-    slda_doc_init(&doc);
-    slda_doc_add(&doc, 0, 2);
-    slda_doc_finish(&doc);
-    CHECK_ERR(slda_batch_new(p, &doc, 1, 6, &b, err, sizeof err), SLDA_ERR_INVALID, err);
-    snprintf(want, sizeof want, "batch mode: model.kind=%s", kind);
-    CHECK_CONTAINS(err, want);
-    slda_doc_clear(&doc);
 }
 
 #endif /* SLDA_TESTCORPUS_H */

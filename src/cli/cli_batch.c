@@ -24,7 +24,10 @@ static const char batch_usage[] =
     "and the test perplexity is reported. The variant is -X local=cgs|cvb0|cvb|svb|\n"
     "cvb0+cgs|cvb+cgs|svb+cgs; the hybrids sample the word-document pairs with count\n"
     "<= local.threshold. The sampling variants average the predictive probability\n"
-    "over every iteration after a 10-iteration burn-in.\n"
+    "over every iteration after a 10-iteration burn-in. -X model.kind=atm|pam runs\n"
+    "the author-topic model (one author a document, from --author-field) or\n"
+    "pachinko allocation (pam.super super-topics; local=cgs samples, any other\n"
+    "variant its AMF form) the same way (docs/models.md, \"Batch mode\").\n"
     "\n"
     "  -i, --iterations N   sweeps over the corpus (default 300)\n"
     "  -e, --every N        print the test perplexity every N iterations (default 10,\n"
@@ -33,6 +36,8 @@ static const char batch_usage[] =
     "  -o, --output FILE    write the final model (the last iteration's topic-word\n"
     "                       counts) as a snapshot for topics, infer and export\n"
     "  -c, --config FILE    configuration file (key=value lines)\n"
+    "      --author-field NAME  -X model.kind=atm: the authors' field (default author)\n"
+    "      --text-field NAME, --id-field NAME  JSON/CSV fields (input.text.field, ...)\n"
     "  -X key=value         set a property (topics, alpha, eta, local, local.threshold,\n"
     "                       seed, vocab.file, ...); -X list shows them all\n"
     "  -h, --help           this help\n"
@@ -46,6 +51,7 @@ typedef struct batch_cli_s {
     slda_format_t fmt;
     const char *path;
     const char *output; /* -o: snapshot path, or NULL */
+    slda_cli_fieldbuf_t fbuf; /* --author-field, ... as -X, alive as long as opts */
 } batch_cli_t;
 
 /* A decimal in 0..max, or -1. */
@@ -65,11 +71,15 @@ static int parse_args(batch_cli_t *cli, int argc, char **argv)
         {"iterations", required_argument, 0, 'i'}, {"every", required_argument, 0, 'e'},
         {"format", required_argument, 0, 'f'},     {"config", required_argument, 0, 'c'},
         {"help", no_argument, 0, 'h'},             {"batch", no_argument, 0, 'B'},
-        {"output", required_argument, 0, 'o'},     {0, 0, 0, 0}};
+        {"output", required_argument, 0, 'o'},     {"author-field", required_argument, 0, 'A'},
+        {"text-field", required_argument, 0, 'U'}, {"id-field", required_argument, 0, 'I'},
+        {0, 0, 0, 0}};
     int c;
     long v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "i:e:f:o:c:X:h", longopts, NULL)) != -1) {
+        if (slda_cli_field_opt(c, &cli->opts, cli->fbuf))
+            continue;
         switch (c) {
         case 'B': break;
         case 'i':
@@ -164,6 +174,16 @@ static int read_corpus(slda_conf_t *conf, slda_model_t *model, const char *path,
             slda_doc_clear(&doc);
             continue;
         }
+        if (conf->p.kind == SLDA_KIND_ATM && doc.nauthor > 1) {
+            /* the batch ATM takes one author a document (docs/models.md, "Batch mode") */
+            snprintf(err, sizeof err, "%s: document \"%s\": %u authors; batch mode with "
+                     "model.kind=atm takes one author a document (skipped)", path,
+                     doc.id ? doc.id : "", doc.nauthor);
+            c->errors++;
+            slda_cli_input_error(SLDA_ERR_INVALID, err);
+            slda_doc_clear(&doc);
+            continue;
+        }
         corpus_keep(c, &doc);
     }
     slda_doc_clear(&doc);
@@ -200,6 +220,12 @@ static int run_batch(slda_conf_t *conf, const batch_cli_t *cli)
         goto out;
     /* In open-vocabulary mode ids can run past the rows in use (eviction
      * leaves holes), so W covers every id seen. */
+    if (corpus.n == 0) {
+        fprintf(stderr, "streamlda: corpus \"%s\": no documents to train (%llu bad records, "
+                "%llu empty; the reasons are above)\n", cli->path,
+                (unsigned long long)corpus.errors, (unsigned long long)corpus.empty);
+        goto out;
+    }
     uint32_t W = slda_model_vocab_size(model);
     if (corpus.max_word > W)
         W = corpus.max_word;

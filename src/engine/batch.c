@@ -1,4 +1,4 @@
-/* batch.c - the hybrid paper's in-place batch algorithms: CGS, CVB0, CVB, SVB and the +CGS hybrids.
+/* batch.c - the hybrid paper's in-place batch algorithms: CGS, CVB0, CVB, SVB and the +CGS hybrids, for every model kind.
  *
  * docs/algorithm.md "Batch mode". Each document's tokens are split once (seeded,
  * per token) into training and test tokens; the training tokens of one word in
@@ -22,67 +22,32 @@
  * are taken between stored (rounded) values, so the counts track exactly what
  * is stored; counts are double because they take hundreds of millions of
  * small increments. slda_batch_check recounts them.
+ * model.kind=atm: the rows of Ntheta are authors (batch_atm.c), one a
+ * document's author, N_j its author's tokens; model.kind=pam: the sweeps,
+ * the start and the mixture a test token sees are batch_pam.c's, over
+ * (super, sub) pairs; the split, the test pairs, Nphi, NZ and the loop are
+ * this file's for every kind (docs/models.md, "Batch mode").
  * Single-threaded. Randomness: a per-document stream for the split and one
  * stream for initialisation and sampling in visiting order, so the seed fixes
  * every bit of the result.
  */
-#include "engine/batch.h"
+#include "engine/batch_priv.h"
 #include "engine/rows_nz.h"
 #include "engine/model_priv.h"
 #include "engine/global_step.h"
 #include "engine/train.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* rng stream tags ("split", "sweep" in ASCII) */
 #define TAG_SPLIT 0x73706c6974ULL
 #define TAG_SWEEP 0x7377656570ULL
 
-typedef struct bpair_s {
-    uint32_t word;
-    uint32_t count; /* training tokens of word in the document */
-    size_t off;     /* VB pair: its gamma row; CG pair: index of its first z */
-} bpair_t;
-
-struct slda_batch_s {
-    const slda_vb_ops_t *ops; /* the VB variant (local.h's table); NULL for pure CGS */
-    uint32_t r;        /* pairs with count <= r are sampled */
-    int sampling;      /* CGS or a hybrid: p is averaged over samples (eq. 31) */
-    uint32_t K, W;
-    size_t J;
-    double alpha, eta, weta; /* weta = W * eta */
-    uint32_t iter;
-    slda_rng_t rng;
-    slda_batch_sizes_t sz;
-    /* training pairs of document j: pairs[pstart[j] .. pstart[j+1]) */
-    size_t *pstart;
-    bpair_t *pairs;
-    uint32_t *ntrain;  /* training tokens per document (N_j) */
-    float *gamma;      /* vb_pairs x K */
-    uint16_t *z;       /* cg_tokens topics (K <= SLDA_MAX_TOPICS < 65536) */
-    /* test pairs of document j: tword/tcount[tstart[j] .. tstart[j+1]) */
-    size_t *tstart;
-    uint32_t *tword, *tcount;
-    double *psum;      /* per test pair: sum of p over the averaged samples */
-    uint32_t nsamples;
-    double *Ntheta, *Nphi, *NZ; /* J x K, W x K, K */
-    double *Vtheta, *Vphi, *VZ; /* the same shapes, CVB only */
-    double *work;               /* K scratch */
-};
-
 /* ---- allocation ---- */
 
-/* n x size bytes, zeroed, or NULL with errstr (overflow counts as failure). */
-static void *big(size_t n, size_t size, const char *what, char *errstr, size_t errstr_size)
-{
-    if (size && n > SIZE_MAX / size) {
-        slda_set_err(errstr, errstr_size, SLDA_ERR_NOMEM, "%s: cannot allocate %zu x %zu bytes",
-                     what, n, size);
-        return NULL;
-    }
-    return slda_big_alloc(n * size, what, errstr, errstr_size);
-}
+#define big slda_batch_big
 
 void slda_batch_destroy(slda_batch_t *batch)
 {
@@ -91,9 +56,16 @@ void slda_batch_destroy(slda_batch_t *batch)
     void *arrays[] = {batch->pstart, batch->pairs,  batch->ntrain, batch->gamma, batch->z,
                       batch->tstart, batch->tword,  batch->tcount, batch->psum,  batch->Ntheta,
                       batch->Nphi,   batch->NZ,     batch->Vtheta, batch->Vphi,  batch->VZ,
-                      batch->work};
+                      batch->work,   batch->row};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         slda_big_free(arrays[i]);
+    if (batch->rtrain != batch->ntrain)
+        slda_big_free(batch->rtrain);
+    if (batch->names)
+        for (size_t x = 0; x < batch->R; x++)
+            free(batch->names[x]);
+    free(batch->names);
+    slda_batch_pam_free(batch);
     slda_big_free(batch);
 }
 
@@ -103,7 +75,8 @@ static void vb_store(slda_batch_t *batch, size_t j, uint32_t w, float *g, double
                      const double *gnew)
 {
     size_t K = batch->K;
-    double *nt = batch->Ntheta + j * K, *nphi = batch->Nphi + (size_t)w * K, *NZ = batch->NZ;
+    double *nt = batch->Ntheta + slda_batch_row(batch, j) * K;
+    double *nphi = batch->Nphi + (size_t)w * K, *NZ = batch->NZ;
     for (size_t k = 0; k < K; k++) {
         double gold = g[k];
         float f = (float)gnew[k];
@@ -120,7 +93,8 @@ static void vb_store_var(slda_batch_t *batch, size_t j, uint32_t w, const float 
                          const double *gnew)
 {
     size_t K = batch->K;
-    double *vt = batch->Vtheta + j * K, *vphi = batch->Vphi + (size_t)w * K, *VZ = batch->VZ;
+    double *vt = batch->Vtheta + slda_batch_row(batch, j) * K;
+    double *vphi = batch->Vphi + (size_t)w * K, *VZ = batch->VZ;
     for (size_t k = 0; k < K; k++) {
         double gold = g[k], f = (float)gnew[k];
         double d = n * (f * (1.0 - f) - gold * (1.0 - gold));
@@ -132,14 +106,14 @@ static void vb_store_var(slda_batch_t *batch, size_t j, uint32_t w, const float 
 
 static void vb_pair(slda_batch_t *batch, size_t j, const bpair_t *pair)
 {
-    size_t K = batch->K;
+    size_t K = batch->K, row = slda_batch_row(batch, j);
     float *g = batch->gamma + pair->off * K;
     slda_vb_batch_t v = {
         .K = batch->K, .alpha = batch->alpha, .eta = batch->eta, .weta = batch->weta,
-        .nt = batch->Ntheta + j * K,
+        .nt = batch->Ntheta + row * K,
         .nphi = batch->Nphi + (size_t)pair->word * K,
         .NZ = batch->NZ,
-        .vt = batch->Vtheta ? batch->Vtheta + j * K : NULL,
+        .vt = batch->Vtheta ? batch->Vtheta + row * K : NULL,
         .vphi = batch->Vphi ? batch->Vphi + (size_t)pair->word * K : NULL,
         .VZ = batch->VZ,
         .g = g,
@@ -180,7 +154,11 @@ static void cg_token(slda_batch_t *batch, double *nt, double *nphi, uint16_t *zp
 
 static void sweep_doc(slda_batch_t *batch, size_t j)
 {
-    double *nt = batch->Ntheta + j * batch->K;
+    if (batch->kind == SLDA_KIND_PAM) {
+        slda_batch_pam_sweep(batch, j);
+        return;
+    }
+    double *nt = batch->Ntheta + slda_batch_row(batch, j) * batch->K;
     for (size_t i = batch->pstart[j]; i < batch->pstart[j + 1]; i++) {
         const bpair_t *pair = &batch->pairs[i];
         if (pair->count > batch->r) {
@@ -202,36 +180,56 @@ static void inv_topic_totals(const slda_batch_t *batch, double *invz)
         invz[k] = 1.0 / (batch->NZ[k] + batch->weta);
 }
 
-/* p(w | doc j) = sum_k (alpha+Ntheta)/(K alpha+N_j) (eta+Nphi)/(W eta+NZ). */
-static double pair_prob(const slda_batch_t *batch, size_t j, uint32_t w, const double *invz)
+/* p(w | doc j) = sum_k (alpha+Ntheta)/(K alpha+N_j) (eta+Nphi)/(W eta+NZ), Ntheta and N_j
+ * the document's row (ATM: its author's); PAM: sum_k theta[k] (eta+Nphi)/(W eta+NZ) with
+ * theta its sub-topic mixture (slda_batch_pam_theta). */
+static double pair_prob(const slda_batch_t *batch, size_t j, uint32_t w, const double *invz,
+                        const double *theta)
 {
-    size_t K = batch->K;
-    const double *nt = batch->Ntheta + j * K, *nphi = batch->Nphi + (size_t)w * K;
+    size_t K = batch->K, row = slda_batch_row(batch, j);
+    const double *nt = batch->Ntheta + row * K, *nphi = batch->Nphi + (size_t)w * K;
     double s = 0.0;
+    if (theta) {
+        for (size_t k = 0; k < K; k++)
+            s += theta[k] * (batch->eta + nphi[k]) * invz[k];
+        return s;
+    }
     for (size_t k = 0; k < K; k++)
         s += (batch->alpha + nt[k]) * (batch->eta + nphi[k]) * invz[k];
-    return s / (K * batch->alpha + batch->ntrain[j]);
+    return s / (K * batch->alpha + batch->rtrain[row]);
+}
+
+/* Document j's mixture for pair_prob in theta (K), or NULL where pair_prob reads the row. */
+static const double *doc_theta(const slda_batch_t *batch, size_t j, double *theta)
+{
+    if (batch->kind != SLDA_KIND_PAM)
+        return NULL;
+    slda_batch_pam_theta(batch, j, theta);
+    return theta;
 }
 
 /* Add the current p of every test pair to the running sums. */
 static void accumulate(slda_batch_t *batch)
 {
-    double *invz = batch->work;
+    double *invz = batch->work, *th = batch->work + batch->K;
     inv_topic_totals(batch, invz);
-    for (size_t j = 0; j < batch->J; j++)
+    for (size_t j = 0; j < batch->J; j++) {
+        const double *theta = doc_theta(batch, j, th);
         for (size_t i = batch->tstart[j]; i < batch->tstart[j + 1]; i++)
-            batch->psum[i] += pair_prob(batch, j, batch->tword[i], invz);
+            batch->psum[i] += pair_prob(batch, j, batch->tword[i], invz, theta);
+    }
     batch->nsamples++;
 }
 
 double slda_batch_perplexity(const slda_batch_t *batch)
 {
-    double *invz = batch->work, ll = 0.0;
+    double *invz = batch->work, *th = batch->work + batch->K, ll = 0.0;
     inv_topic_totals(batch, invz);
     for (size_t j = 0; j < batch->J; j++) {
+        const double *theta = batch->nsamples ? NULL : doc_theta(batch, j, th);
         for (size_t i = batch->tstart[j]; i < batch->tstart[j + 1]; i++) {
             double p = batch->nsamples ? batch->psum[i] / batch->nsamples
-                                       : pair_prob(batch, j, batch->tword[i], invz);
+                                       : pair_prob(batch, j, batch->tword[i], invz, theta);
             ll += batch->tcount[i] * log(p);
         }
     }
@@ -243,10 +241,10 @@ double slda_batch_perplexity(const slda_batch_t *batch)
 static slda_err_t check_params(const slda_params_t *p, uint32_t nwords, size_t ndocs,
                                char *errstr, size_t errstr_size)
 {
-    if (p->kind != SLDA_KIND_LDA)
+    if (p->kind == SLDA_KIND_PAM && (p->pam_super < 1 || p->pam_super > UINT16_MAX))
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
-                            "batch mode: model.kind=%s is not supported (LDA only; "
-                            "docs/models.md)", p->kind == SLDA_KIND_ATM ? "atm" : "pam");
+                            "parameter \"pam.super\": %u is not in 1..%d", p->pam_super,
+                            UINT16_MAX);
     if (p->topics < 1 || p->topics > SLDA_MAX_TOPICS)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "parameter \"topics\": %u is not in 1..%d", p->topics,
@@ -350,22 +348,23 @@ static slda_err_t alloc_split(slda_batch_t *batch, size_t npairs, char *errstr,
 static slda_err_t alloc_state(slda_batch_t *batch, char *errstr, size_t errstr_size)
 {
     size_t K = batch->K, ntest = batch->tstart[batch->J];
-    if (!(batch->gamma = big(batch->sz.vb_pairs * K, sizeof(float), "batch gamma", errstr,
+    size_t nwork = batch->G + 2 * K; /* PAM: p (S x K) and K; evaluation: 2 K */
+    if (!(batch->gamma = big(batch->sz.vb_pairs * batch->G, sizeof(float), "batch gamma", errstr,
                              errstr_size)) ||
         !(batch->z = big(batch->sz.cg_tokens, sizeof(uint16_t), "batch topic assignments",
                          errstr, errstr_size)) ||
-        !(batch->Ntheta = big(batch->J * K, sizeof(double), "batch Ntheta", errstr,
+        !(batch->Ntheta = big(batch->R * K, sizeof(double), "batch Ntheta", errstr,
                               errstr_size)) ||
         !(batch->Nphi = big((size_t)batch->W * K, sizeof(double), "batch Nphi", errstr,
                             errstr_size)) ||
         !(batch->NZ = big(K, sizeof(double), "batch NZ", errstr, errstr_size)) ||
-        !(batch->work = big(K, sizeof(double), "batch scratch", errstr, errstr_size)))
+        !(batch->work = big(nwork, sizeof(double), "batch scratch", errstr, errstr_size)))
         return SLDA_ERR_NOMEM;
     if (batch->sampling &&
         !(batch->psum = big(ntest, sizeof(double), "batch test sums", errstr, errstr_size)))
         return SLDA_ERR_NOMEM;
-    if (batch->ops && batch->ops->batch_variance &&
-        (!(batch->Vtheta = big(batch->J * K, sizeof(double), "batch Vtheta", errstr,
+    if (batch->ops && batch->ops->batch_variance && batch->kind != SLDA_KIND_PAM &&
+        (!(batch->Vtheta = big(batch->R * K, sizeof(double), "batch Vtheta", errstr,
                                errstr_size)) ||
          !(batch->Vphi = big((size_t)batch->W * K, sizeof(double), "batch Vphi", errstr,
                              errstr_size)) ||
@@ -379,6 +378,10 @@ static slda_err_t alloc_state(slda_batch_t *batch, char *errstr, size_t errstr_s
 static void init_state(slda_batch_t *batch)
 {
     size_t K = batch->K;
+    if (batch->kind == SLDA_KIND_PAM) {
+        slda_batch_pam_init(batch);
+        return;
+    }
     for (size_t j = 0; j < batch->J; j++) {
         for (size_t i = batch->pstart[j]; i < batch->pstart[j + 1]; i++) {
             const bpair_t *pair = &batch->pairs[i];
@@ -393,7 +396,8 @@ static void init_state(slda_batch_t *batch)
                 vb_store(batch, j, pair->word, g, pair->count, g0);
                 continue;
             }
-            double *nt = batch->Ntheta + j * K, *nphi = batch->Nphi + (size_t)pair->word * K;
+            double *nt = batch->Ntheta + slda_batch_row(batch, j) * K;
+            double *nphi = batch->Nphi + (size_t)pair->word * K;
             for (uint32_t t = 0; t < pair->count; t++) {
                 uint32_t k = slda_rng_below(&batch->rng, (uint32_t)K);
                 batch->z[pair->off + t] = (uint16_t)k;
@@ -405,13 +409,28 @@ static void init_state(slda_batch_t *batch)
     }
 }
 
-static slda_err_t build(slda_batch_t *batch, const slda_doc_t *docs, size_t npairs,
-                        uint64_t seed, char *errstr, size_t errstr_size)
+/* The rows of Ntheta (docs/models.md, "Batch mode"): one a document, or one an author. */
+static slda_err_t make_rows(slda_batch_t *batch, const slda_doc_t *docs, char *errstr,
+                            size_t errstr_size)
+{
+    if (batch->kind != SLDA_KIND_ATM) {
+        batch->R = batch->J;
+        batch->rtrain = batch->ntrain;
+        return SLDA_OK;
+    }
+    return slda_batch_atm_rows(batch, docs, errstr, errstr_size);
+}
+
+static slda_err_t build(slda_batch_t *batch, const slda_params_t *p, const slda_doc_t *docs,
+                        size_t npairs, char *errstr, size_t errstr_size)
 {
     slda_err_t err = alloc_split(batch, npairs, errstr, errstr_size);
-    if (err)
+    if (err || (err = make_rows(batch, docs, errstr, errstr_size)))
         return err;
-    split_docs(batch, docs, seed);
+    split_docs(batch, docs, p->seed);
+    if (batch->rtrain != batch->ntrain)
+        for (size_t j = 0; j < batch->J; j++)
+            batch->rtrain[batch->row[j]] += batch->ntrain[j];
     if (batch->sz.train_tokens == 0 || batch->sz.test_tokens == 0)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_EMPTY,
                             "corpus \"batch\": %llu training and %llu test tokens; need both",
@@ -419,6 +438,8 @@ static slda_err_t build(slda_batch_t *batch, const slda_doc_t *docs, size_t npai
                             (unsigned long long)batch->sz.test_tokens);
     assign_offsets(batch);
     if ((err = alloc_state(batch, errstr, errstr_size)))
+        return err;
+    if (batch->kind == SLDA_KIND_PAM && (err = slda_batch_pam_new(batch, p, errstr, errstr_size)))
         return err;
     init_state(batch);
     return SLDA_OK;
@@ -436,6 +457,9 @@ slda_err_t slda_batch_new(const slda_params_t *p, const slda_doc_t *docs, size_t
     slda_batch_t *batch = big(1, sizeof *batch, "batch", errstr, errstr_size);
     if (!batch)
         return SLDA_ERR_NOMEM;
+    batch->kind = p->kind;
+    batch->S = p->kind == SLDA_KIND_PAM ? p->pam_super : 1;
+    batch->G = batch->S * p->topics;
     batch->ops = slda_vb_ops(p->vb);
     batch->r = slda_params_r(p);
     batch->sampling = p->vb == SLDA_VB_NONE || p->hybrid;
@@ -446,7 +470,7 @@ slda_err_t slda_batch_new(const slda_params_t *p, const slda_doc_t *docs, size_t
     batch->eta = p->eta;
     batch->weta = nwords * p->eta;
     slda_rng_seed3(&batch->rng, p->seed, TAG_SWEEP, 0);
-    if ((err = build(batch, docs, npairs, p->seed, errstr, errstr_size))) {
+    if ((err = build(batch, p, docs, npairs, errstr, errstr_size))) {
         slda_batch_destroy(batch);
         return err;
     }
@@ -461,6 +485,8 @@ void slda_batch_iterate(slda_batch_t *batch)
     for (size_t j = 0; j < batch->J; j++)
         sweep_doc(batch, j);
     batch->iter++;
+    if (batch->kind == SLDA_KIND_PAM)
+        slda_batch_pam_after(batch);
     if (batch->sampling && batch->iter > SLDA_BATCH_BURNIN)
         accumulate(batch);
 }
@@ -516,7 +542,7 @@ static void recount_pair(const slda_batch_t *batch, const bpair_t *pair, double 
 
 double slda_batch_check(const slda_batch_t *batch)
 {
-    size_t K = batch->K, nt = batch->J * K, np = (size_t)batch->W * K;
+    size_t K = batch->K, nt = batch->R * K, np = (size_t)batch->W * K;
     int cvb = batch->Vtheta != NULL;
     size_t n = cvb ? 2 * (nt + np + K) : nt + np + K;
     double *fresh = big(n, sizeof(double), "batch check", NULL, 0);
@@ -524,11 +550,18 @@ double slda_batch_check(const slda_batch_t *batch)
         return INFINITY;
     double *t = fresh, *p = t + nt, *z = p + np;
     double *vt = cvb ? z + K : NULL, *vp = cvb ? vt + nt : NULL, *vz = cvb ? vp + np : NULL;
+    if (batch->kind == SLDA_KIND_PAM) {
+        double m = slda_batch_pam_check(batch, p, z);
+        m = fmax(m, fmax(max_diff(p, batch->Nphi, np), max_diff(z, batch->NZ, K)));
+        slda_big_free(fresh);
+        return m;
+    }
     for (size_t j = 0; j < batch->J; j++)
         for (size_t i = batch->pstart[j]; i < batch->pstart[j + 1]; i++) {
             const bpair_t *pair = &batch->pairs[i];
             size_t w = pair->word;
-            recount_pair(batch, pair, t + j * K, p + w * K, z, cvb ? vt + j * K : NULL,
+            size_t row = slda_batch_row(batch, j);
+            recount_pair(batch, pair, t + row * K, p + w * K, z, cvb ? vt + row * K : NULL,
                          cvb ? vp + w * K : NULL, vz);
         }
     double m = fmax(max_diff(t, batch->Ntheta, nt),
@@ -576,6 +609,10 @@ slda_err_t slda_batch_store(const slda_batch_t *batch, slda_model_t *model, char
     model->tokens = batch->sz.train_tokens;
     model->corpus_tokens = (double)batch->sz.train_tokens;
     model->updated_ms = slda_now_ms();
+    if (batch->kind == SLDA_KIND_ATM)
+        return slda_batch_atm_store(batch, model, errstr, errstr_size);
+    if (batch->kind == SLDA_KIND_PAM)
+        return slda_batch_pam_store(batch, model, errstr, errstr_size);
     return SLDA_OK;
 }
 
