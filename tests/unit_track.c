@@ -436,6 +436,71 @@ static void test_settling(void)
     slda_track_destroy(t);
 }
 
+/* Rises and falls through the tracker (the report's test on counts, track/changes.c): a topic
+ * whose share steps from 0.1 to 0.4 at hour 25 (another's from 0.5 to 0.2) raises one rise and
+ * one fall, at the event time of hour 25, once over every later comparison and not again after
+ * a restart from the state; the same stream without the step raises none. */
+static void test_rise_fall(void)
+{
+    for (int step = 0; step < 2; step++) {
+        slda_track_t *t = new_track(3, 200);
+        seen_t s;
+        memset(&s, 0, sizeof s);
+        slda_track_set_event_cb(t, on_event, &s);
+        slda_track_words_t w[3];
+        set_words(&w[0], A, 12);
+        set_words(&w[1], B, 12);
+        set_words(&w[2], C, 10);
+        double mass[3] = {0.4, 0.4, 0.2};
+        int64_t t0 = 1600000000000LL / HOUR * HOUR;
+        int clamped;
+        uint64_t docs = 0;
+        for (int h = 0; h < 60; h++) {
+            for (int d = 0; d < 40; d++) {
+                int after = step && h >= 25;
+                float theta[3] = {0.4f, after ? 0.2f : 0.5f, after ? 0.4f : 0.1f};
+                int64_t ms = t0 + h * HOUR + d * 60000LL;
+                slda_track_add(t, slda_track_time(t, ms, ms, &clamped), theta);
+                docs++;
+            }
+            if (h % 5 == 4)
+                slda_track_compare(t, w, mass, docs, (uint64_t)h);
+        }
+        size_t nev, first;
+        const slda_track_event_t *ev = slda_track_events(t, &nev, &first);
+        if (!step) {
+            CHECK_TRUE(s.n == 0, "a steady stream: %s", events_of(&s));
+        } else {
+            CHECK_TRUE(s.n == 2 && seen(&s, "rise", 2) && seen(&s, "fall", 1), "events: %s",
+                       events_of(&s));
+            for (size_t i = 0; i < nev; i++) {
+                const slda_track_event_t *e = &ev[(first + i) % SLDA_TRACK_EVENTS];
+                CHECK_INT(e->event_ms, t0 + 25 * HOUR);
+                CHECK_NEAR(e->topic == 2 ? e->after : e->before, e->topic == 2 ? 0.4 : 0.5, 0.01);
+            }
+            char *a = state_json(t);
+            CHECK_CONTAINS(a, "\"kind\":\"rise\",\"topic\":2");
+            CHECK_CONTAINS(a, "\"before\":0.1000,\"after\":0.4000");
+            slda_track_t *u = new_track(3, 200);
+            seen_t s2;
+            memset(&s2, 0, sizeof s2);
+            char err[300];
+            CHECK_INT(slda_track_read_json(u, a, strlen(a), err, sizeof err), SLDA_OK);
+            slda_track_set_event_cb(u, on_event, &s2);
+            for (int d = 0; d < 40; d++) { /* one more hour; the restarted tracker compares */
+                float theta[3] = {0.4f, 0.2f, 0.4f};
+                int64_t ms = t0 + 60 * HOUR + d * 60000LL;
+                slda_track_add(u, slda_track_time(u, ms, ms, &clamped), theta);
+            }
+            slda_track_compare(u, w, mass, docs + 40, 61);
+            CHECK_TRUE(s2.n == 0, "after a restart: %s", events_of(&s2));
+            free(a);
+            slda_track_destroy(u);
+        }
+        slda_track_destroy(t);
+    }
+}
+
 /* Death: share below track.death.floor for track.death.windows windows. */
 static void test_death(void)
 {
@@ -860,6 +925,7 @@ int main(void)
     test_tiers();
     test_drift_events();
     test_settling();
+    test_rise_fall();
     test_death();
     test_state();
     test_words_with_spaces();

@@ -18,6 +18,8 @@
  */
 #include "track/track_priv.h"
 
+#include "track/changes.h"
+
 #include "core/json.h"
 #include "track/sample.h"
 
@@ -93,6 +95,9 @@ slda_track_t *slda_track_new(uint32_t K, const slda_track_opts_t *opts)
     for (uint32_t k = 0; k < K; k++)
         track->topics[k].drift = -1;
     track->merged = slda_xcalloc(MERGED_MAX, sizeof *track->merged);
+    track->chg_ms = slda_xmalloc(2 * (size_t)(K ? K : 1) * sizeof *track->chg_ms);
+    for (size_t i = 0; i < 2 * (size_t)K; i++)
+        track->chg_ms[i] = INT64_MIN;
     slda_track_examples_init(track);
     if (track->o.group_source && track->o.group_capacity) {
         track->group_src = slda_xstrdup(track->o.group_source);
@@ -111,6 +116,7 @@ void slda_track_destroy(slda_track_t *track)
         tw_clear(&track->topics[k].words);
     free(track->topics);
     free(track->merged);
+    free(track->chg_ms);
     slda_track_examples_free(track);
     slda_groups_destroy(track->groups);
     free(track->group_src);
@@ -412,6 +418,7 @@ slda_track_event_t *slda_track_event_push(slda_track_t *track)
     memset(ev, 0, sizeof *ev);
     ev->other = UINT32_MAX;
     ev->event_ms = track->newest_ms;
+    ev->js = ev->before = ev->after = -1;
     return ev;
 }
 
@@ -566,6 +573,45 @@ static double median_drift(const slda_track_t *track, const slda_track_words_t *
     return m;
 }
 
+/* Rises and falls of the topics' shares over the windows the chart shows (track/changes.c: the
+ * report's test on counts), each raised once, at the event time of the window where it
+ * happened: one found again at the next comparison (or at a coarser tier) is not newer than the
+ * last raised of its topic and kind. */
+static void check_changes(slda_track_t *track, const slda_track_words_t *words, uint64_t update)
+{
+    uint32_t K = track->K;
+    size_t tier = slda_track_pick(track, SLDA_TRACK_POINTS);
+    size_t n = slda_track_tier_windows(track, tier, NULL, NULL, NULL);
+    if (n < 2)
+        return;
+    int64_t *start = slda_xmalloc(n * sizeof *start);
+    double *docs = slda_xmalloc(n * sizeof *docs), *share = slda_xmalloc(n * K * sizeof *share);
+    slda_track_tier_windows(track, tier, start, docs, share);
+    slda_change_t *c;
+    size_t nc = slda_changes_find(docs, share, n, K, (double)track->o.warmup_docs, &c);
+    for (size_t i = 0; i < nc; i++) {
+        int64_t ms = start[c[i].window], *last = &track->chg_ms[2 * (size_t)c[i].topic + c[i].fall];
+        if (ms <= *last)
+            continue;
+        *last = ms;
+        slda_track_event_t *ev = slda_track_event_push(track);
+        snprintf(ev->kind, sizeof ev->kind, "%s", c[i].fall ? "fall" : "rise");
+        ev->topic = c[i].topic;
+        ev->event_ms = ms;
+        ev->update = update;
+        ev->before = c[i].before;
+        ev->after = c[i].after;
+        const slda_track_words_t *w = &words[c[i].topic];
+        join_words(ev->words, sizeof ev->words, w->n, w->word);
+        if (track->cb)
+            track->cb(ev, track->cb_opaque);
+    }
+    free(c);
+    free(start);
+    free(docs);
+    free(share);
+}
+
 void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
                         const double *mass, uint64_t docs, uint64_t update)
 {
@@ -615,6 +661,8 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
     }
     check_deaths(track, words, docs >= track->o.warmup_docs && track->settled, update);
     check_merges(track, words, events, update);
+    if (events)
+        check_changes(track, words, update);
     track->compared = 1;
     track->compared_docs = docs;
     track->ex_compared = track->docs; /* examples after this are of the words now */

@@ -121,7 +121,8 @@ typedef struct slda_track_event_s {
     uint32_t topic, other;/* other: merge partner, else UINT32_MAX */
     int64_t event_ms;     /* newest event time when it was seen */
     uint64_t update;      /* the model's update count */
-    double js;            /* drift (change, birth) or distance (merge) */
+    double js;            /* drift (change, birth) or distance (merge); -1: none */
+    double before, after; /* rise, fall: the topic's share before and after (-1: none) */
     char words[200];      /* top words, space separated */
 } slda_track_event_t;
 

@@ -49,6 +49,7 @@ struct slda_track_s {
     topic_t *topics;
     int compared;
     int settled;            /* the model has settled (slda_track_compare): events may be raised */
+    int64_t *chg_ms;        /* 2 K: the event time of each topic's last rise, fall raised */
     uint64_t compared_docs; /* documents trained at the last comparison */
     uint32_t (*merged)[2];
     size_t nmerged;

@@ -63,6 +63,8 @@ void slda_track_write_event(FILE *f, const slda_track_event_t *ev)
             (long long)ev->event_ms, iso, (unsigned long long)ev->update);
     if (ev->js >= 0)
         fprintf(f, ",\"js\":%.4f", ev->js);
+    if (ev->before >= 0 && ev->after >= 0)
+        fprintf(f, ",\"before\":%.4f,\"after\":%.4f", ev->before, ev->after);
     fprintf(f, ",\"words\":");
     slda_track_write_words(f, ev->words);
     fputc('}', f);
@@ -456,7 +458,7 @@ static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
 {
     if (r->js.nodes[node].type != SLDA_JSON_OBJECT)
         return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": entry is not an object", "events");
-    double topic, ms, update, other = -1, js = -1;
+    double topic, ms, update, other = -1, js = -1, before = -1, after = -1;
     if (jr_field(r, node, "topic", &topic) || jr_field(r, node, "event_ms", &ms) ||
         jr_field(r, node, "update", &update))
         return -1;
@@ -465,6 +467,9 @@ static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
         return -1;
     if (slda_json_object_get(&r->js, node, "js") != SLDA_JSON_NONE &&
         jr_field(r, node, "js", &js))
+        return -1;
+    if (slda_json_object_get(&r->js, node, "before") != SLDA_JSON_NONE &&
+        (jr_field(r, node, "before", &before) || jr_field(r, node, "after", &after)))
         return -1;
     if (topic < 0 || topic >= t->K || other >= t->K)
         return jr_fail(r, SLDA_ERR_CORRUPT, "field \"%s\": topic out of range", "events");
@@ -479,6 +484,11 @@ static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
     ev->event_ms = (int64_t)ms;
     ev->update = (uint64_t)update;
     ev->js = js;
+    ev->before = before;
+    ev->after = after;
+    int fall = !strcmp(ev->kind, "fall");
+    if ((fall || !strcmp(ev->kind, "rise")) && ev->event_ms > t->chg_ms[2 * ev->topic + fall])
+        t->chg_ms[2 * ev->topic + fall] = ev->event_ms; /* not raised again after a restart */
     return jr_words(r, slda_json_object_get(&r->js, node, "words"), "words", ' ', ev->words,
                     sizeof ev->words);
 }
