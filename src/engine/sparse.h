@@ -93,6 +93,7 @@ typedef struct slda_sacc_s {
     double *da;           /* K: the change of each topic's total / sigma (the update) */
     uint32_t K;
     float *pf;            /* K: alpha_k inv_k of the local steps (prior entries) */
+    uint16_t *list;       /* K: a row's new list, made by the global step */
     float sigma;          /* the update's: sigma of the rows it reads (global_sparse.c) */
 } slda_sacc_t;
 
