@@ -77,7 +77,7 @@ typedef struct slda_local_s {
     uint32_t cap_tu;
     size_t cap_zs;
     uint32_t *sp_dl;        /* samples x sp_dcap: each collection sweep's document topics */
-    float *sp_nd;           /* samples x Kp: their counts, dense (zero between uses) */
+    float *sp_nd;           /* samples x Kp: their counts times inv_k, dense (zero between uses) */
     uint32_t *sp_dn_n;      /* samples: how many */
     double *sp_e;           /* samples: sum_k N_c[k] inv_k */
     float *sp_m;            /* samples: max_k N_c[k] inv_k */

@@ -163,8 +163,9 @@ static void sort_topics(uint16_t *v, uint32_t n)
 }
 
 /* After collection sweep c: the document's topics D_c (those its tokens
- * hold) with their counts, as a list and dense (sp_nd row c), and
- * E_c = sum_k N_c[k] inv_k, M_c = max_k N_c[k] inv_k, for stats(). */
+ * hold) as a list and their N_c[k] inv_k dense (sp_nd row c: the only way
+ * stats() reads the counts), and E_c = sum_k N_c[k] inv_k, M_c = max_k
+ * N_c[k] inv_k. */
 static void keep_sweep(slda_local_t *loc, const float *inv, uint32_t c)
 {
     uint32_t L = loc->ng, n = 0;
@@ -177,10 +178,10 @@ static void keep_sweep(slda_local_t *loc, const float *inv, uint32_t c)
         uint32_t z = loc->z[i];
         zs[i] = (uint16_t)z;
         if (nd[z] == 0) {
-            nd[z] = loc->ntheta[z];
+            nd[z] = loc->ntheta[z] * inv[z];
             dl[n++] = z;
-            e += nd[z] * inv[z];
-            mx = nd[z] * inv[z] > mx ? nd[z] * inv[z] : mx;
+            e += nd[z];
+            mx = nd[z] > mx ? nd[z] : mx;
         }
     }
     loc->sp_dn_n[c] = n;
@@ -232,17 +233,17 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
     } while (0)
     for (uint32_t c = 0; c < samples; c++) {
         const uint32_t *dl = loc->sp_dl + (size_t)c * loc->sp_dcap;
-        const float *nd = loc->sp_nd + (size_t)c * loc->Kp;
+        const float *nd = loc->sp_nd + (size_t)c * loc->Kp; /* N_c[k] inv_k */
         const uint16_t *zs = loc->zs + (size_t)c * L;
         uint32_t n = loc->sp_dn_n[c];
         /* Z_c: the row part over the topics both hold, then the rest */
         double zr = 0, s = 0;
         if (nrow <= n) {
             for (size_t j = off; j < off + nrow; j++)
-                zr += nd[t->topic[j]] * (double)a[t->topic[j]] * inv[t->topic[j]];
+                zr += nd[t->topic[j]] * (double)a[t->topic[j]];
         } else {
             for (uint32_t j = 0; j < n; j++)
-                zr += nd[dl[j]] * (double)a[dl[j]] * inv[dl[j]];
+                zr += nd[dl[j]] * (double)a[dl[j]];
         }
         double zf = sigma * zr + eta * loc->sp_e[c] + t->amass[ti];
         for (uint32_t i = first; i < first + cu; i++)
@@ -263,7 +264,7 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
                 uint32_t k = t->topic[j];
                 if (nd[k] > 0) {
                     SLDA_TOUCH(k);
-                    acc[k] += nd[k] * a[k] * inv[k] * sr;
+                    acc[k] += nd[k] * a[k] * sr;
                 }
             }
         } else {
@@ -271,7 +272,7 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
                 uint32_t k = dl[j];
                 if (a[k] != 0) {
                     SLDA_TOUCH(k);
-                    acc[k] += nd[k] * a[k] * inv[k] * sr;
+                    acc[k] += nd[k] * a[k] * sr;
                 }
             }
         }
@@ -280,7 +281,7 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
             for (uint32_t j = 0; j < n; j++) {
                 uint32_t k = dl[j];
                 SLDA_TOUCH(k);
-                acc[k] += nd[k] * inv[k] * se;
+                acc[k] += nd[k] * se;
             }
         }
         prior += s;
@@ -409,31 +410,43 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
     return nent;
 }
 
-float slda_sparse_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
-                            const uint32_t *words, const uint32_t *counts, uint32_t npairs,
-                            float *pw)
+float slda_sparse_doc_score(const slda_frozen_t *fz, slda_local_t *loc, const uint32_t *words,
+                            const uint32_t *counts, uint32_t npairs, float *pw)
 {
     const slda_wtabs_t *t = fz->tabs;
     const float *inv = fz->inv_nz;
-    uint32_t Kp = loc->Kp;
-    double tot = 0, L = 0, ll = 0;
+    float *wk = loc->sp_acc; /* n_k inv_k over the document's topics (zero between uses) */
+    uint32_t Kp = loc->Kp, nd = loc->ndtop;
+    double tot = 0, L = 0, ll = 0, e = 0;
     for (uint32_t u = 0; u < npairs; u++)
         L += counts[u];
-    for (uint32_t j = 0; j < loc->ndtop; j++)
-        tot += loc->ntheta_sum[loc->dtop[j]];
-    /* births.c's theta_k = (c_k + alpha_k) / norm, c = the mean counts scaled to L */
+    for (uint32_t j = 0; j < nd; j++) {
+        uint32_t k = loc->dtop[j];
+        tot += loc->ntheta_sum[k];
+        wk[k] = loc->ntheta_sum[k] * inv[k];
+        e += wk[k];
+    }
+    /* births.c's theta_k = (c_k + alpha_k) / norm, c = the mean counts scaled to L;
+     * sum_k c_k phi_w[k] = scale (sigma sum_k n_k inv_k A_wk + eta sum_k n_k inv_k), the
+     * first sum over the shorter of the row's listed topics and the document's */
     double scale = tot > 0 ? L / tot : 0, norm = L + fz->alpha_sum;
     for (uint32_t u = 0; u < npairs; u++) {
         uint32_t ti = (uint32_t)t->of[words[u]];
         const float *a = fz->model->A + (size_t)words[u] * Kp;
-        double p = t->amass[ti];
-        for (uint32_t j = 0; j < loc->ndtop; j++) {
-            uint32_t k = loc->dtop[j];
-            p += scale * loc->ntheta_sum[k] * ((t->sigma * a[k] + t->eta) * inv[k]);
+        size_t off = t->off[ti], nrow = t->off[ti + 1] - off;
+        double r = 0;
+        if (nrow < nd) {
+            for (size_t j = off; j < off + nrow; j++)
+                r += wk[t->topic[j]] * a[t->topic[j]];
+        } else {
+            for (uint32_t j = 0; j < nd; j++)
+                r += wk[loc->dtop[j]] * a[loc->dtop[j]];
         }
-        p /= norm;
+        double p = (t->amass[ti] + scale * (t->sigma * r + t->eta * e)) / norm;
         pw[u] = (float)p;
         ll += counts[u] * log(p > 1e-30 ? p : 1e-30);
     }
+    for (uint32_t j = 0; j < nd; j++)
+        wk[loc->dtop[j]] = 0;
     return L > 0 ? (float)(ll / L) : 0.0f;
 }
