@@ -233,6 +233,18 @@ static double slot_mass(const slda_model_t *model, const slda_sacc_t *acc, uint3
     return n + *prior * pm;
 }
 
+/* Value v (was old) into a[k], pruned under floor_v; k listed in out[m] if
+ * it stays. Returns the new m. */
+static inline uint32_t put(float *restrict a, double *restrict da, uint16_t *restrict out,
+                           uint32_t m, uint32_t k, float v, float old, float floor_v)
+{
+    v = v < floor_v ? 0 : v;
+    da[k] += (double)v - old;
+    a[k] = v;
+    out[m] = (uint16_t)k;
+    return m + (v != 0);
+}
+
 /* Row w after the step: each value v of its list and of its entries' topics
  * (topic[0..ne), increasing, not the prior entry; the list and the entries
  * walked together, so the list becomes their union in the same pass)
@@ -253,25 +265,25 @@ static void step_row(slda_model_t *model, slda_sacc_t *acc, uint32_t w, float c1
     float pw = (float)prior, eta = (float)model->p.eta, sigma = acc->sigma;
     float ps = pw * sigma, pe = pw * eta;
     uint32_t n = model->nzn[w], m = 0, e = 0, j = 0;
-    while (j < n || e < ne) {
-        uint32_t k;
-        float add;
-        if (e < ne && (j == n || topic[e] < list[j])) { /* a topic the list gains */
-            k = topic[e];
-            add = 0;
-        } else {
-            k = list[j++];
-            float old = a[k];
-            add = old != 0 ? pf[k] * (ps * old + pe) : 0;
+    for (;;) {
+        /* the listed topics before the next entry's: the prior part only */
+        uint32_t stop = e < ne ? topic[e] : UINT32_MAX;
+        for (; j < n && list[j] < stop; j++) {
+            uint32_t k = list[j];
+            float old = a[k], add = old != 0 ? pf[k] * (ps * old + pe) : 0;
+            m = put(a, da, out, m, k, c1 * old + c2 * add, old, floor_v);
         }
-        if (e < ne && topic[e] == k)
-            add += x[e++];
-        float old = a[k], v = c1 * old + c2 * add;
-        v = v < floor_v ? 0 : v;
-        da[k] += (double)v - old;
-        a[k] = v;
-        out[m] = (uint16_t)k;
-        m += v != 0;
+        if (e == ne)
+            break;
+        /* the entry's topic: listed (its prior part too) or one the list gains */
+        uint32_t k = stop;
+        float old = a[k], add = 0;
+        if (j < n && list[j] == k) {
+            add = old != 0 ? pf[k] * (ps * old + pe) : 0;
+            j++;
+        }
+        add += x[e++];
+        m = put(a, da, out, m, k, c1 * old + c2 * add, old, floor_v);
     }
     slda_rows_nz_set(model, w, out, m);
 }
