@@ -287,39 +287,33 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
         prior += s;
     }
 #undef SLDA_TOUCH
-    double pmass = prior * t->lmass[ti], total = pmass, kept = 0;
-    float best = 0;
+    double pmass = prior * t->lmass[ti], kept = 0;
+    float best = 0, tpos = 0; /* the positive entries' sum, in float: it only sets the floor */
+    uint32_t top = UINT32_MAX, m = 0;
     for (uint32_t j = 0; j < nt; j++) {
         float x = acc[touch[j]];
-        total += x > 0 ? x : 0;
-        best = x > best ? x : best;
+        tpos += x > 0 ? x : 0;
+        if (x > best) {
+            best = x;
+            top = touch[j];
+        }
     }
-    float floor_x = (float)(total / SLDA_SPARSE_KEEP);
-    uint32_t m = 0, top = UINT32_MAX;
+    float floor_x = (float)((pmass + tpos) / SLDA_SPARSE_KEEP);
     for (uint32_t j = 0; j < nt; j++) {
         uint32_t k = touch[j];
         float x = acc[k];
-        if (x == best && best > 0 && top == UINT32_MAX)
-            top = k;
         if (x > 0 && x >= floor_x && m < SLDA_SPARSE_KEEP) {
             touch[m++] = (uint16_t)k;
             kept += x;
-        } else if (k != top) {
+        } else {
             acc[k] = 0;
             loc->sp_mark[k] = 0;
         }
     }
     if (m == 0 && top != UINT32_MAX) { /* spread thinner than the floor: the largest */
         touch[m++] = (uint16_t)top;
+        acc[top] = best;
         kept = best;
-    } else if (top != UINT32_MAX && loc->sp_mark[top]) { /* kept, or clear it */
-        int in = 0;
-        for (uint32_t j = 0; j < m; j++)
-            in |= touch[j] == top;
-        if (!in) {
-            acc[top] = 0;
-            loc->sp_mark[top] = 0;
-        }
     }
     sort_topics(touch, m);
     float scale = kept + pmass > 0 ? (float)(cu / (kept + pmass)) : 0;
