@@ -223,7 +223,7 @@ static double slot_mass(const slda_model_t *model, const slda_sacc_t *acc, uint3
         for (uint32_t j = 0; j < nl; j++) { /* pm as the tables' lmass */
             float v = a[list[j]];
             sum += v;
-            pm += v != 0 ? pf[list[j]] * (sigma * v + eta) : 0;
+            pm += v > 0 ? pf[list[j]] * (sigma * v + eta) : 0;
         }
     } else {
         for (uint32_t j = 0; j < nl; j++)
@@ -242,7 +242,7 @@ static inline uint32_t put(float *restrict a, double *restrict da, uint16_t *res
     da[k] += (double)v - old;
     a[k] = v;
     out[m] = (uint16_t)k;
-    return m + (v != 0);
+    return m + (v > 0); /* v is 0 or at least floor_v */
 }
 
 /* Row w after the step: each value v of its list and of its entries' topics
@@ -270,7 +270,7 @@ static void step_row(slda_model_t *model, slda_sacc_t *acc, uint32_t w, float c1
         uint32_t stop = e < ne ? topic[e] : UINT32_MAX;
         for (; j < n && list[j] < stop; j++) {
             uint32_t k = list[j];
-            float old = a[k], add = old != 0 ? pf[k] * (ps * old + pe) : 0;
+            float old = a[k], add = old > 0 ? pf[k] * (ps * old + pe) : 0;
             m = put(a, da, out, m, k, c1 * old + c2 * add, old, floor_v);
         }
         if (e == ne)
@@ -279,7 +279,7 @@ static void step_row(slda_model_t *model, slda_sacc_t *acc, uint32_t w, float c1
         uint32_t k = stop;
         float old = a[k], add = 0;
         if (j < n && list[j] == k) {
-            add = old != 0 ? pf[k] * (ps * old + pe) : 0;
+            add = old > 0 ? pf[k] * (ps * old + pe) : 0;
             j++;
         }
         add += x[e++];

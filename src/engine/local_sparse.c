@@ -270,7 +270,7 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
         } else {
             for (uint32_t j = 0; j < n; j++) {
                 uint32_t k = dl[j];
-                if (a[k] != 0) {
+                if (a[k] > 0) {
                     SLDA_TOUCH(k);
                     acc[k] += nd[k] * a[k] * sr;
                 }
