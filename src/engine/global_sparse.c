@@ -184,10 +184,16 @@ void slda_sacc_column(slda_sacc_t *acc, uint32_t from, uint32_t to)
     free(scratch);
 }
 
-/* Clear every row written, NZ and sigma (the first update), and the lists. */
+/* Clear every row written, NZ and sigma (the first update), and the lists:
+ * the lists hold every value that is not zero (rows_nz.c), so only those
+ * are written (O(entries), not a pass over rows_used x K floats). */
 static void forget_all(slda_model_t *model)
 {
-    slda_model_zero_rows(model, 0, model->rows_used);
+    for (uint32_t w = 0; w < model->rows_used; w++) {
+        float *a = model->A + (size_t)w * model->Kp;
+        for (uint32_t j = 0; j < model->nzn[w]; j++)
+            a[model->nzt[w][j]] = 0;
+    }
     memset(model->NZ, 0, model->K * sizeof(double));
     model->sigma = 1.0;
     slda_rows_nz_clear_all(model);

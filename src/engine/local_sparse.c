@@ -108,7 +108,7 @@ static void sweep(slda_local_t *loc, const slda_frozen_t *fz)
 {
     const slda_wtabs_t *t = fz->tabs;
     const slda_model_t *model = fz->model;
-    const float *inv = fz->inv_nz, *al = loc->alpha;
+    const float *inv = fz->inv_nz, *al = fz->alpha;
     float *nd = loc->ntheta, sigma = t->sigma, eta = t->eta;
     uint32_t L = loc->ng, K = loc->K, Kp = loc->Kp;
     double dmass = (double)L + fz->alpha_sum;
@@ -357,7 +357,6 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
     loc->ng = L;
     loc->L = L;
     loc->nv = 0;
-    memcpy(loc->alpha, fz->alpha, Kp * sizeof(float));
     memset(loc->ntheta, 0, Kp * sizeof(float));
     memset(loc->ntheta_sum, 0, Kp * sizeof(float));
     slda_rng_seed3(&loc->rng, p->seed, seed_a, seed_b);
@@ -392,7 +391,7 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
     if (theta) {
         float denom = (float)(L + fz->alpha_sum);
         for (uint32_t k = 0; k < loc->K; k++)
-            theta[k] = (loc->ntheta_sum[k] + loc->alpha[k]) / denom;
+            theta[k] = (loc->ntheta_sum[k] + fz->alpha[k]) / denom;
     }
     uint32_t nent = want_stats && out ? entries(loc, fz, words, counts, npairs, samples, out) : 0;
     for (uint32_t c = 0; c < samples; c++) { /* sp_nd back to zero */
