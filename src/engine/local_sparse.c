@@ -237,13 +237,14 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
         const uint16_t *zs = loc->zs + (size_t)c * L;
         uint32_t n = loc->sp_dn_n[c];
         /* Z_c: the row part over the topics both hold, then the rest */
-        double zr = 0, s = 0;
+        float zr = 0; /* a sum of at most K positive terms: float is enough */
+        double s = 0;
         if (nrow <= n) {
             for (size_t j = off; j < off + nrow; j++)
-                zr += nd[t->topic[j]] * (double)a[t->topic[j]];
+                zr += nd[t->topic[j]] * a[t->topic[j]];
         } else {
             for (uint32_t j = 0; j < n; j++)
-                zr += nd[dl[j]] * (double)a[dl[j]];
+                zr += nd[dl[j]] * a[dl[j]];
         }
         double zf = sigma * zr + eta * loc->sp_e[c] + t->amass[ti];
         for (uint32_t i = first; i < first + cu; i++)
