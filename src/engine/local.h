@@ -86,6 +86,8 @@ typedef struct slda_local_s {
     uint8_t *sp_mark;       /* Kp: a topic touched (zero between uses) */
     float *sp_acc;          /* Kp: a word's statistics (zero between uses) */
     uint16_t *sp_touch;     /* Kp: the topics touched */
+    int sp_clean;           /* the sparse step ran last: ntheta is zero and ntheta_sum zero
+                               outside dtop[0..ndtop) (the dense and pam steps clear it) */
     slda_rng_t rng;
     int collect;            /* this sweep adds to stats */
     int want_stats;

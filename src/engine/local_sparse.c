@@ -358,8 +358,13 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
     loc->ng = L;
     loc->L = L;
     loc->nv = 0;
-    memset(loc->ntheta, 0, Kp * sizeof(float));
-    memset(loc->ntheta_sum, 0, Kp * sizeof(float));
+    if (loc->sp_clean) { /* this step ran last: clear what it left (O(topics), not O(K)) */
+        for (uint32_t j = 0; j < loc->ndtop; j++)
+            loc->ntheta_sum[loc->dtop[j]] = 0;
+    } else {
+        memset(loc->ntheta, 0, Kp * sizeof(float));
+        memset(loc->ntheta_sum, 0, Kp * sizeof(float));
+    }
     slda_rng_seed3(&loc->rng, p->seed, seed_a, seed_b);
     /* every token is sampled; its first topic from its word's proposal */
     uint32_t i = 0;
@@ -386,6 +391,9 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
             loc->ntheta_sum[z] += 1;
         }
     }
+    for (i = 0; i < L; i++) /* ntheta back to zero (nobody reads it after the run) */
+        loc->ntheta[loc->z[i]] = 0;
+    loc->sp_clean = 1;
     float inv_s = 1.0f / (float)samples;
     for (uint32_t j = 0; j < loc->ndtop; j++)
         loc->ntheta_sum[loc->dtop[j]] *= inv_s;
