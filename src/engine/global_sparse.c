@@ -26,6 +26,7 @@ void slda_sacc_free(slda_sacc_t *acc)
     free(acc->x);
     free(acc->da);
     free(acc->pf);
+    free(acc->list);
     memset(acc, 0, sizeof *acc);
 }
 
@@ -34,8 +35,10 @@ void slda_sacc_frozen(slda_sacc_t *acc, const slda_frozen_t *fz, uint32_t K)
     if (acc->K != K || !acc->pf) {
         free(acc->da);
         free(acc->pf);
+        free(acc->list);
         acc->da = slda_xcalloc(K + 1, sizeof *acc->da);
         acc->pf = slda_xmalloc((K + 1) * sizeof *acc->pf);
+        acc->list = slda_xmalloc((K + 1) * sizeof *acc->list);
         acc->K = K;
     }
     for (uint32_t k = 0; k < K; k++)
@@ -181,21 +184,16 @@ void slda_sacc_column(slda_sacc_t *acc, uint32_t from, uint32_t to)
     free(scratch);
 }
 
-/* Sum of row w's listed entries. */
-static double row_total(const slda_model_t *model, uint32_t w)
-{
-    const float *a = model->A + (size_t)w * model->Kp;
-    const uint16_t *list = model->nzt[w];
-    double sum = 0;
-    for (uint32_t j = 0; j < model->nzn[w]; j++)
-        sum += a[list[j]];
-    return sum;
-}
-
-/* Clear every row written, NZ and sigma (the first update), and the lists. */
+/* Clear every row written, NZ and sigma (the first update), and the lists:
+ * the lists hold every value that is not zero (rows_nz.c), so only those
+ * are written (O(entries), not a pass over rows_used x K floats). */
 static void forget_all(slda_model_t *model)
 {
-    slda_model_zero_rows(model, 0, model->rows_used);
+    for (uint32_t w = 0; w < model->rows_used; w++) {
+        float *a = model->A + (size_t)w * model->Kp;
+        for (uint32_t j = 0; j < model->nzn[w]; j++)
+            a[model->nzt[w][j]] = 0;
+    }
     memset(model->NZ, 0, model->K * sizeof(double));
     model->sigma = 1.0;
     slda_rows_nz_clear_all(model);
@@ -209,60 +207,91 @@ static uint32_t listed_entries(const slda_sacc_t *acc, uint32_t s)
 }
 
 /* A slot's statistics in all: its entries, its prior entry's weight (*prior)
- * times the prior part alpha_k phi_w[k] over the row's listed topics (after
- * the union), with the minibatch's frozen phi. */
+ * times the prior part alpha_k phi_w[k] over the row's listed topics, with
+ * the minibatch's frozen phi; *total gets the sum of the row's listed values
+ * (one walk of the list for both). */
 static double slot_mass(const slda_model_t *model, const slda_sacc_t *acc, uint32_t s,
-                        double *prior)
+                        double *prior, double *total)
 {
     uint32_t w = acc->word[s], ne = acc->cnt[s];
     const float *x = acc->x + acc->off[s], *a = model->A + (size_t)w * model->Kp;
-    double n = 0, pm = 0;
+    const uint16_t *list = model->nzt[w];
+    uint32_t nl = model->nzn[w];
+    double n = 0, pm = 0, sum = 0;
     *prior = 0;
     for (uint32_t j = 0; j < ne; j++)
         n += x[j];
     if (ne && acc->topic[acc->off[s] + ne - 1] == SLDA_SPARSE_PRIOR) {
         *prior = x[ne - 1];
         n -= x[ne - 1];
-        const uint16_t *list = model->nzt[w];
         const float *pf = acc->pf;
         float eta = (float)model->p.eta, sigma = acc->sigma;
-        for (uint32_t j = 0, nl = model->nzn[w]; j < nl; j++) /* as the tables' lmass */
-            pm += a[list[j]] != 0 ? pf[list[j]] * (sigma * a[list[j]] + eta) : 0;
+        for (uint32_t j = 0; j < nl; j++) { /* pm as the tables' lmass */
+            float v = a[list[j]];
+            sum += v;
+            pm += v > 0 ? pf[list[j]] * (sigma * v + eta) : 0;
+        }
+    } else {
+        for (uint32_t j = 0; j < nl; j++)
+            sum += a[list[j]];
     }
+    *total = sum;
     return n + *prior * pm;
 }
 
-/* Row w after the step: each listed value v becomes c1 v plus c2 times its
- * statistic (its entry, topics increasing and already listed, plus prior
- * times alpha_k phi_w[k] where v was not zero: the topics the local step's
- * tables held, whose mass it normalised by); a value under the prune floor (in counts, sigma v
- * < eta / SLDA_SPARSE_PRUNE: it moves phi_w[k] by less than
+/* Value v (was old) into a[k], pruned under floor_v; k listed in out[m] if
+ * it stays. Returns the new m. */
+static inline uint32_t put(float *restrict a, double *restrict da, uint16_t *restrict out,
+                           uint32_t m, uint32_t k, float v, float old, float floor_v)
+{
+    v = v < floor_v ? 0 : v;
+    da[k] += (double)v - old;
+    a[k] = v;
+    out[m] = (uint16_t)k;
+    return m + (v > 0); /* v is 0 or at least floor_v */
+}
+
+/* Row w after the step: each value v of its list and of its entries' topics
+ * (topic[0..ne), increasing, not the prior entry; the list and the entries
+ * walked together, so the list becomes their union in the same pass)
+ * becomes c1 v plus c2 times its statistic (its entry plus prior times
+ * alpha_k phi_w[k] where v was not zero: the topics the local step's tables
+ * held, whose mass it normalised by); a value under the prune floor (in
+ * counts, sigma v < eta / SLDA_SPARSE_PRUNE: it moves phi_w[k] by less than
  * 1/SLDA_SPARSE_PRUNE of the smoothing) becomes zero and leaves the list.
  * Adds each value's change to da. */
-static void step_row(slda_model_t *model, const slda_sacc_t *acc, uint32_t w, float c1,
-                     float c2, const uint16_t *topic, const float *x, uint32_t ne, double prior,
-                     double *da)
+static void step_row(slda_model_t *model, slda_sacc_t *acc, uint32_t w, float c1, float c2,
+                     const uint16_t *topic, const float *x, uint32_t ne, double prior, double *da)
 {
     float *restrict a = model->A + (size_t)w * model->Kp;
-    uint16_t *restrict list = model->nzt[w];
+    const uint16_t *restrict list = model->nzt[w];
+    uint16_t *restrict out = acc->list;
     const float *restrict pf = acc->pf;
     float floor_v = (float)(model->p.eta / SLDA_SPARSE_PRUNE / model->sigma);
     float pw = (float)prior, eta = (float)model->p.eta, sigma = acc->sigma;
     float ps = pw * sigma, pe = pw * eta;
-    uint32_t n = model->nzn[w], m = 0, e = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t k = list[j];
-        float old = a[k], add = old != 0 ? pf[k] * (ps * old + pe) : 0;
-        if (e < ne && topic[e] == k)
-            add += x[e++];
-        float v = c1 * old + c2 * add;
-        v = v < floor_v ? 0 : v;
-        da[k] += (double)v - old;
-        a[k] = v;
-        list[m] = (uint16_t)k;
-        m += v != 0;
+    uint32_t n = model->nzn[w], m = 0, e = 0, j = 0;
+    for (;;) {
+        /* the listed topics before the next entry's: the prior part only */
+        uint32_t stop = e < ne ? topic[e] : UINT32_MAX;
+        for (; j < n && list[j] < stop; j++) {
+            uint32_t k = list[j];
+            float old = a[k], add = old > 0 ? pf[k] * (ps * old + pe) : 0;
+            m = put(a, da, out, m, k, c1 * old + c2 * add, old, floor_v);
+        }
+        if (e == ne)
+            break;
+        /* the entry's topic: listed (its prior part too) or one the list gains */
+        uint32_t k = stop;
+        float old = a[k], add = 0;
+        if (j < n && list[j] == k) {
+            add = old > 0 ? pf[k] * (ps * old + pe) : 0;
+            j++;
+        }
+        add += x[e++];
+        m = put(a, da, out, m, k, c1 * old + c2 * add, old, floor_v);
     }
-    model->nzn[w] = m;
+    slda_rows_nz_set(model, w, out, m);
 }
 
 /* Fold sigma into A when it is small (slda_model_fold_scale); the rows the
@@ -294,12 +323,13 @@ static double counts_update(slda_model_t *model, slda_sacc_t *acc, uint64_t ntok
     for (uint32_t s = 0; s < acc->nslots; s++) {
         uint32_t w = acc->word[s], ne = listed_entries(acc, s);
         const uint16_t *topic = acc->topic + acc->off[s];
-        slda_rows_nz_union(model, w, topic, ne);
-        double prior, n = slot_mass(model, acc, s, &prior);
-        double old = row_total(model, w) * sigma / lam;
+        double prior, total, n = slot_mass(model, acc, s, &prior, &total);
+        double old = total * sigma / lam;
         double plain = (1.0 - g.rho) * old + g.rho * g.cm * n;
-        if (!(n > 0 && plain > 0))
+        if (!(n > 0 && plain > 0)) {
+            slda_rows_nz_union(model, w, topic, ne);
             continue;
+        }
         double f = ((1.0 - g.r) * old + g.r * g.cm * n) / plain;
         step_row(model, acc, w, (float)(f * (1.0 - g.rho) / lam),
                  (float)(f * g.rho * g.cm / sigma), topic, acc->x + acc->off[s], ne, prior, da);
@@ -325,7 +355,6 @@ static double decay_update(slda_model_t *model, slda_sacc_t *acc, uint64_t ntoke
     for (uint32_t s = 0; s < acc->nslots; s++) {
         uint32_t w = acc->word[s], ne = listed_entries(acc, s);
         double prior = acc->cnt[s] > ne ? acc->x[acc->off[s] + ne] : 0;
-        slda_rows_nz_union(model, w, acc->topic + acc->off[s], ne);
         step_row(model, acc, w, 1.0f, (float)(c / sigma), acc->topic + acc->off[s],
                  acc->x + acc->off[s], ne, prior, da);
     }

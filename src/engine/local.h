@@ -77,7 +77,7 @@ typedef struct slda_local_s {
     uint32_t cap_tu;
     size_t cap_zs;
     uint32_t *sp_dl;        /* samples x sp_dcap: each collection sweep's document topics */
-    float *sp_nd;           /* samples x Kp: their counts, dense (zero between uses) */
+    float *sp_nd;           /* samples x Kp: their counts times inv_k, dense (zero between uses) */
     uint32_t *sp_dn_n;      /* samples: how many */
     double *sp_e;           /* samples: sum_k N_c[k] inv_k */
     float *sp_m;            /* samples: max_k N_c[k] inv_k */
@@ -86,6 +86,8 @@ typedef struct slda_local_s {
     uint8_t *sp_mark;       /* Kp: a topic touched (zero between uses) */
     float *sp_acc;          /* Kp: a word's statistics (zero between uses) */
     uint16_t *sp_touch;     /* Kp: the topics touched */
+    int sp_clean;           /* the sparse step ran last: ntheta is zero and ntheta_sum zero
+                               outside dtop[0..ndtop) (the dense and pam steps clear it) */
     slda_rng_t rng;
     int collect;            /* this sweep adds to stats */
     int want_stats;

@@ -108,7 +108,7 @@ static void sweep(slda_local_t *loc, const slda_frozen_t *fz)
 {
     const slda_wtabs_t *t = fz->tabs;
     const slda_model_t *model = fz->model;
-    const float *inv = fz->inv_nz, *al = loc->alpha;
+    const float *inv = fz->inv_nz, *al = fz->alpha;
     float *nd = loc->ntheta, sigma = t->sigma, eta = t->eta;
     uint32_t L = loc->ng, K = loc->K, Kp = loc->Kp;
     double dmass = (double)L + fz->alpha_sum;
@@ -163,8 +163,9 @@ static void sort_topics(uint16_t *v, uint32_t n)
 }
 
 /* After collection sweep c: the document's topics D_c (those its tokens
- * hold) with their counts, as a list and dense (sp_nd row c), and
- * E_c = sum_k N_c[k] inv_k, M_c = max_k N_c[k] inv_k, for stats(). */
+ * hold) as a list and their N_c[k] inv_k dense (sp_nd row c: the only way
+ * stats() reads the counts), and E_c = sum_k N_c[k] inv_k, M_c = max_k
+ * N_c[k] inv_k. */
 static void keep_sweep(slda_local_t *loc, const float *inv, uint32_t c)
 {
     uint32_t L = loc->ng, n = 0;
@@ -177,10 +178,10 @@ static void keep_sweep(slda_local_t *loc, const float *inv, uint32_t c)
         uint32_t z = loc->z[i];
         zs[i] = (uint16_t)z;
         if (nd[z] == 0) {
-            nd[z] = loc->ntheta[z];
+            nd[z] = loc->ntheta[z] * inv[z];
             dl[n++] = z;
-            e += nd[z] * inv[z];
-            mx = nd[z] * inv[z] > mx ? nd[z] * inv[z] : mx;
+            e += nd[z];
+            mx = nd[z] > mx ? nd[z] : mx;
         }
     }
     loc->sp_dn_n[c] = n;
@@ -232,17 +233,18 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
     } while (0)
     for (uint32_t c = 0; c < samples; c++) {
         const uint32_t *dl = loc->sp_dl + (size_t)c * loc->sp_dcap;
-        const float *nd = loc->sp_nd + (size_t)c * loc->Kp;
+        const float *nd = loc->sp_nd + (size_t)c * loc->Kp; /* N_c[k] inv_k */
         const uint16_t *zs = loc->zs + (size_t)c * L;
         uint32_t n = loc->sp_dn_n[c];
         /* Z_c: the row part over the topics both hold, then the rest */
-        double zr = 0, s = 0;
+        float zr = 0; /* a sum of at most K positive terms: float is enough */
+        double s = 0;
         if (nrow <= n) {
             for (size_t j = off; j < off + nrow; j++)
-                zr += nd[t->topic[j]] * (double)a[t->topic[j]] * inv[t->topic[j]];
+                zr += nd[t->topic[j]] * a[t->topic[j]];
         } else {
             for (uint32_t j = 0; j < n; j++)
-                zr += nd[dl[j]] * (double)a[dl[j]] * inv[dl[j]];
+                zr += nd[dl[j]] * a[dl[j]];
         }
         double zf = sigma * zr + eta * loc->sp_e[c] + t->amass[ti];
         for (uint32_t i = first; i < first + cu; i++)
@@ -263,15 +265,15 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
                 uint32_t k = t->topic[j];
                 if (nd[k] > 0) {
                     SLDA_TOUCH(k);
-                    acc[k] += nd[k] * a[k] * inv[k] * sr;
+                    acc[k] += nd[k] * a[k] * sr;
                 }
             }
         } else {
             for (uint32_t j = 0; j < n; j++) {
                 uint32_t k = dl[j];
-                if (a[k] != 0) {
+                if (a[k] > 0) {
                     SLDA_TOUCH(k);
-                    acc[k] += nd[k] * a[k] * inv[k] * sr;
+                    acc[k] += nd[k] * a[k] * sr;
                 }
             }
         }
@@ -280,45 +282,39 @@ static uint32_t stats(slda_local_t *loc, const slda_frozen_t *fz, uint32_t w, ui
             for (uint32_t j = 0; j < n; j++) {
                 uint32_t k = dl[j];
                 SLDA_TOUCH(k);
-                acc[k] += nd[k] * inv[k] * se;
+                acc[k] += nd[k] * se;
             }
         }
         prior += s;
     }
 #undef SLDA_TOUCH
-    double pmass = prior * t->lmass[ti], total = pmass, kept = 0;
-    float best = 0;
+    double pmass = prior * t->lmass[ti], kept = 0;
+    float best = 0, tpos = 0; /* the positive entries' sum, in float: it only sets the floor */
+    uint32_t top = UINT32_MAX, m = 0;
     for (uint32_t j = 0; j < nt; j++) {
         float x = acc[touch[j]];
-        total += x > 0 ? x : 0;
-        best = x > best ? x : best;
+        tpos += x > 0 ? x : 0;
+        if (x > best) {
+            best = x;
+            top = touch[j];
+        }
     }
-    float floor_x = (float)(total / SLDA_SPARSE_KEEP);
-    uint32_t m = 0, top = UINT32_MAX;
+    float floor_x = (float)((pmass + tpos) / SLDA_SPARSE_KEEP);
     for (uint32_t j = 0; j < nt; j++) {
         uint32_t k = touch[j];
         float x = acc[k];
-        if (x == best && best > 0 && top == UINT32_MAX)
-            top = k;
         if (x > 0 && x >= floor_x && m < SLDA_SPARSE_KEEP) {
             touch[m++] = (uint16_t)k;
             kept += x;
-        } else if (k != top) {
+        } else {
             acc[k] = 0;
             loc->sp_mark[k] = 0;
         }
     }
     if (m == 0 && top != UINT32_MAX) { /* spread thinner than the floor: the largest */
         touch[m++] = (uint16_t)top;
+        acc[top] = best;
         kept = best;
-    } else if (top != UINT32_MAX && loc->sp_mark[top]) { /* kept, or clear it */
-        int in = 0;
-        for (uint32_t j = 0; j < m; j++)
-            in |= touch[j] == top;
-        if (!in) {
-            acc[top] = 0;
-            loc->sp_mark[top] = 0;
-        }
     }
     sort_topics(touch, m);
     float scale = kept + pmass > 0 ? (float)(cu / (kept + pmass)) : 0;
@@ -362,9 +358,13 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
     loc->ng = L;
     loc->L = L;
     loc->nv = 0;
-    memcpy(loc->alpha, fz->alpha, Kp * sizeof(float));
-    memset(loc->ntheta, 0, Kp * sizeof(float));
-    memset(loc->ntheta_sum, 0, Kp * sizeof(float));
+    if (loc->sp_clean) { /* this step ran last: clear what it left (O(topics), not O(K)) */
+        for (uint32_t j = 0; j < loc->ndtop; j++)
+            loc->ntheta_sum[loc->dtop[j]] = 0;
+    } else {
+        memset(loc->ntheta, 0, Kp * sizeof(float));
+        memset(loc->ntheta_sum, 0, Kp * sizeof(float));
+    }
     slda_rng_seed3(&loc->rng, p->seed, seed_a, seed_b);
     /* every token is sampled; its first topic from its word's proposal */
     uint32_t i = 0;
@@ -391,13 +391,16 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
             loc->ntheta_sum[z] += 1;
         }
     }
+    for (i = 0; i < L; i++) /* ntheta back to zero (nobody reads it after the run) */
+        loc->ntheta[loc->z[i]] = 0;
+    loc->sp_clean = 1;
     float inv_s = 1.0f / (float)samples;
     for (uint32_t j = 0; j < loc->ndtop; j++)
         loc->ntheta_sum[loc->dtop[j]] *= inv_s;
     if (theta) {
         float denom = (float)(L + fz->alpha_sum);
         for (uint32_t k = 0; k < loc->K; k++)
-            theta[k] = (loc->ntheta_sum[k] + loc->alpha[k]) / denom;
+            theta[k] = (loc->ntheta_sum[k] + fz->alpha[k]) / denom;
     }
     uint32_t nent = want_stats && out ? entries(loc, fz, words, counts, npairs, samples, out) : 0;
     for (uint32_t c = 0; c < samples; c++) { /* sp_nd back to zero */
@@ -409,31 +412,43 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
     return nent;
 }
 
-float slda_sparse_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
-                            const uint32_t *words, const uint32_t *counts, uint32_t npairs,
-                            float *pw)
+float slda_sparse_doc_score(const slda_frozen_t *fz, slda_local_t *loc, const uint32_t *words,
+                            const uint32_t *counts, uint32_t npairs, float *pw)
 {
     const slda_wtabs_t *t = fz->tabs;
     const float *inv = fz->inv_nz;
-    uint32_t Kp = loc->Kp;
-    double tot = 0, L = 0, ll = 0;
+    float *wk = loc->sp_acc; /* n_k inv_k over the document's topics (zero between uses) */
+    uint32_t Kp = loc->Kp, nd = loc->ndtop;
+    double tot = 0, L = 0, ll = 0, e = 0;
     for (uint32_t u = 0; u < npairs; u++)
         L += counts[u];
-    for (uint32_t j = 0; j < loc->ndtop; j++)
-        tot += loc->ntheta_sum[loc->dtop[j]];
-    /* births.c's theta_k = (c_k + alpha_k) / norm, c = the mean counts scaled to L */
+    for (uint32_t j = 0; j < nd; j++) {
+        uint32_t k = loc->dtop[j];
+        tot += loc->ntheta_sum[k];
+        wk[k] = loc->ntheta_sum[k] * inv[k];
+        e += wk[k];
+    }
+    /* births.c's theta_k = (c_k + alpha_k) / norm, c = the mean counts scaled to L;
+     * sum_k c_k phi_w[k] = scale (sigma sum_k n_k inv_k A_wk + eta sum_k n_k inv_k), the
+     * first sum over the shorter of the row's listed topics and the document's */
     double scale = tot > 0 ? L / tot : 0, norm = L + fz->alpha_sum;
     for (uint32_t u = 0; u < npairs; u++) {
         uint32_t ti = (uint32_t)t->of[words[u]];
         const float *a = fz->model->A + (size_t)words[u] * Kp;
-        double p = t->amass[ti];
-        for (uint32_t j = 0; j < loc->ndtop; j++) {
-            uint32_t k = loc->dtop[j];
-            p += scale * loc->ntheta_sum[k] * ((t->sigma * a[k] + t->eta) * inv[k]);
+        size_t off = t->off[ti], nrow = t->off[ti + 1] - off;
+        double r = 0;
+        if (nrow < nd) {
+            for (size_t j = off; j < off + nrow; j++)
+                r += wk[t->topic[j]] * a[t->topic[j]];
+        } else {
+            for (uint32_t j = 0; j < nd; j++)
+                r += wk[loc->dtop[j]] * a[loc->dtop[j]];
         }
-        p /= norm;
+        double p = (t->amass[ti] + scale * (t->sigma * r + t->eta * e)) / norm;
         pw[u] = (float)p;
         ll += counts[u] * log(p > 1e-30 ? p : 1e-30);
     }
+    for (uint32_t j = 0; j < nd; j++)
+        wk[loc->dtop[j]] = 0;
     return L > 0 ? (float)(ll / L) : 0.0f;
 }

@@ -247,6 +247,7 @@ void slda_local_run(slda_local_t *loc, const slda_frozen_t *fz, const uint32_t *
     memcpy(loc->alpha, loc->prior ? loc->prior : fz->alpha, Kp * sizeof(float));
     double alpha_sum = loc->prior ? loc->prior_sum : fz->alpha_sum;
     loc->prior = NULL;
+    loc->sp_clean = 0;
     memset(loc->ntheta, 0, Kp * sizeof(float));
     memset(loc->ntheta_sum, 0, Kp * sizeof(float));
     memset(loc->var, 0, Kp * sizeof(float));

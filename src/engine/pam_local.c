@@ -160,6 +160,7 @@ void slda_pam_run(slda_local_t *loc, const slda_frozen_t *fz, const slda_pam_t *
     const slda_model_t *model = fz->model;
     const slda_params_t *p = &model->p;
     uint32_t S = pam->S, K = pam->K, Kp = loc->Kp, nv = 0, ng = 0, L = 0;
+    loc->sp_clean = 0; /* local_sparse.c's ntheta state */
     size_t sk = (size_t)S * K;
     for (uint32_t u = 0; u < npairs; u++) {
         L += counts[u];

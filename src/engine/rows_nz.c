@@ -87,6 +87,14 @@ void slda_rows_nz_union(slda_model_t *model, uint32_t w, const uint16_t *add, ui
     model->nzn[w] = have + extra;
 }
 
+void slda_rows_nz_set(slda_model_t *model, uint32_t w, const uint16_t *list, uint32_t n)
+{
+    reserve(model, w, n);
+    if (n)
+        memcpy(model->nzt[w], list, (size_t)n * sizeof *list);
+    model->nzn[w] = n;
+}
+
 void slda_rows_nz_reset_row(slda_model_t *model, uint32_t w, int full)
 {
     if (!model->nz_valid)

@@ -15,6 +15,8 @@ static inline void slda_rows_nz_invalidate(slda_model_t *model)
 }
 /* Row w's list becomes its union with add[0..n) (increasing, no duplicates). */
 void slda_rows_nz_union(slda_model_t *model, uint32_t w, const uint16_t *add, uint32_t n);
+/* Row w's list becomes list[0..n) (increasing, no duplicates). */
+void slda_rows_nz_set(slda_model_t *model, uint32_t w, const uint16_t *list, uint32_t n);
 /* Row w holds nothing (evicted, cleared). */
 static inline void slda_rows_nz_clear_row(slda_model_t *model, uint32_t w)
 {

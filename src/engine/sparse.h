@@ -74,10 +74,9 @@ uint32_t slda_sparse_run(slda_local_t *loc, const slda_frozen_t *fz, const uint3
                          const uint32_t *counts, uint32_t npairs, uint64_t seed_a,
                          uint64_t seed_b, int want_stats, float *theta, slda_sentry_t *out);
 /* births.c's per-pair p(w) and mean log-likelihood of the document that
- * slda_sparse_run just ran (theta from its mean counts). */
-float slda_sparse_doc_score(const slda_frozen_t *fz, const slda_local_t *loc,
-                            const uint32_t *words, const uint32_t *counts, uint32_t npairs,
-                            float *pw);
+ * slda_sparse_run just ran (theta from its mean counts); uses loc's scratch. */
+float slda_sparse_doc_score(const slda_frozen_t *fz, slda_local_t *loc, const uint32_t *words,
+                            const uint32_t *counts, uint32_t npairs, float *pw);
 
 /* A minibatch's entries summed by word (global_sparse.c): slot s is word
  * word[s] (first appearance over the documents), its topics topic[off[s] ..
@@ -93,6 +92,7 @@ typedef struct slda_sacc_s {
     double *da;           /* K: the change of each topic's total / sigma (the update) */
     uint32_t K;
     float *pf;            /* K: alpha_k inv_k of the local steps (prior entries) */
+    uint16_t *list;       /* K: a row's new list, made by the global step */
     float sigma;          /* the update's: sigma of the rows it reads (global_sparse.c) */
 } slda_sacc_t;
 

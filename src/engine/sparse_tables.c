@@ -117,16 +117,32 @@ void slda_wtabs_build(slda_wtabs_t *t, const slda_model_t *model, const slda_fro
         const float *a = model->A + (size_t)w * Kp;
         double c = 0, am = 0, lm = 0;
         t->off[i] = pos;
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t k = list[j];
-            double v = sigma * a[k] * fz->inv_nz[k];
-            if (!(v > 0))
-                continue; /* a listed topic whose count is gone */
-            c += v;
-            am += fz->alpha[k] * v;
-            lm += fz->alpha[k] * (v + t->eta * fz->inv_nz[k]);
-            t->topic[pos] = (uint16_t)k;
-            t->cum[pos++] = (float)c;
+        if (t->alpha_sym) { /* alpha_0 times the sums: c, and inv_k over the same topics */
+            double si = 0;
+            for (uint32_t j = 0; j < n; j++) {
+                uint32_t k = list[j];
+                double v = sigma * a[k] * fz->inv_nz[k];
+                if (!(v > 0))
+                    continue; /* a listed topic whose count is gone */
+                c += v;
+                si += fz->inv_nz[k];
+                t->topic[pos] = (uint16_t)k;
+                t->cum[pos++] = (float)c;
+            }
+            am = t->alpha0 * c;
+            lm = t->alpha0 * (c + t->eta * si);
+        } else {
+            for (uint32_t j = 0; j < n; j++) {
+                uint32_t k = list[j];
+                double v = sigma * a[k] * fz->inv_nz[k];
+                if (!(v > 0))
+                    continue;
+                c += v;
+                am += fz->alpha[k] * v;
+                lm += fz->alpha[k] * (v + t->eta * fz->inv_nz[k]);
+                t->topic[pos] = (uint16_t)k;
+                t->cum[pos++] = (float)c;
+            }
         }
         t->mass[i] = (float)c;
         t->amass[i] = am + t->alpha_inv;
