@@ -74,15 +74,20 @@ void slda_svc_event_gauges(slda_service_t *svc)
 static void track_event_log(const slda_track_event_t *ev, void *opaque)
 {
     slda_service_t *svc = opaque;
+    int engine = ev->engine; /* births.c's, carried by the tracker */
     char iso[40];
     slda_time_format(ev->event_ms, iso, sizeof iso);
     if (ev->other != UINT32_MAX)
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
                  "topic event: %s of topics %u and %u at %s (JS %.2f): %s", ev->kind, ev->topic,
                  ev->other, iso, ev->js, ev->words);
+    else if (ev->before >= 0) /* rise, fall: the shares */
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL,
+                 "topic event: %s of topic %u at %s (share %.3f -> %.3f): %s", ev->kind,
+                 ev->topic, iso, ev->before, ev->after, ev->words);
     else
         slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "topic event: %s of topic %u at %s%s: %s",
-                 ev->kind, ev->topic, iso, ev->js >= 0 ? "" : " (engine)", ev->words);
+                 ev->kind, ev->topic, iso, engine ? " (engine)" : "", ev->words);
     const char *topic = svc->conf->track_events_topic;
     if (!topic || !*topic || !svc->sink)
         return;
@@ -99,9 +104,11 @@ static void track_event_log(const slda_track_event_t *ev, void *opaque)
     fprintf(f, ",\"event_time\":");
     slda_json_write_string(f, iso);
     fprintf(f, ",\"event_ms\":%lld,\"update\":%llu,\"engine\":%s", (long long)ev->event_ms,
-            (unsigned long long)ev->update, ev->js >= 0 ? "false" : "true");
+            (unsigned long long)ev->update, engine ? "true" : "false");
     if (ev->js >= 0)
         fprintf(f, ",\"js\":%.4f", ev->js);
+    if (ev->before >= 0)
+        fprintf(f, ",\"before\":%.4f,\"after\":%.4f", ev->before, ev->after);
     fprintf(f, ",\"words\":");
     slda_json_write_string(f, ev->words);
     fprintf(f, "}");

@@ -445,6 +445,7 @@ void slda_track_engine_event(slda_track_t *track, const char *kind, uint32_t top
     ev->topic = topic;
     ev->update = update;
     ev->js = -1;
+    ev->engine = 1;
     snprintf(ev->words, sizeof ev->words, "%s", words ? words : "");
     slda_track_examples_forget(track, topic, track->docs + 1); /* the slot re-seeded */
     if (track->cb)

@@ -123,6 +123,7 @@ typedef struct slda_track_event_s {
     uint64_t update;      /* the model's update count */
     double js;            /* drift (change, birth) or distance (merge); -1: none */
     double before, after; /* rise, fall: the topic's share before and after (-1: none) */
+    int engine;           /* the engine's own (slda_track_engine_event) */
     char words[200];      /* top words, space separated */
 } slda_track_event_t;
 

@@ -486,6 +486,7 @@ static int read_event(jr_t *r, slda_track_t *t, uint32_t node)
     ev->js = js;
     ev->before = before;
     ev->after = after;
+    ev->engine = js < 0 && before < 0 && strcmp(ev->kind, "death") != 0; /* births.c's */
     int fall = !strcmp(ev->kind, "fall");
     if ((fall || !strcmp(ev->kind, "rise")) && ev->event_ms > t->chg_ms[2 * ev->topic + fall])
         t->chg_ms[2 * ev->topic + fall] = ev->event_ms; /* not raised again after a restart */
