@@ -378,6 +378,7 @@ static void test_drift_events(void)
     const slda_track_event_t *ev = slda_track_events(t, &nev, &first);
     CHECK_INT(nev, (size_t)s.n);
     CHECK_STR(ev[(first + nev - 1) % SLDA_TRACK_EVENTS].words, "old words");
+    CHECK_TRUE(ev[(first + nev - 1) % SLDA_TRACK_EVENTS].engine, "the engine's event marked");
     /* a slot taken over with no document trained since the last comparison (train's replay
      * of second visits at the end): the model refining, no event (the old code: a birth) */
     n = s.n;
@@ -521,6 +522,9 @@ static void test_death(void)
         CHECK_INT(seen(&s, "death", 1), h >= 5);
     }
     CHECK_TRUE(!seen(&s, "death", 0), "events: %s", events_of(&s));
+    size_t nev, first; /* the tracker's own death, not the engine's (it was marked so) */
+    const slda_track_event_t *ev = slda_track_events(t, &nev, &first);
+    CHECK_TRUE(nev == 1 && !ev[first].engine, "death marked as the engine's");
     slda_track_destroy(t);
 }
 
