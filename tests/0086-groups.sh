@@ -105,7 +105,26 @@ assert sorted(x["name"] for x in g["list"]) == ["de", "en"], g
 EOF
 grep -q '<h2>Languages (2' "$T/r5.html" && ok || fail "the report names languages"
 
-# 5. no group field: nothing grouped
+# 5. sources a run does not have are refused with the reason; a group that is not UTF-8 (a CSV
+# column is not checked) is kept with '?' for its bad bytes, so the state stays JSON the report reads
+expect_rc 1 "@author without an author-topic model" "$S" train -k 3 --time-field time \
+    --group-field @author --snapshot-dir "$T/s7" -q "$T/g.jsonl"
+says "@author's reason" 'input.group.field=@author groups by the authors an author-topic model reads'
+expect_rc 1 "@key in train" "$S" train -k 3 --time-field time --group-field @key \
+    --snapshot-dir "$T/s7" -q "$T/g.jsonl"
+says "@key's reason" "input.group.field=@key groups by the Kafka message's key"
+expect_rc 1 "an unknown @ source" "$S" train -k 3 --time-field time --group-field @source \
+    --snapshot-dir "$T/s7" -q "$T/g.jsonl"
+says "the unknown source named" 'input.group.field="@source": a field.s name, or @lang, @author, @key'
+{ printf 'id,when,source,text\n'; printf '1,1577836800,caf\xe9,goal match team\n';
+  printf '2,1577840400,ok,goal match team\n'; } >"$T/bad.csv"
+expect_rc 0 "a group that is not UTF-8" "$S" train -k 2 -f csv --time-field when --group-field source \
+    --snapshot-dir "$T/s8" -q "$T/bad.csv"
+expect_rc 0 "report reads that state" "$S" report "$T/s8" --json "$T/r8.json"
+python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["groups"]; assert sorted(x["name"] for x in g["list"]) == ["caf?", "ok"], g' "$T/r8.json" &&
+    ok || fail "the bad bytes as ?: $(head -c 300 "$T/r8.json")"
+
+# 6. no group field: nothing grouped
 expect_rc 0 "train without groups" "$S" train -k 3 -X seed=2 --time-field time \
     -X track.window=day --snapshot-dir "$T/s6" -q "$T/g.jsonl"
 grep -q "groups by" "$T/err" && fail "groups without a group field" || ok

@@ -13,6 +13,7 @@
 #include "io/snapshot.h"
 #include "engine/model.h"
 #include "text/tokenize.h"
+#include "track/track.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -526,6 +527,11 @@ int slda_cli_train(int argc, char **argv)
     }
     if (tr.test_obs && load_test_split(&tr))
         goto out;
+    if (snap_dir && tr.time_field && tr.conf->track &&
+        slda_track_group_check(tr.conf, slda_model_params(tr.model)->kind, 0, err, sizeof err)) {
+        fprintf(stderr, "streamlda train: %s\n", err);
+        goto out;
+    }
     if (snap_dir && !(tr.tl = slda_cli_snaps_new(tr.conf, tr.model, snap_dir, snap_every,
                                                     tr.time_field && tr.conf->track)))
         goto out;

@@ -11,6 +11,7 @@
 #include "io/record.h"
 
 #include "io/evtime.h"
+#include "core/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -253,8 +254,21 @@ char *slda_record_group(const slda_record_t *rec)
         b--;
     char *out = slda_xmalloc(b - a + 1);
     size_t o = 0;
-    for (size_t i = a; i < b; i++) /* control characters (a NUL, a newline) as spaces */
-        out[o++] = (unsigned char)g->s[i] < ' ' || g->s[i] == 0x7f ? ' ' : g->s[i];
+    for (size_t i = a; i < b;) {
+        unsigned char c = (unsigned char)g->s[i];
+        size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+        if (c >= 0x80 && (i + n > b || !slda_utf8_valid(g->s + i, n, NULL, NULL))) {
+            out[o++] = '?'; /* not UTF-8 (a CSV column is not checked): the state stays JSON */
+            i++;
+        } else if (c < ' ' || c == 0x7f) { /* control characters (a NUL, a newline) as spaces */
+            out[o++] = ' ';
+            i++;
+        } else {
+            memcpy(out + o, g->s + i, n);
+            o += n;
+            i += n;
+        }
+    }
     out[o] = '\0';
     return out;
 }

@@ -109,7 +109,8 @@ void slda_record_assign(slda_record_t *dst, const slda_record_t *src);
  * (slda_record_names sets it for the tracker's representative documents). */
 char *slda_record_text(const slda_record_t *rec);
 /* The record's group (input.group.field) as a malloc'ed string: trimmed, at most
- * SLDA_GROUP_MAX bytes cut at a character, control characters as spaces; NULL without one. */
+ * SLDA_GROUP_MAX bytes cut at a character, control characters as spaces, bytes that are not
+ * UTF-8 as '?'; NULL without one. */
 #define SLDA_GROUP_MAX 120
 char *slda_record_group(const slda_record_t *rec);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */

@@ -125,6 +125,10 @@ slda_service_t *slda_service_start(const slda_conf_t *conf, volatile int *stop, 
                      slda_kind_name(slda_model_params(svc->model)->kind));
         goto fail;
     }
+    if (svc->conf->track &&
+        slda_track_group_check(svc->conf, slda_model_params(svc->model)->kind, 1, errstr,
+                               errstr_size) != SLDA_OK)
+        goto fail;
     slda_svc_track_start(svc);
     if (svc->http && svc->conf->track) {
         svc->page = slda_page_new();

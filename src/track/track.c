@@ -46,6 +46,29 @@ void slda_track_opts_default(slda_track_opts_t *o)
     o->trend_slope = 0.02;
 }
 
+slda_err_t slda_track_group_check(const slda_conf_t *conf, slda_model_kind_t kind, int keyed,
+                                  char *errstr, size_t errstr_size)
+{
+    const char *g = conf->input_group_field;
+    if (!g || g[0] != '@' || !strcmp(g, "@lang"))
+        return SLDA_OK;
+    if (!strcmp(g, "@author"))
+        return kind == SLDA_KIND_ATM
+                   ? SLDA_OK
+                   : slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                                  "input.group.field=@author groups by the authors an "
+                                  "author-topic model reads (model.kind=atm); with "
+                                  "model.kind=%s name the authors' field itself (e.g. "
+                                  "input.group.field=author)", slda_kind_name(kind));
+    if (!strcmp(g, "@key"))
+        return keyed ? SLDA_OK
+                     : slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                                    "input.group.field=@key groups by the Kafka message's key, "
+                                    "and train's files have none: name a field");
+    return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
+                        "input.group.field=\"%s\": a field's name, or @lang, @author, @key", g);
+}
+
 void slda_track_opts_from_conf(slda_track_opts_t *o, const slda_conf_t *c)
 {
     static const int64_t window_ms[] = {60 * 1000, 3600 * 1000, 24 * 3600 * 1000,

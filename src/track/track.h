@@ -41,6 +41,11 @@ typedef struct slda_track_opts_s {
     uint32_t group_capacity;    /* track.group.capacity: 0 = no groups */
 } slda_track_opts_t;
 
+/* Whether input.group.field names a source of groups this run has: a field, @lang, @author
+ * (model.kind=atm: the authors the model reads), @key (keyed: the service's messages; train's
+ * files have no key). SLDA_ERR_INVALID with the reason otherwise. */
+slda_err_t slda_track_group_check(const slda_conf_t *conf, slda_model_kind_t kind, int keyed,
+                                  char *errstr, size_t errstr_size);
 /* The defaults of the property table (for tests and tools). */
 void slda_track_opts_default(slda_track_opts_t *opts);
 /* From a configuration's track.* keys. */
