@@ -845,9 +845,11 @@ static void score_window(const slda_model_t *model, slda_doc_t *docs, const floa
     slda_sample_t *s = slda_sample_new(SDOCS);
     slda_rng_t srng;
     slda_rng_seed(&srng, 5);
-    for (uint32_t i = 0; i < SDOCS; i++)
-        slda_sample_put(s, slda_sample_offer(s, &srng),
-                        slda_sdoc_new(model, &docs[i], then_theta + (size_t)i * K, K));
+    for (uint32_t i = 0; i < SDOCS; i++) {
+        slda_sdoc_t *d = slda_sdoc_new(model, &docs[i], then_theta + (size_t)i * K, K);
+        d->refs++; /* the reservoir's reference, as prev.c takes it */
+        slda_sample_put(s, slda_sample_offer(s, &srng), d);
+    }
     s->seen = 100 * SDOCS;
     double sum[8];
     for (uint32_t k = 0; k < K; k++)

@@ -37,7 +37,8 @@ typedef struct slda_sample_s {
 } slda_sample_t;
 
 /* A sampled document from doc's words (ids of model's vocabulary) and its training-time
- * mixture theta (K); refs 1. */
+ * mixture theta (K); refs 0: each holder takes its reference (prev.c, examples.c), and
+ * slda_sdoc_unref frees it with the last. */
 slda_sdoc_t *slda_sdoc_new(const slda_model_t *model, const slda_doc_t *doc,
                            const float *theta, uint32_t K);
 /* A document from its parts (a saved state): n keys and counts, the mixture's entries. */
