@@ -1,5 +1,6 @@
 /* unit_batch.c - the batch algorithms on a corpus drawn from a known LDA: convergence, bookkeeping, determinism. */
 #include "engine/batch.h"
+#include "testdraw.h"
 #include "testutil.h"
 #include "engine/model_priv.h"
 #include "engine/global_step.h"
@@ -22,27 +23,6 @@ typedef struct corpus_s {
     double ref_perplexity; /* of the generating model on every token */
 } corpus_t;
 
-/* Topic k puts 95% of its mass on words 10k..10k+9 (weights 1/(i+1), a
- * Zipf-like head), 5% evenly on the other 20. */
-static double true_phi(int k, int w)
-{
-    static const double h10 = 2.9289682539682538; /* sum_{i=1..10} 1/i */
-    if (w / 10 != k)
-        return 0.05 / 20;
-    return 0.95 / ((w % 10 + 1) * h10);
-}
-
-static int draw(slda_rng_t *rng, const double *p, int n)
-{
-    double u = slda_rng_double(rng), c = 0.0;
-    for (int i = 0; i < n - 1; i++) {
-        c += p[i];
-        if (u < c)
-            return i;
-    }
-    return n - 1;
-}
-
 /* Each document: one dominant topic with weight 0.7..1, the rest split
  * evenly; 40..79 tokens. */
 static void make_corpus(corpus_t *c)
@@ -60,16 +40,16 @@ static void make_corpus(corpus_t *c)
         for (int w = 0; w < NW; w++) {
             pw[w] = 0.0;
             for (int k = 0; k < NT; k++)
-                pw[w] += theta[k] * true_phi(k, w);
+                pw[w] += theta[k] * test_true_phi(k, w);
         }
         slda_doc_init(&c->docs[j]);
         int len = 40 + (int)slda_rng_below(&rng, 40);
         for (int t = 0; t < len; t++) {
-            int k = draw(&rng, theta, NT);
+            int k = test_draw(&rng, theta, NT);
             double phik[NW];
             for (int w = 0; w < NW; w++)
-                phik[w] = true_phi(k, w);
-            int w = draw(&rng, phik, NW);
+                phik[w] = test_true_phi(k, w);
+            int w = test_draw(&rng, phik, NW);
             slda_doc_add(&c->docs[j], (uint32_t)w, 1);
             ll += log(pw[w]);
         }

@@ -1,5 +1,6 @@
 /* unit_batch_models.c - batch mode for the author-topic model and pachinko allocation: convergence on data drawn from a known model, bookkeeping, refusals. */
 #include "engine/batch.h"
+#include "testdraw.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -16,26 +17,6 @@ typedef struct corpus_s {
     uint64_t tokens;
     double ref_perplexity; /* of the generating model on every token */
 } corpus_t;
-
-/* Topic k: 95% of its mass on words 10k..10k+9 (weights 1/(i+1)), 5% on the other 20. */
-static double true_phi(int k, int w)
-{
-    static const double h10 = 2.9289682539682538; /* sum_{i=1..10} 1/i */
-    if (w / 10 != k)
-        return 0.05 / 20;
-    return 0.95 / ((w % 10 + 1) * h10);
-}
-
-static int draw(slda_rng_t *rng, const double *p, int n)
-{
-    double u = slda_rng_double(rng), c = 0.0;
-    for (int i = 0; i < n - 1; i++) {
-        c += p[i];
-        if (u < c)
-            return i;
-    }
-    return n - 1;
-}
 
 /* Author a writes topic a % NT with weight 0.85, the others 0.075 each; document j is by
  * author j % NA (its only author), 40..79 tokens. As an LDA corpus (each document's mixture
@@ -54,7 +35,7 @@ static void make_corpus(corpus_t *c)
         for (int w = 0; w < NW; w++) {
             pw[w] = 0.0;
             for (int k = 0; k < NT; k++)
-                pw[w] += theta[k] * true_phi(k, w);
+                pw[w] += theta[k] * test_true_phi(k, w);
         }
         slda_doc_init(&c->docs[j]);
         char name[16];
@@ -62,10 +43,10 @@ static void make_corpus(corpus_t *c)
         CHECK_INT(slda_doc_add_author(&c->docs[j], name, (size_t)n), SLDA_OK);
         int len = 40 + (int)slda_rng_below(&rng, 40);
         for (int t = 0; t < len; t++) {
-            int k = draw(&rng, theta, NT);
+            int k = test_draw(&rng, theta, NT);
             for (int w = 0; w < NW; w++)
-                phik[w] = true_phi(k, w);
-            int w = draw(&rng, phik, NW);
+                phik[w] = test_true_phi(k, w);
+            int w = test_draw(&rng, phik, NW);
             slda_doc_add(&c->docs[j], (uint32_t)w, 1);
             ll += log(pw[w]);
         }
