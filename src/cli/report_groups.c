@@ -11,6 +11,7 @@
 #include "cli/report.h"
 #include "io/evtime.h"
 #include "track/groups.h"
+#include "core/topn.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -71,20 +72,12 @@ static void group_row(FILE *f, const slda_report_t *r, const slda_groups_t *g, u
     fprintf(f, "</td><td class=\"n\">%.0f (%.1f%%)</td><td>", docs, all > 0 ? 100 * docs / all : 0);
     sparkline(f, series, total, n, all > 0 ? docs / all : 0);
     fputs("</td><td class=\"t\">", f);
-    uint32_t top[3] = {0};
-    double key[3] = {-1, -1, -1};
+    uint32_t top[3], have = 0;
+    double key[3];
     for (uint32_t k = 0; k < r->K; k++) /* its three largest topics */
-        for (int i = 0; i < 3; i++)
-            if (mix[k] > key[i]) {
-                for (int j = 2; j > i; j--) {
-                    key[j] = key[j - 1];
-                    top[j] = top[j - 1];
-                }
-                key[i] = mix[k];
-                top[i] = k;
-                break;
-            }
-    for (int i = 0; i < 3 && key[i] > 0; i++) {
+        if (mix[k] > 0)
+            slda_topn_push(top, key, &have, 3, k, mix[k]);
+    for (uint32_t i = 0; i < have; i++) {
         fprintf(f, "%s#%u ", i ? " &middot; " : "", top[i]);
         const char *lab = r->label && r->label[top[i]] ? r->label[top[i]]
                           : r->autolabel             ? r->autolabel[top[i]]

@@ -571,30 +571,27 @@ static void check_merges(slda_track_t *track, const slda_track_words_t *words, i
     free(n);
 }
 
-/* The median over topics of each one's drift from its words at the last comparison to words. */
-static double median_drift(const slda_track_t *track, const slda_track_words_t *words)
+/* A topic's words kept at the last comparison, as slda_track_js and top_diff take them. */
+static void kept_words(const tw_t *tw, slda_track_words_t *out)
 {
-    double *js = slda_xmalloc((track->K ? track->K : 1) * sizeof *js);
-    for (uint32_t k = 0; k < track->K; k++) {
-        const tw_t *tw = &track->topics[k].words;
-        slda_track_words_t prev;
-        prev.n = tw->n;
-        for (size_t i = 0; i < prev.n; i++) {
-            prev.word[i] = tw->word[i];
-            prev.prob[i] = tw->prob[i];
-        }
-        js[k] = slda_track_js(&prev, &words[k]);
+    out->n = tw->n;
+    for (size_t i = 0; i < tw->n; i++) {
+        out->word[i] = tw->word[i];
+        out->prob[i] = tw->prob[i];
     }
-    for (uint32_t i = 1; i < track->K; i++) /* insertion sort: once per comparison until settled */
-        for (uint32_t j = i; j > 0 && js[j - 1] > js[j]; j--) {
-            double x = js[j];
-            js[j] = js[j - 1];
-            js[j - 1] = x;
-        }
-    double m = !track->K ? 0 : track->K % 2 ? js[track->K / 2]
-                                            : (js[track->K / 2 - 1] + js[track->K / 2]) / 2;
-    free(js);
-    return m;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n values (sorted in place). */
+static double median(double *v, uint32_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return !n ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Rises and falls of the topics' shares over the windows the chart shows (track/changes.c: the
@@ -649,20 +646,29 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
      * settling moves most topics at once, a stream's change a few; events from the next
      * comparison on (track.warmup.docs alone is blind to K: at K=50 the first comparison
      * after 1,000 documents raised most of the false events on shuffled AP and 20 Newsgroups) */
+    double *drift = NULL; /* each topic's drift since the last comparison */
+    if (track->compared) {
+        drift = slda_xmalloc((track->K ? track->K : 1) * sizeof *drift);
+        for (uint32_t k = 0; k < track->K; k++) {
+            slda_track_words_t prev;
+            kept_words(&track->topics[k].words, &prev);
+            drift[k] = slda_track_js(&prev, &words[k]);
+        }
+    }
     if (!track->settled && track->compared && track->compared_docs >= track->o.warmup_docs &&
-        docs > track->compared_docs)
-        track->settled = median_drift(track, words) < track->o.change_js / 2;
+        docs > track->compared_docs) {
+        double *sorted = slda_xmalloc((track->K ? track->K : 1) * sizeof *sorted);
+        memcpy(sorted, drift, track->K * sizeof *sorted);
+        track->settled = median(sorted, track->K) < track->o.change_js / 2;
+        free(sorted);
+    }
     for (uint32_t k = 0; k < track->K; k++) {
         topic_t *t = &track->topics[k];
         const slda_track_words_t *w = &words[k];
         if (track->compared) {
             slda_track_words_t prev;
-            prev.n = t->words.n;
-            for (size_t i = 0; i < prev.n; i++) {
-                prev.word[i] = t->words.word[i];
-                prev.prob[i] = t->words.prob[i];
-            }
-            double js = slda_track_js(&prev, w);
+            kept_words(&t->words, &prev);
+            double js = drift[k];
             top_diff(w->word, w->n, prev.word, prev.n, t->entered, sizeof t->entered);
             size_t gone = top_diff(prev.word, prev.n, w->word, w->n, t->left, sizeof t->left);
             size_t shown = prev.n < SLDA_TRACK_SHOW ? prev.n : SLDA_TRACK_SHOW;
@@ -687,6 +693,7 @@ void slda_track_compare(slda_track_t *track, const slda_track_words_t *words,
     check_merges(track, words, events, update);
     if (events)
         check_changes(track, words, update);
+    free(drift);
     track->compared = 1;
     track->compared_docs = docs;
     track->ex_compared = track->docs; /* examples after this are of the words now */
