@@ -149,6 +149,9 @@ void slda_report_pick_tier(slda_report_t *r);
 /* report_collect.c: after the windows are picked, each topic's significant rises and falls
  * against its own recent baseline (track/changes.h) into r->chg, by time. */
 void slda_report_changes(slda_report_t *r);
+/* report_collect.c: topic k's label: the user's, else the automatic one (NULL before they are
+ * read). */
+const char *slda_report_label(const slda_report_t *r, uint32_t k);
 
 /* report_json.c, report_html.c: the gathered report (at least one point). */
 void slda_report_write_json(const slda_report_t *r, FILE *f);

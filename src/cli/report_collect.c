@@ -426,6 +426,11 @@ static void report_gaps(slda_report_t *r)
 
 /* The newest model's labels (the user's and the automatic ones) and the representative
  * documents of its tracking state (quiet when it has none). */
+const char *slda_report_label(const slda_report_t *r, uint32_t k)
+{
+    return r->label && r->label[k] ? r->label[k] : r->autolabel ? r->autolabel[k] : NULL;
+}
+
 static void report_labels(slda_report_t *r, const char *path)
 {
     slda_track_words_t *words = slda_xmalloc(r->K * sizeof *words);

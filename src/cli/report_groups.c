@@ -79,9 +79,7 @@ static void group_row(FILE *f, const slda_report_t *r, const slda_groups_t *g, u
             slda_topn_push(top, key, &have, 3, k, mix[k]);
     for (uint32_t i = 0; i < have; i++) {
         fprintf(f, "%s#%u ", i ? " &middot; " : "", top[i]);
-        const char *lab = r->label && r->label[top[i]] ? r->label[top[i]]
-                          : r->autolabel             ? r->autolabel[top[i]]
-                                                     : NULL;
+        const char *lab = slda_report_label(r, top[i]);
         if (lab)
             slda_cli_html_text(f, lab);
         fprintf(f, " %.0f%%", docs > 0 ? 100 * key[i] / docs : 0);

@@ -375,7 +375,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
         double dv = r->drift[last * K + k];
         fprintf(f, "<tr><td class=\"n\">%u</td><td class=\"%s\">", k,
                 r->label[k] ? "lbl" : "auto");
-        html_text(f, r->label[k] ? r->label[k] : r->autolabel[k]);
+        html_text(f, slda_report_label(r, k));
         fprintf(f, "</td><td class=\"n\">%.2f%%</td><td class=\"bc\"><span class=\"bar\" "
                    "style=\"width:%.0fpx\"></span></td><td class=\"n\">",
                 100 * wl[k], wmax > 0 ? 120 * wl[k] / wmax : 0);
@@ -486,7 +486,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
         slda_cli_words_text(r->ref, k, r->nwords, words, sizeof words);
         fprintf(f, "<div class=\"card\"><h3>Topic %u &middot; %.2f%% &middot; <span class=\"%s\">",
                 k, 100 * wl[k], r->label[k] ? "lbl" : "auto");
-        html_text(f, r->label[k] ? r->label[k] : r->autolabel[k]);
+        html_text(f, slda_report_label(r, k));
         fputs("</span></h3><p class=\"w\">", f);
         html_text(f, words);
         fputs("</p>\n", f);

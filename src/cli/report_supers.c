@@ -47,9 +47,7 @@ void slda_report_supers_html(FILE *f, const slda_report_t *r)
         fprintf(f, "<tr><td class=\"n\">%u</td><td>", x);
         for (uint32_t i = 0; i < m; i++) {
             fprintf(f, "%s#%u ", i ? " &middot; " : "", ids[i]);
-            const char *lab = r->label && r->label[ids[i]] ? r->label[ids[i]]
-                              : r->autolabel               ? r->autolabel[ids[i]]
-                                                           : NULL;
+            const char *lab = slda_report_label(r, ids[i]);
             if (lab)
                 slda_cli_html_text(f, lab);
             fprintf(f, " %.1f%%", 100 * share[i]);
