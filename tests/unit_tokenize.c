@@ -141,9 +141,35 @@ static void test_urls(void)
     /* an escaped quote ends a URL inside escaped HTML */
     CHECK_STR(TOKS(tok, "&lt;a href=&quot;http://x.com&quot;&gt;Link&lt;/a&gt;"),
               "a|href|link|a");
+    /* the scan asks for an address only with an '@' within 64 bytes ahead: one past, the
+     * next found; a local part longer than 64 bytes is not an address */
+    CHECK_STR(TOKS(tok, "a@b.org then words and more words before c.d-e_f%g@x.org. end"),
+              "then|words|and|more|words|before|end");
+    CHECK_STR(TOKS(tok, "2go@x.org 9 .x@y.org -z@w.org end"), "end");
+    CHECK_STR(TOKS(tok, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@x.org"),
+              "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa|x|org");
     slda_tokenizer_destroy(tok);
     tok = make_with("none", 1, "text.urls", "keep");
     CHECK_STR(TOKS(tok, "https://t.co/x j@x.org"), "https|t|co|x|j|x|org");
+    slda_tokenizer_destroy(tok);
+    tok = make_with("none", 1, "text.mentions", "keep"); /* addresses still dropped */
+    CHECK_STR(TOKS(tok, "hi @ann and bob@x.org"), "hi|ann|and");
+    slda_tokenizer_destroy(tok);
+}
+
+/* The stop set's hash reads a word's first and last 8 bytes: words alike there are told apart
+ * by the compare, at every length around the hash's cases (3, 4, 8, 16). */
+static void test_stop_hash(void)
+{
+    slda_tokenizer_t *tok = make("abc,abcd,abcdefgh,abcdefghijklmnop,abcdefghqrstuvwxijklmnop,"
+                                 "abcdefghxxijklmnop,ab",
+                                 1);
+    CHECK_STR(TOKS(tok, "abc acb abd abcd abdc abcdefgh abcdefgi abcdefghijklmnop"),
+              "acb|abd|abdc|abcdefgi");
+    CHECK_STR(TOKS(tok, "abcdefghqrstuvwxijklmnop abcdefghxwvutsrqijklmnop abcdefghyyijklmnop "
+                        "abcdefghxxijklmnop ab ba a"),
+              "abcdefghxwvutsrqijklmnop|abcdefghyyijklmnop|ba|a");
+    CHECK_INT(slda_tokenizer_stopword_count(tok), 7);
     slda_tokenizer_destroy(tok);
 }
 
@@ -441,6 +467,7 @@ int main(void)
     test_split_lower();
     test_rule_defaults();
     test_urls();
+    test_stop_hash();
     test_html();
     test_mentions_hashtags();
     test_apostrophes();

@@ -163,9 +163,22 @@ static size_t tag_len(const unsigned char *s, size_t len, size_t i)
     return 0;
 }
 
-/* An e-mail address's local part is at most 64 bytes (RFC 5321): further
- * from the next '@' than that, no address starts here. */
-#define LOCAL_MAX 64
+void slda_scan_starts(slda_tokenizer_t *tok)
+{
+    const slda_text_rules_t *r = &tok->rules;
+    for (unsigned c = 0; c < 128; c++) {
+        int k = SPAN_NONE;
+        if (c == '<')
+            k = r->html == SLDA_TEXT_HTML_DECODE ? SPAN_ANY : SPAN_NONE;
+        else if (c == '#')
+            k = r->hashtags == SLDA_TEXT_HASHTAGS_DROP ? SPAN_ANY : SPAN_NONE;
+        else if (c == '@')
+            k = r->mentions == SLDA_TEXT_MENTIONS_DROP ? SPAN_ANY : SPAN_NONE;
+        else if (r->urls == SLDA_TEXT_URLS_DROP && is_local_char(c))
+            k = strchr("hfwHFW", (int)c) ? SPAN_ANY : SPAN_MAIL; /* url_len's first letters */
+        tok->span_start[c] = (unsigned char)k;
+    }
+}
 
 size_t slda_scan_span(scan_t *sc, size_t i)
 {

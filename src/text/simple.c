@@ -39,6 +39,7 @@ static int char_class(const scan_t *sc, uint32_t cp)
 typedef struct cut_s {
     uint32_t nchars, nletters, ndigits;
     int slow; /* a non-ASCII character or a reference was met (not an ASCII word) */
+    int sep;  /* the token ended at an ASCII byte that ends the run (not alnum, ' or &) */
 } cut_t;
 
 /* Pass a finished token on unless a rule drops it. */
@@ -66,7 +67,7 @@ static inline __attribute__((always_inline)) size_t cut(const scan_t *sc, size_t
                                                          cut_t *ct)
 {
     uint32_t nchars = 0, nletters = 0, ndigits = 0;
-    int slow = 0;
+    int slow = 0, sep = 0;
     tb->n = 0;
     while (i < sc->len) {
         unsigned c = sc->s[i];
@@ -86,8 +87,10 @@ static inline __attribute__((always_inline)) size_t cut(const scan_t *sc, size_t
                 i++;
                 continue;
             }
-            if (cls == C_SEP)
+            if (cls == C_SEP) { /* a digit (split) or an apostrophe (split) is not the run's end */
+                sep = !is_ascii_alnum(c) && c != '\'';
                 break;
+            }
         }
         size_t j = i;
         slow |= c >= 0x80 || c == '&';
@@ -108,7 +111,7 @@ static inline __attribute__((always_inline)) size_t cut(const scan_t *sc, size_t
         nchars++;
         i = j;
     }
-    *ct = (cut_t){nchars, nletters, ndigits, slow};
+    *ct = (cut_t){nchars, nletters, ndigits, slow, sep};
     return i;
 }
 
@@ -127,6 +130,10 @@ size_t slda_simple_ascii_token(const scan_t *sc, size_t i, tokbuf_t *tb)
     const unsigned char *s = sc->s;
     if (ct.slow)
         return SIZE_MAX;
+    if (ct.sep || end == sc->len) { /* the common case: the run ended where the token did */
+        emit(sc, tb, &ct);
+        return end;
+    }
     /* the run of ASCII letters, digits and apostrophes from i must end at the text's end or
      * at an ASCII byte other than '&' (the token may have stopped inside it: a digit under
      * text.digits=split, an apostrophe) */

@@ -3,8 +3,8 @@
  * text.stopwords is parts joined by '+': none, a built-in list (stopwords.c),
  * a part with a comma (inline words), or a file (one word a line, '#'
  * comments). Each word is normalised as tokens are (lower case, U+2019 -> '
- * when apostrophes are kept) and stored once, so a lookup is one XXH3 hash
- * and usually one compare. The set is filled by slda_tokenizer_new only;
+ * when apostrophes are kept) and stored once, so a lookup is one hash
+ * (slda_stop_hash) and usually one compare. The set is filled by slda_tokenizer_new only;
  * after that it is read-only and threads share it.
  */
 #include "text/text_priv.h"
@@ -48,13 +48,16 @@ static void stop_add_mask(slda_tokenizer_t *tok, const char *word, size_t len, u
     char *norm, *folded = NULL;
     size_t n = 0, i = 0;
     int apos = tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP;
-    if (tok->unicode)
+    size_t k = 0;
+    while (k < len && (unsigned char)word[k] < 0x80)
+        k++;
+    if (tok->unicode && k < len) /* NFKC_Casefold of ASCII is its lower case: ICU for the rest */
         len = slda_icu_fold_utf8(word, len, &folded);
     const unsigned char *src = (const unsigned char *)(folded ? folded : word);
     norm = slda_xmalloc(len + 1);
     while (i < len) {
         uint32_t cp = slda_utf8_decode(src, &i);
-        if (!tok->unicode)
+        if (!tok->unicode || k == len)
             cp = slda_char_lower(cp);
         if (cp == APOSTROPHE_RIGHT && apos)
             cp = '\'';
@@ -64,7 +67,7 @@ static void stop_add_mask(slda_tokenizer_t *tok, const char *word, size_t len, u
     free(folded);
     if ((tok->nstop + 1) * 2 > tok->nslots)
         stop_grow(tok);
-    uint64_t h = slda_hash64(norm, n, STOP_SEED);
+    uint64_t h = slda_stop_hash(norm, n);
     stop_entry_t *e = stop_slot(tok->stop, tok->nslots, norm, n, h);
     if (e->word) {
         free(norm);
@@ -82,13 +85,6 @@ static void stop_add_mask(slda_tokenizer_t *tok, const char *word, size_t len, u
 void slda_stop_add(slda_tokenizer_t *tok, const char *word, size_t len)
 {
     stop_add_mask(tok, word, len, STOP_EXPLICIT);
-}
-
-uint64_t slda_stop_mask(const slda_tokenizer_t *tok, const char *word, size_t len)
-{
-    uint64_t h = slda_hash64(word, len, STOP_SEED);
-    const stop_entry_t *e = stop_slot(tok->stop, tok->nslots, word, len, h);
-    return e->word ? e->mask : 0;
 }
 
 int slda_tokenizer_is_stopword(const slda_tokenizer_t *tok, const char *word, size_t len)

@@ -85,6 +85,7 @@ slda_tokenizer_t *slda_tokenizer_new(const slda_params_t *p, char *errstr, size_
             cls = C_SEP;
         tok->ascii_class[c] = (unsigned char)cls;
     }
+    slda_scan_starts(tok);
     if (slda_stop_load(tok, p->stopwords, errstr, errstr_size) != SLDA_OK) {
         slda_tokenizer_destroy(tok);
         return NULL;
