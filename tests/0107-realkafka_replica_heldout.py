@@ -24,7 +24,6 @@ import os
 import random
 import sys
 import tempfile
-import time
 
 sys.dont_write_bytecode = True
 import realkafka as rk  # noqa: E402
@@ -45,7 +44,10 @@ def main():
         if not all(rk.assigned(s, timeout=90) for s in svcs):
             return rk.done("0107-realkafka_replica_heldout", tmp)
         feeder.start()
-        time.sleep(3)
+        # the third joins while documents flow: once the first two have trained some
+        rk.wait_for(lambda: sum(rk.metrics(s).get("streamlda_documents_total", 0) for s in svcs)
+                    >= 200 or not feeder.is_alive(), 120, "the first documents trained", step=0.05)
+        print("third replica starts with %d of %d documents delivered" % (feeder.delivered, N))
         svcs.append(rk.service(tmp, addr, props, "c"))  # a rebalance while documents flow
         check(rk.assigned(svcs[2], timeout=90), "the third replica joined")
         feeder.join(120)
@@ -60,7 +62,9 @@ def main():
 
         rk.wait_for(lambda: (lambda t, h: len(set(t)) == 1 and t[0] + sum(h) >= N)(*accounted()),
                     120, "every document trained or held out", step=0.5)
-        time.sleep(1)  # a document counted twice would show by now
+        rk.wait_for(lambda: rk.all_committed(addr, svcs[0], topic) and
+                    len(set(rk.metrics(s).get("streamlda_model_updates", -1) for s in svcs)) == 1,
+                    120, "every document committed and every replica at the same update", step=0.5)
         trained, held = accounted()
         print("trained by each replica:", trained, "held out by each:", held)
         check(sum(h > 0 for h in held) >= 2, "the replicas hold documents out", held)

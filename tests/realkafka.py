@@ -167,6 +167,22 @@ def committed(addr, group, topic):
     return {tp.partition: tp.offset for tp in got}
 
 
+def group_of(svc):
+    """The consumer group a service joins: kafka.group.id, else streamlda-<model.name>."""
+    props = dict(a.split("=", 1) for a in svc.cmd if "=" in a and not a.startswith("-"))
+    return props.get("kafka.group.id") or "streamlda-" + props.get("model.name", "streamlda")
+
+
+def all_committed(addr, svc, topic):
+    """True once svc's consumer group has committed every record of topic (its offsets at the
+    high watermarks: the feeders are not transactional, so the watermark is the last record's
+    offset + 1). Nothing of the topic is left to read or to train again: counts read after
+    this are final, and a record counted twice shows in them."""
+    hw = high_watermarks(addr, topic)
+    got = committed(addr, group_of(svc), topic)
+    return all(got.get(p, -1) >= h for p, h in hw.items())
+
+
 def replica_final(text):
     """(update, docs, tokens, digest) of a replica's last "replica: final" line, or None."""
     m = re.findall(r"replica: final update=(\d+) docs=(\d+) tokens=(\d+) digest=([0-9a-f]{16})", text)
@@ -191,7 +207,11 @@ def replicas_hold_all(svcs, feeder, n, timeout):
           feeder.delivered)
     wait_for(lambda: all(metrics(s).get("streamlda_model_documents", -1) >= n for s in svcs),
              timeout, "every replica to hold every document", step=0.5)
-    time.sleep(1)  # a record counted twice would show by now
+    # every document's minibatch committed (its update record in the log) and every replica
+    # at the same update: nothing is left to apply, so a record counted twice shows now
+    wait_for(lambda: all_committed(feeder.addr, svcs[0], feeder.topic) and
+             len(set(metrics(s).get("streamlda_model_updates", -1) for s in svcs)) == 1,
+             timeout, "every document committed and every replica at the same update", step=0.5)
     counts = [metrics(s).get("streamlda_model_documents", -1) for s in svcs]
     dead = sum(metrics(s).get("streamlda_deadletters_total", 0) for s in svcs)
     check(counts == [n] * len(svcs), "each replica holds exactly every document", counts)
@@ -357,7 +377,9 @@ def crash_runs(tmp, addr, props, snapdir, model, total, feeder, rng, min_step, m
           feeder.delivered, total, feeder.errors[:3])
     wait_for(lambda: newest_docs(snapdir, model) >= total or not alive(svc), 150,
              "a snapshot with all %d documents" % total, step=0.3)
-    time.sleep(1)  # a document counted twice would show in /metrics by now
+    # every document committed: nothing is left to train, so one counted twice shows now
+    wait_for(lambda: all_committed(addr, svc, feeder.topic) or not alive(svc), 60,
+             "every document committed", step=0.3)
     svc.last_metrics = metrics(svc)
     rc = svc.stop()
     check(rc == 0, "last run: SIGTERM -> exit 0", rc)
