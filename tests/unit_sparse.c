@@ -3,6 +3,7 @@
  * against the rows, determinism over thread counts, topic recovery. */
 #include "testutil.h"
 #include "testcorpus.h"
+#include "engine/births.h"
 #include "engine/rows_nz.h"
 #include "engine/sparse.h"
 
@@ -295,6 +296,45 @@ static void test_sparse_recovery(void)
     slda_model_destroy(model);
 }
 
+/* A birth's merge looks for the closest pair of topics; from the rows' lists (the sparse path)
+ * the search finds the pair the dense scan finds, at the same divergence to the bit, for any
+ * threshold: a model of 14 topics over 6 true ones has near-twins. */
+static void test_closest_pair(void)
+{
+    corpus_t c = make_corpus(6, 120, 400, 40, 5);
+    slda_params_t p = base_params(14);
+    p.sparse = SLDA_SPARSE_ON;
+    p.births = 1;
+    p.births_docs = 64;
+    p.births_z = 1.5;
+    p.births_gain = 0.08;
+    p.births_floor = 0.05;
+    p.births_merge = 0.3;
+    p.corpus_tokens = 400.0 * 40;
+    slda_model_t *m = make_model(&p, 120);
+    train_passes(m, &c, 0, 400, 2, 16);
+    slda_model_flush(m);
+    slda_rows_nz_ensure(m);
+    const double below[] = {0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7};
+    uint32_t founds = 0;
+    for (size_t t = 0; t < sizeof below / sizeof below[0]; t++) {
+        uint32_t i0 = 0, j0 = 0, i1 = 1, j1 = 1;
+        double d0 = -1, d1 = -2;
+        uint32_t f0 = slda_births_closest_pair(m, below[t], 0, &i0, &j0, &d0);
+        uint32_t f1 = slda_births_closest_pair(m, below[t], 1, &i1, &j1, &d1);
+        CHECK_INT(f1, f0);
+        if (f0) {
+            CHECK_INT(i1, i0);
+            CHECK_INT(j1, j0);
+            CHECK_EQ(d1, d0);
+            founds++;
+        }
+    }
+    CHECK(founds >= 3); /* the thresholds above the closest pair's divergence found it */
+    slda_model_destroy(m);
+    free_corpus(&c);
+}
+
 /* local.sparse=auto takes the sparse path from SLDA_SPARSE_AUTO_K topics on. */
 static void test_auto(void)
 {
@@ -317,5 +357,6 @@ int main(void)
     test_sparse_threads();
     test_sparse_recovery();
     test_auto();
+    test_closest_pair();
     return slda_test_done("unit_sparse");
 }

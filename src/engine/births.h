@@ -47,6 +47,13 @@ typedef struct slda_births_state_s {
     uint32_t nkept;      /* the last nkept of them (min(nev, slda_births_events_kept())) */
     slda_event_t *ev;    /* nkept, oldest first (seq nev - nkept + 1 .. nev) */
 } slda_births_state_t;
+/* The closest pair (*i < *j, JS divergence *d in nats) of settled, live topics
+ * among those that can be closer than `below`, as a birth's merge looks for it
+ * (births.c): 0 when none can. sparse: from the rows' lists of topics held
+ * (the sparse path's, which must be valid), else the dense scan; both give the
+ * same pair (tests/unit_sparse.c). Needs births. */
+uint32_t slda_births_closest_pair(const slda_model_t *model, double below, int sparse,
+                                  uint32_t *i, uint32_t *j, double *d);
 /* Events a model keeps (the ring of slda_model_events). */
 uint32_t slda_births_events_kept(void);
 /* A record computed against the model after update base and applied later
