@@ -124,6 +124,36 @@ expect_rc 0 "report reads that state" "$S" report "$T/s8" --json "$T/r8.json"
 python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["groups"]; assert sorted(x["name"] for x in g["list"]) == ["caf?", "ok"], g' "$T/r8.json" &&
     ok || fail "the bad bytes as ?: $(head -c 300 "$T/r8.json")"
 
+# 5b. tags: a JSON array names several groups, the document a share in each (they still add up
+# to every document); empty elements left out, an element's newline a space; more than 64
+# elements or an element that is not a string or a number is a rejected record with file:line
+python3 - "$T" <<'EOF'
+import json, sys
+t = sys.argv[1]
+with open(f"{t}/tags.jsonl", "w") as f:
+    for i in range(300):
+        src = ["farm", "garage", "club"][i % 3]
+        tags = [src, "all"] if i % 2 == 0 else [src, "", "  all  "] if i % 4 == 1 else ["all\nnews"]
+        f.write(json.dumps({"time": 1577836800 + i * 3600, "text": "goal match team " + src,
+                            "tags": tags}) + "\n")
+    f.write(json.dumps({"time": 1577836800, "text": "goal team", "tags": [str(k) for k in range(65)]}) + "\n")
+    f.write(json.dumps({"time": 1577836800, "text": "goal team", "tags": ["x", {"y": 1}]}) + "\n")
+EOF
+expect_rc 0 "train with tags" "$S" train -k 3 -X seed=2 --time-field time --group-field tags \
+    -X track.window=day --snapshot-dir "$T/s9" -q "$T/tags.jsonl"
+says "65 tags rejected with file:line" 'tags\.jsonl:301: field "tags": 65 groups, at most 64'
+says "a tag of another type rejected" 'tags\.jsonl:302: field "tags": element 1 is object, not a string'
+expect_rc 0 "report of the tags" "$S" report "$T/s9" --json "$T/r9.json"
+python3 - "$T/r9.json" <<'EOF' && ok || fail "tags: a share of each document in each of its groups"
+import json, sys
+g = json.load(open(sys.argv[1]))["groups"]
+by = {x["name"]: x["docs"] for x in g["list"]}
+assert g["docs"] == 300 and abs(sum(by.values()) + g["other"]["docs"] - 300) < 1e-6, g
+assert sorted(by) == ["all", "all news", "club", "farm", "garage"], by
+assert abs(by["all"] - 150 * 0.5 - 75 * 0.5) < 1e-6 and abs(by["all news"] - 75) < 1e-6, by
+assert abs(by["farm"] + by["garage"] + by["club"] - 112.5) < 1e-6, by
+EOF
+
 # 6. no group field: nothing grouped
 expect_rc 0 "train without groups" "$S" train -k 3 -X seed=2 --time-field time \
     -X track.window=day --snapshot-dir "$T/s6" -q "$T/g.jsonl"

@@ -122,17 +122,21 @@ static slda_err_t json_value(slda_record_t *rec, const slda_json_t *js, slda_fie
     return SLDA_OK;
 }
 
-/* The authors' field: a string, a number, or an array of them (joined by newlines);
- * absent or null: left absent; another type: SLDA_ERR_PARSE. */
-static slda_err_t json_authors(slda_record_t *rec, const slda_json_t *js, char *errstr,
-                               size_t errstr_size)
+/* The authors' or the group's field: a string, a number, or an array of them (joined by
+ * newlines; a group's at most SLDA_GROUPS_MAX: tags); absent or null: left absent; another
+ * type: SLDA_ERR_PARSE. */
+static slda_err_t json_list(slda_record_t *rec, const slda_json_t *js, slda_field_role_t role,
+                            char *errstr, size_t errstr_size)
 {
-    const char *name = slda_record_name(rec, SLDA_FIELD_AUTHOR);
+    const char *name = slda_record_name(rec, role);
     uint32_t node = name ? slda_json_object_get(js, 0, name) : SLDA_JSON_NONE;
     if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_ARRAY)
-        return json_value(rec, js, SLDA_FIELD_AUTHOR, errstr, errstr_size);
+        return json_value(rec, js, role, errstr, errstr_size);
     size_t room = 1, len = 0;
     uint32_t n = js->nodes[node].size, i = 0;
+    if (role == SLDA_FIELD_GROUP && n > SLDA_GROUPS_MAX)
+        return slda_set_err(errstr, errstr_size, SLDA_ERR_PARSE,
+                            "field \"%s\": %u groups, at most %d", name, n, SLDA_GROUPS_MAX);
     for (uint32_t e = slda_json_first(js, node); e != SLDA_JSON_NONE && i < n;
          e = js->nodes[e].next, i++) {
         int t = js->nodes[e].type;
@@ -149,7 +153,11 @@ static slda_err_t json_authors(slda_record_t *rec, const slda_json_t *js, char *
         if (len)
             buf[len++] = '\n';
         if (js->nodes[e].type == SLDA_JSON_STRING) {
-            len += slda_json_string(js, e, buf + len);
+            size_t m = slda_json_string(js, e, buf + len);
+            for (size_t k = len; role == SLDA_FIELD_GROUP && k < len + m; k++)
+                if (buf[k] == '\n') /* a group's own newline is a space, not a second group */
+                    buf[k] = ' ';
+            len += m;
         } else {
             size_t m = js->nodes[e].end - js->nodes[e].start;
             memcpy(buf + len, js->src + js->nodes[e].start, m);
@@ -157,7 +165,8 @@ static slda_err_t json_authors(slda_record_t *rec, const slda_json_t *js, char *
         }
     }
     buf[len] = '\0';
-    rec->field[SLDA_FIELD_AUTHOR] = (slda_field_t){slda_record_take(rec, len + 1), len};
+    rec->field[role] = (slda_field_t){slda_record_take(rec, len + 1), len};
+    rec->group_list |= role == SLDA_FIELD_GROUP;
     return SLDA_OK;
 }
 
@@ -222,9 +231,9 @@ static slda_err_t json_record(slda_record_t *rec, const slda_json_t *js, char *e
         return err;
     if ((err = json_value(rec, js, SLDA_FIELD_TIME, errstr, errstr_size)) != SLDA_OK)
         return err;
-    if ((err = json_authors(rec, js, errstr, errstr_size)) != SLDA_OK)
+    if ((err = json_list(rec, js, SLDA_FIELD_AUTHOR, errstr, errstr_size)) != SLDA_OK)
         return err;
-    if ((err = json_value(rec, js, SLDA_FIELD_GROUP, errstr, errstr_size)) != SLDA_OK)
+    if ((err = json_list(rec, js, SLDA_FIELD_GROUP, errstr, errstr_size)) != SLDA_OK)
         return err;
     json_lang(rec, js);
     err = json_text(rec, js, text_name ? text_name : "text", errstr, errstr_size);

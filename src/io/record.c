@@ -168,6 +168,7 @@ void slda_record_reset(slda_record_t *rec)
     memset(rec->field, 0, sizeof rec->field);
     rec->ntokens = 0;
     rec->has_tokens = 0;
+    rec->group_list = 0;
     rec->time_ms = 0;
     rec->blen = 0;
     rec->js_parsed = 0;
@@ -238,6 +239,35 @@ void slda_record_assign(slda_record_t *dst, const slda_record_t *src)
         slda_record_add_token(dst, slda_record_copy(dst, src->tokens[i], src->token_len[i]),
                               src->token_len[i]);
     dst->has_tokens = src->has_tokens;
+    dst->group_list = src->group_list;
+}
+
+/* One group value s[0..len) into out at o: trimmed, capped, sanitised; returns the new o. */
+static size_t group_one(const char *s, size_t len, char *out, size_t o)
+{
+    size_t a = 0, b = len < SLDA_GROUP_MAX ? len : SLDA_GROUP_MAX;
+    while (b > 0 && b < len && ((unsigned char)s[b] & 0xc0) == 0x80) /* at a character */
+        b--;
+    while (a < b && (unsigned char)s[a] <= ' ')
+        a++;
+    while (b > a && (unsigned char)s[b - 1] <= ' ')
+        b--;
+    for (size_t i = a; i < b;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+        if (c >= 0x80 && (i + n > b || !slda_utf8_valid(s + i, n, NULL, NULL))) {
+            out[o++] = '?'; /* not UTF-8 (a CSV column is not checked): the state stays JSON */
+            i++;
+        } else if (c < ' ' || c == 0x7f) { /* control characters (a NUL, a newline) as spaces */
+            out[o++] = ' ';
+            i++;
+        } else {
+            memcpy(out + o, s + i, n);
+            o += n;
+            i += n;
+        }
+    }
+    return o;
 }
 
 char *slda_record_group(const slda_record_t *rec)
@@ -245,28 +275,21 @@ char *slda_record_group(const slda_record_t *rec)
     const slda_field_t *g = &rec->field[SLDA_FIELD_GROUP];
     if (!g->s)
         return NULL;
-    size_t a = 0, b = g->len < SLDA_GROUP_MAX ? g->len : SLDA_GROUP_MAX;
-    while (b > 0 && b < g->len && ((unsigned char)g->s[b] & 0xc0) == 0x80) /* at a character */
-        b--;
-    while (a < b && (unsigned char)g->s[a] <= ' ')
-        a++;
-    while (b > a && (unsigned char)g->s[b - 1] <= ' ')
-        b--;
-    char *out = slda_xmalloc(b - a + 1);
+    char *out = slda_xmalloc(g->len + 1);
     size_t o = 0;
-    for (size_t i = a; i < b;) {
-        unsigned char c = (unsigned char)g->s[i];
-        size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-        if (c >= 0x80 && (i + n > b || !slda_utf8_valid(g->s + i, n, NULL, NULL))) {
-            out[o++] = '?'; /* not UTF-8 (a CSV column is not checked): the state stays JSON */
-            i++;
-        } else if (c < ' ' || c == 0x7f) { /* control characters (a NUL, a newline) as spaces */
-            out[o++] = ' ';
-            i++;
-        } else {
-            memcpy(out + o, g->s + i, n);
-            o += n;
-            i += n;
+    if (!rec->group_list) {
+        o = group_one(g->s, g->len, out, 0);
+    } else { /* tags: each element a group, the empty ones left out */
+        for (size_t a = 0; a <= g->len;) {
+            const char *nl = memchr(g->s + a, '\n', g->len - a);
+            size_t b = nl ? (size_t)(nl - g->s) : g->len, at = o + (o > 0);
+            size_t end = group_one(g->s + a, b - a, out, at);
+            if (end > at) {
+                if (o > 0)
+                    out[o] = '\n';
+                o = end;
+            }
+            a = b + 1;
         }
     }
     out[o] = '\0';

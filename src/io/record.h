@@ -56,6 +56,7 @@ typedef struct slda_record_s {
     size_t *token_len;
     uint32_t ntokens;
     int has_tokens;
+    int group_list;  /* the group field is a JSON array: its elements joined by newlines */
     int64_t time_ms; /* the message's timestamp (the service's event time starts there), or 0 */
     int authors_optional; /* slda_record_authors: a record without authors is not an error
                              (infer: such a document is folded in with alpha alone) */
@@ -110,8 +111,10 @@ void slda_record_assign(slda_record_t *dst, const slda_record_t *src);
 char *slda_record_text(const slda_record_t *rec);
 /* The record's group (input.group.field) as a malloc'ed string: trimmed, at most
  * SLDA_GROUP_MAX bytes cut at a character, control characters as spaces, bytes that are not
- * UTF-8 as '?'; NULL without one. */
+ * UTF-8 as '?'; NULL without one. A JSON array (tags) gives each of its non-empty elements so,
+ * joined by newlines (at most SLDA_GROUPS_MAX elements: more is a rejected record). */
 #define SLDA_GROUP_MAX 120
+#define SLDA_GROUPS_MAX 64
 char *slda_record_group(const slda_record_t *rec);
 /* A malloc'ed, NUL-terminated copy of the record's id, or NULL without one. */
 char *slda_record_id(const slda_record_t *rec);

@@ -186,10 +186,26 @@ static void add_groups(slda_track_t *track, int64_t ms, const float *theta, cons
 {
     const char *src = track->group_src;
     const char *one = !strcmp(src, "@lang") ? (doc->lang[0] ? doc->lang : NULL) : doc->group;
-    if (!strcmp(src, "@author"))
+    if (!strcmp(src, "@author")) {
         slda_groups_add(track->groups, ms, theta, (const char *const *)doc->author, doc->nauthor);
-    else
+    } else if (one && strchr(one, '\n')) { /* tags (a JSON array, io/record.h): a share in each */
+        char *copy = slda_xstrdup(one);
+        uint32_t n = 1;
+        for (const char *p = one; (p = strchr(p, '\n')); p++)
+            n++;
+        const char **names = slda_xmalloc(n * sizeof *names);
+        n = 0;
+        for (char *p = copy, *nl; p; p = nl ? nl + 1 : NULL) {
+            if ((nl = strchr(p, '\n')))
+                *nl = '\0';
+            names[n++] = p;
+        }
+        slda_groups_add(track->groups, ms, theta, names, n);
+        free(names);
+        free(copy);
+    } else {
         slda_groups_add(track->groups, ms, theta, &one, one ? 1 : 0);
+    }
 }
 
 const slda_groups_t *slda_track_groups(const slda_track_t *track)
