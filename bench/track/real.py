@@ -41,9 +41,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import news20_text  # noqa: E402  (bench/news20_text.py: the archive's messages)
 
 WEEK_MS = 7 * 86400 * 1000
 Y2010 = 1262304000  # 2010-01-01T00:00:00Z
@@ -179,22 +181,11 @@ def bow_docs(bags, rng):
 
 def load_20news(data):
     out = []
-    with tarfile.open(os.path.join(data, "20news-bydate/20news-bydate.tar.gz")) as tf:
-        for m in tf:
-            if not m.isfile():
-                continue
-            parts = m.name.split("/")
-            if len(parts) < 3:
-                continue
-            raw = tf.extractfile(m).read().decode("latin-1").replace("\r\n", "\n")
-            head, _, body = raw.partition("\n\n")
-            subj = ""
-            for h in head.split("\n"):
-                if h.lower().startswith("subject:"):
-                    subj = h[8:].strip()
-            text = (subj + ". " + body).strip()
-            if len(TOKEN.findall(text.lower())) >= 5:
-                out.append(("%s/%s" % (parts[-2], parts[-1]), text, [parts[-2]]))
+    for _, group, name, subj, body in news20_text.messages(
+            os.path.join(data, "20news-bydate/20news-bydate.tar.gz")):
+        text = (subj + ". " + body).strip()
+        if len(TOKEN.findall(text.lower())) >= 5:
+            out.append(("%s/%s" % (group, name), text, [group]))
     out.sort()
     return out
 
