@@ -200,7 +200,8 @@ static slda_err_t prepare_rows(slda_model_t *model, const slda_doc_t *docs, size
         for (uint32_t u = 0; u < docs[i].npairs; u++)
             if (!model->row_ready[docs[i].word[u]] && docs[i].word[u] >= upto)
                 upto = docs[i].word[u] + 1;
-    slda_model_page_in(model, upto); /* model.c, "Paging in" */
+    if (!slda_params_sparse(&model->p)) /* the sparse path writes rows where they hold counts */
+        slda_model_page_in(model, upto); /* model.c, "Paging in" */
     for (size_t i = 0; i < ndocs; i++)
         for (uint32_t u = 0; u < docs[i].npairs; u++)
             if (!model->row_ready[docs[i].word[u]])
