@@ -10,7 +10,9 @@ Checked for every chart at both sizes:
  - they cover the span: the first within the first third of the plot, the last within the
    last third;
  - the labels are of the span's calendar unit (clock times for hours, months for months,
-   years for years) and name the year (for hours: the day) at least once.
+   years for years) and name the year (for hours: the day) at least once;
+ - no bar or line segment of the data is drawn over a label (the report's scale kept 10%
+   headroom, so the highest bars covered the labels at the top).
 On the nine years (about three documents a week) the prevalence charts' shares are shrunk toward
 each topic's mean: the value axis stays below 75% (raw shares reach 99%).
 Screenshots of the whole page at each width are kept: <build>/artifacts/0077-<span>-<size>.png. The old report labelled months
@@ -59,6 +61,8 @@ def main():
             check(len(charts) >= 4, "%s %s: charts measured" % (name, size_name), len(charts))
             for c in charts:
                 axes.check_chart("%s %s" % (name, size_name), unit, c)
+                check(not c["covered"], "%s %s chart %d: no bar or line drawn over a tick label"
+                      % (name, size_name, c["svg"]), c["covered"][:5])
                 if name == "nine-years" and c["cls"] == "prev" and c["ymax"] is not None:
                     # about three documents a week: raw shares reach 99%
                     check(c["ymax"] <= 75, "%s %s chart %d: sparse windows do not spike (top %s%%)"

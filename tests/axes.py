@@ -33,12 +33,25 @@ function slda_measure() {
       var b = e.getBoundingClientRect();
       t.push({text: e.textContent, l: b.left, r: b.right, h: b.height});
     });
+    // data drawn over a label (a bar, a line segment painted after it, boxes crossing)
+    var covered = [];
+    ticks.forEach(function (e) {
+      var b = e.getBoundingClientRect();
+      s.querySelectorAll('rect, line').forEach(function (m) {
+        if (m === plot || m.getAttribute('stroke') === '#e3e6ea' ||
+            !(e.compareDocumentPosition(m) & Node.DOCUMENT_POSITION_FOLLOWING)) return;
+        var mb = m.getBoundingClientRect();
+        if (mb.left < b.right - 0.5 && mb.right > b.left + 0.5 && mb.top < b.bottom - 0.5 &&
+            mb.bottom > b.top + 0.5) covered.push(e.textContent);
+      });
+    });
     var y = [];  // the value axis' labels ("40%")
     s.querySelectorAll('text').forEach(function (e) {
       if (/^[0-9.]+%$/.test(e.textContent)) y.push(parseFloat(e.textContent));
     });
     out.push({svg: i, cls: s.getAttribute('class') || '', l: sb.left, r: sb.right,
-              pl: pb.left, pr: pb.right, ticks: t, ymax: y.length ? Math.max.apply(null, y) : null});
+              pl: pb.left, pr: pb.right, ticks: t, covered: covered,
+              ymax: y.length ? Math.max.apply(null, y) : null});
   });
   var pre = document.createElement('pre');
   pre.id = 'measured';

@@ -62,6 +62,13 @@ static void html_ticks(FILE *f, int64_t t0, int64_t t1, double L, double pw, dou
     }
 }
 
+/* The top of a chart's scale for data up to max over a plot ph high: the data stay below the
+ * band the ticks' labels take at the top (html_ticks), so no line or bar covers a label. */
+static double chart_top(double max, double ph)
+{
+    return max * ph / (ph - TICK_FONT - 3);
+}
+
 static const char html_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -145,7 +152,7 @@ static void html_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t t0, 
     for (size_t p = 0; p < r->npts; p++)
         if (r->weights[p * K + k] > ymax)
             ymax = r->weights[p * K + k];
-    ymax = ymax > 0 ? ymax * 1.1 : 1.0 / K;
+    ymax = ymax > 0 ? chart_top(ymax, ph) : 1.0 / K;
     double span = (double)(t1 - t0);
 #define XOF(p) (span > 0 ? L + pw * (double)(r->pts[p].time_ms - t0) / span : L + pw / 2)
 #define YOF(v) (T + ph - ph * (v) / ymax)
@@ -223,7 +230,7 @@ static void html_prev_chart(FILE *f, const slda_report_t *r, uint32_t k, int64_t
         double v = k == UINT32_MAX ? r->win_docs[w] : SHARE(w);
         ymax = v > ymax ? v : ymax;
     }
-    ymax = ymax > 0 ? ymax * 1.1 : 1;
+    ymax = ymax > 0 ? chart_top(ymax, ph) : 1;
 #define WX(w) (L + pw * ((double)(r->win_start[w] - t0) + 0.5 * r->win_ms) / span)
 #define WY(v) (T + ph - ph * (v) / ymax)
     fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" class=\"prev\" aria-label=\"%s by "
