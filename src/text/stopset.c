@@ -16,16 +16,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-static stop_entry_t *stop_slot(stop_entry_t *tab, size_t nslots, const char *w, size_t len,
-                               uint64_t h)
-{
-    size_t i = (size_t)h & (nslots - 1);
-    while (tab[i].word &&
-           !(tab[i].hash == h && tab[i].len == len && memcmp(tab[i].word, w, len) == 0))
-        i = (i + 1) & (nslots - 1);
-    return &tab[i];
-}
-
 static void stop_grow(slda_tokenizer_t *tok)
 {
     size_t n = tok->nslots ? tok->nslots * 2 : 64;
@@ -33,7 +23,7 @@ static void stop_grow(slda_tokenizer_t *tok)
     for (size_t i = 0; i < tok->nslots; i++) {
         stop_entry_t *e = &tok->stop[i];
         if (e->word)
-            *stop_slot(tab, n, e->word, e->len, e->hash) = *e;
+            *slda_stop_slot(tab, n, e->word, e->len, e->hash) = *e;
     }
     free(tok->stop);
     tok->stop = tab;
@@ -68,7 +58,7 @@ static void stop_add_mask(slda_tokenizer_t *tok, const char *word, size_t len, u
     if ((tok->nstop + 1) * 2 > tok->nslots)
         stop_grow(tok);
     uint64_t h = slda_stop_hash(norm, n);
-    stop_entry_t *e = stop_slot(tok->stop, tok->nslots, norm, n, h);
+    stop_entry_t *e = slda_stop_slot(tok->stop, tok->nslots, norm, n, h);
     if (e->word) {
         free(norm);
     } else {

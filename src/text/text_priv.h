@@ -111,21 +111,26 @@ static inline uint64_t slda_stop_hash(const char *w, size_t len)
     return h ^ (h >> 32);
 }
 
+/* The slot of word w (hash h) in a table of nslots (a power of two, never full): its entry,
+ * or the empty slot where it would go. */
+static inline stop_entry_t *slda_stop_slot(stop_entry_t *tab, size_t nslots, const char *w,
+                                           size_t len, uint64_t h)
+{
+    size_t i = (size_t)h & (nslots - 1);
+    while (tab[i].word &&
+           !(tab[i].hash == h && tab[i].len == len && memcmp(tab[i].word, w, len) == 0))
+        i = (i + 1) & (nslots - 1);
+    return &tab[i];
+}
+
 /* The mask of word (normalised), 0 when no list holds it. */
 static inline uint64_t slda_stop_mask(const slda_tokenizer_t *tok, const char *word, size_t len)
 {
-    uint64_t h = slda_stop_hash(word, len);
-    size_t mask = tok->nslots - 1, i = (size_t)h & mask;
-    const stop_entry_t *e;
     if (!tok->nslots)
         return 0;
-    for (;; i = (i + 1) & mask) {
-        e = &tok->stop[i];
-        if (!e->word)
-            return 0;
-        if (e->hash == h && e->len == len && memcmp(e->word, word, len) == 0)
-            return e->mask;
-    }
+    const stop_entry_t *e =
+        slda_stop_slot(tok->stop, tok->nslots, word, len, slda_stop_hash(word, len));
+    return e->word ? e->mask : 0;
 }
 
 /* ---- languages (langid.c) ---- */
