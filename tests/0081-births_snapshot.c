@@ -121,12 +121,7 @@ static slda_params_t stream_params(int births, slda_rows_kind_t rows, double tau
     p.min_length = 1;
     p.stopwords = "none";
     p.max_doc_bytes = 1 << 20;
-    p.births = births; /* the configuration table's defaults */
-    p.births_docs = 64;
-    p.births_z = 1.5;
-    p.births_gain = 0.08;
-    p.births_floor = 0.05;
-    p.births_merge = 0.3;
+    births_params(&p, births);
     return p;
 }
 

@@ -1,5 +1,6 @@
 /* testcorpus.h - the engine's unit-test fixtures (unit_engine.c, unit_sparse.c): parameters, a
- * model over a fixed vocabulary, a synthetic corpus with known topics, minibatch training. */
+ * model over a fixed vocabulary, a synthetic corpus with known topics, minibatch training,
+ * births' settings. */
 #ifndef SLDA_TESTCORPUS_H
 #define SLDA_TESTCORPUS_H
 
@@ -35,6 +36,17 @@ static inline slda_params_t base_params(uint32_t K)
     p.min_length = 1;
     p.stopwords = "none";
     return p;
+}
+
+/* births on (or off) with the configuration table's defaults for its settings. */
+static inline void births_params(slda_params_t *p, int on)
+{
+    p->births = on;
+    p->births_docs = 64;
+    p->births_z = 1.5;
+    p->births_gain = 0.08;
+    p->births_floor = 0.05;
+    p->births_merge = 0.3;
 }
 
 /* A model over a fixed vocabulary "w0".."w{W-1}" with random initial rows. */

@@ -304,12 +304,7 @@ static void test_closest_pair(void)
     corpus_t c = make_corpus(6, 120, 400, 40, 5);
     slda_params_t p = base_params(14);
     p.sparse = SLDA_SPARSE_ON;
-    p.births = 1;
-    p.births_docs = 64;
-    p.births_z = 1.5;
-    p.births_gain = 0.08;
-    p.births_floor = 0.05;
-    p.births_merge = 0.3;
+    births_params(&p, 1);
     p.corpus_tokens = 400.0 * 40;
     slda_model_t *m = make_model(&p, 120);
     train_passes(m, &c, 0, 400, 2, 16);

@@ -687,6 +687,17 @@ static int eligible(const slda_model_t *model, uint32_t k, const uint8_t *is_fre
     return !is_free[k] && settled(model, since[k]);
 }
 
+/* A word's two terms of the Jensen-Shannon divergence of shares p and q, added to *js in
+ * this order (both searches sum them alike, so they agree to the bit). */
+static inline void js_add(double *js, double p, double q)
+{
+    double m = 0.5 * (p + q);
+    if (p > 0)
+        *js += 0.5 * p * log(p / m);
+    if (q > 0)
+        *js += 0.5 * q * log(q / m);
+}
+
 /* Exact Jensen-Shannon divergence (nats) of topics i and j over the rows held. */
 static double js_pair(const slda_model_t *model, const double *inv, uint32_t i, uint32_t j)
 {
@@ -695,13 +706,16 @@ static double js_pair(const slda_model_t *model, const double *inv, uint32_t i, 
         if (!model->row_ready[w])
             continue;
         const float *a = model->A + (size_t)w * model->Kp;
-        double p = a[i] * inv[i], q = a[j] * inv[j], m = 0.5 * (p + q);
-        if (p > 0)
-            js += 0.5 * p * log(p / m);
-        if (q > 0)
-            js += 0.5 * q * log(q / m);
+        js_add(&js, a[i] * inv[i], a[j] * inv[j]);
     }
     return js;
+}
+
+/* Whether a pair whose bound is `bound` may be closer than `below`: a margin for the
+ * rounding of the bound's sums (relative error well under 1e-4 over a range of rows). */
+static inline int may_be_below(double bound, double below)
+{
+    return bound * (1.0 - 1e-3) - 1e-6 < below;
 }
 
 /* The closest pair of settled, live topics by Jensen-Shannon divergence,
@@ -803,9 +817,7 @@ static uint32_t closest_pair(const slda_model_t *model, double below, uint32_t *
     for (uint32_t x = 0; x < n; x++)
         for (uint32_t y = x + 1; y < n; y++) {
             double bound = M_LN2 * (0.5 * (sum[x] + sum[y]) - gram[(size_t)x * n + y]);
-            /* margin for the rounding of the bound's float sums (relative
-             * error well under 1e-4 over a range of rows) */
-            if (bound * (1.0 - 1e-3) - 1e-6 >= below)
+            if (!may_be_below(bound, below))
                 continue;
             double js = js_pair(model, inv, live[x], live[y]);
             if (js < best) {
@@ -841,11 +853,7 @@ static double js_columns(const uint32_t *cw, const double *cp, const size_t *cst
             p = cp[a++];
             q = cp[b++];
         }
-        double m = 0.5 * (p + q);
-        if (p > 0)
-            js += 0.5 * p * log(p / m);
-        if (q > 0)
-            js += 0.5 * q * log(q / m);
+        js_add(&js, p, q);
     }
     return js;
 }
@@ -906,7 +914,7 @@ static uint32_t closest_pair_sparse(const slda_model_t *model, double below, uin
         }
         rend[w] = e; /* the live, non-zero entries: rstart[w] .. rend[w] */
     }
-    /* columns: (row, sqrt p_wx) of each live topic, rows increasing */
+    /* columns: (row, p_wx) of each live topic, rows increasing */
     size_t total = 0;
     for (uint32_t y = 0; y < n; y++) {
         size_t c = cstart[y];
@@ -915,21 +923,20 @@ static uint32_t closest_pair_sparse(const slda_model_t *model, double below, uin
     }
     cstart[n] = total;
     uint32_t *cw = slda_xmalloc((total + 1) * sizeof *cw);
-    double *cv = slda_xmalloc((total + 1) * sizeof *cv), *cp = slda_xmalloc((total + 1) * sizeof *cp);
+    double *cp = slda_xmalloc((total + 1) * sizeof *cp);
     size_t *fill = slda_xmalloc(((size_t)n + 1) * sizeof *fill);
     memcpy(fill, cstart, ((size_t)n + 1) * sizeof *fill);
     for (uint32_t w = 0; w < W; w++)
         for (size_t e = rstart[w]; e < rend[w]; e++) {
             cw[fill[ry[e]]] = w;
-            cp[fill[ry[e]]] = rp[e];
-            cv[fill[ry[e]]++] = rv[e];
+            cp[fill[ry[e]]++] = rp[e];
         }
     double *g = slda_xcalloc(n + 1, sizeof *g), best = INFINITY;
     uint32_t found = 0;
     for (uint32_t x = 0; x < n; x++) {
         for (size_t c = cstart[x]; c < cstart[x + 1]; c++) {
             uint32_t w = cw[c];
-            double rx = cv[c];
+            double rx = sqrt(cp[c]); /* the row's rv, the same to the bit */
             for (size_t e = rstart[w]; e < rend[w]; e++)
                 if (ry[e] > x)
                     g[ry[e]] += rx * rv[e];
@@ -937,7 +944,7 @@ static uint32_t closest_pair_sparse(const slda_model_t *model, double below, uin
         for (uint32_t y = x + 1; y < n; y++) {
             double bound = M_LN2 * (0.5 * (sum[x] + sum[y]) - g[y]);
             g[y] = 0;
-            if (bound * (1.0 - 1e-3) - 1e-6 >= below)
+            if (!may_be_below(bound, below))
                 continue;
             double js = js_columns(cw, cp, cstart, x, y);
             if (js < best) {
@@ -959,7 +966,6 @@ static uint32_t closest_pair_sparse(const slda_model_t *model, double below, uin
     free(sum);
     free(cstart);
     free(cw);
-    free(cv);
     free(fill);
     free(g);
     *pd = best;
