@@ -46,21 +46,20 @@ run() { # bin corpus: "tokens/s wall user" of one run
     echo "$tps $(sed -n 's/^TIME //p' "$T/err")"
 }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+declare -A dir=([old]="$OLD" [new]="$NEW") m
 printf "%-8s %-4s %12s %7s %7s\n" corpus bin tokens/s wall user
 for corpus in $corpora; do
     : > "$T/old" && : > "$T/new"
     bins="old new"
     [ "$corpus" = cjk ] && [ "${CJK_OLD:-0}" != 1 ] && bins=new
     for _ in $(seq "$RUNS"); do
-        for b in $bins; do
-            if [ $b = old ]; then run "$OLD" "$corpus" >> "$T/old"; else run "$NEW" "$corpus" >> "$T/new"; fi
-        done
+        for b in $bins; do run "${dir[$b]}" "$corpus" >> "$T/$b"; done
     done
-    for b in $bins; do
-        for c in 1 2 3; do eval "m_${b}_$c=$(cut -d' ' -f$c "$T/$b" | median)"; done
-        eval "printf '%-8s %-4s %12.0f %7.2f %7.2f\n' $corpus $b \$m_${b}_1 \$m_${b}_2 \$m_${b}_3"
+    for b in $bins; do # medians of tokens/s, wall, user
+        for c in 1 2 3; do m[$b,$c]=$(cut -d' ' -f$c "$T/$b" | median); done
+        printf '%-8s %-4s %12.0f %7.2f %7.2f\n' "$corpus" "$b" "${m[$b,1]}" "${m[$b,2]}" "${m[$b,3]}"
     done
     [ "$bins" = new ] && continue
-    awk -v a="$m_old_1" -v b="$m_new_1" -v c="$m_old_2" -v d="$m_new_2" \
+    awk -v a="${m[old,1]}" -v b="${m[new,1]}" -v c="${m[old,2]}" -v d="${m[new,2]}" \
         'BEGIN {printf "%-8s new/old: tokens/s %.3f, wall %.3f\n", "", b / a, d / c}'
 done
