@@ -90,7 +90,7 @@ int main(void)
     CHECK_INT(first, start);
     CHECK_INT(last, MSGS - 1);
     CHECK_INT(slda_metrics_get(metrics, SLDA_M_LOST), start);
-    CHECK_CONTAINS(logged, "3 message(s) of big [0] (offsets 0..2) were dropped before they "
+    CHECK_CONTAINS(logged, "3 message(s) of big [0] (offsets 0..2) were deleted before they "
                            "were read");
     size_t len = 0;
     char *text = slda_metrics_prometheus(metrics, "lost", &len);

@@ -213,8 +213,9 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
         {SLDA_M_RESCORED, "streamlda_track_rescored_windows_total",
          "Prevalence windows whose sample was scored again under the model of the moment."},
         {SLDA_M_LOST, "streamlda_lost_messages_total",
-         "Embedded cluster: input messages it dropped before they were read (it keeps about "
-         "5 MiB per partition)."},
+         "Input messages the cluster deleted before they were read: the embedded cluster "
+         "keeps about 5 MiB per partition; a Kafka cluster's retention went past the "
+         "service's position."},
         {SLDA_M_DROPPED_TOKENS, "streamlda_dropped_tokens_total",
          "Occurrences of new words left out of documents: the vocabulary (vocab.capacity) was "
          "full of words the current or the previous minibatch uses."},

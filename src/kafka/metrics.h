@@ -26,7 +26,7 @@ typedef enum {
     SLDA_M_RESCORED,     /* prevalence windows scored again under the model of the moment */
     SLDA_M_CAPPED,       /* tokens dropped as longer than text.token.max */
     SLDA_M_DROPPED_TOKENS, /* occurrences of new words a full vocabulary refused */
-    SLDA_M_LOST,         /* embedded cluster: input messages it dropped before they were read */
+    SLDA_M_LOST,         /* input messages the cluster deleted before they were read */
     SLDA_M_SNAPSHOT_WAIT_US, /* microseconds snapshots held training for their deliveries */
     SLDA_M__COUNT
 } slda_metric_counter_t;
