@@ -654,10 +654,10 @@ static void test_version1_records(void)
                    (unsigned long long)digests[i]);
         slda_model_destroy(m);
         /* a version this build does not know is named */
-        buf[7] = 3;
+        buf[7] = 4;
         slda_update_t *x = NULL;
         CHECK_INT(slda_update_decode(buf, len, &x, err, sizeof err), SLDA_ERR_VERSION);
-        CHECK_CONTAINS(err, "format version 3, this build reads 1 to 2");
+        CHECK_CONTAINS(err, "format version 4, this build reads 1 to 3");
         buf[7] = 0;
         CHECK_INT(slda_update_decode(buf, len, &x, err, sizeof err), SLDA_ERR_CORRUPT);
         CHECK_CONTAINS(err, "format version 0");
@@ -836,8 +836,98 @@ static void test_thin(void)
     CHECK_MEM(y, x, sizeof y);
 }
 
+/* User labels through the log (update_labels.c): a record of labels only, version 3, sets
+ * them on every model that applies it and moves nothing else (not the update count); bad
+ * slots and texts refused when made and when read; a record without labels stays version 2. */
+static void test_label_records(void)
+{
+    char err[256];
+    slda_model_t *a = make_model(NULL);
+    slda_doc_t docs[16];
+    size_t n = make_batch(a, 0, 'a', docs);
+    CHECK_OK(slda_model_train(a, docs, n, NULL, NULL, err, sizeof err), err);
+    slda_docs_clear(docs, n);
+    uint64_t t = slda_model_updates(a);
+    uint64_t digest = slda_model_digest(a);
+
+    slda_update_t *upd = slda_update_new_labels(a);
+    CHECK_OK(slda_update_add_label(upd, 3, "elections", err, sizeof err), err);
+    CHECK_OK(slda_update_add_label(upd, 5, "crash of 1987", err, sizeof err), err);
+    CHECK_OK(slda_update_add_label(upd, 3, "vote \xc3\xa9lections", err, sizeof err), err);
+    CHECK_ERR(slda_update_add_label(upd, 8, "x", err, sizeof err), SLDA_ERR_RANGE, err);
+    CHECK_ERR(slda_update_add_label(upd, 1, "tab\there", err, sizeof err), SLDA_ERR_INVALID, err);
+    CHECK_TRUE(slda_update_add_label(upd, 1, "\xff", err, sizeof err) != SLDA_OK, "bad UTF-8");
+    void *buf;
+    size_t len;
+    CHECK_OK(slda_update_encode(upd, SLDA_UPDATE_Q8, &buf, &len, err, sizeof err), err);
+    CHECK_INT(((unsigned char *)buf)[7], 3); /* format version 3 */
+    slda_update_t *back = NULL;
+    CHECK_OK(slda_update_decode(buf, len, &back, err, sizeof err), err);
+    uint32_t k = 0;
+    const char *text = NULL;
+    CHECK_INT(slda_update_labels(back, 2, &k, &text), 3);
+    CHECK_INT(k, 3);
+    CHECK_STR(text, "vote \xc3\xa9lections");
+    /* applied: the labels in record order, nothing else moved */
+    CHECK_OK(slda_update_apply(a, back, err, sizeof err), err);
+    CHECK_STR(slda_model_label(a, 3), "vote \xc3\xa9lections");
+    CHECK_STR(slda_model_label(a, 5), "crash of 1987");
+    CHECK_INT(slda_model_updates(a), t);
+    CHECK_TRUE(slda_model_digest(a) == digest, "the statistics moved");
+    slda_update_destroy(back);
+    /* "" removes */
+    slda_update_t *rm = slda_update_new_labels(a);
+    CHECK_OK(slda_update_add_label(rm, 5, "", err, sizeof err), err);
+    slda_update_t *rmback = through_log(rm, SLDA_UPDATE_F32, NULL);
+    CHECK_OK(slda_update_apply(a, rmback, err, sizeof err), err);
+    CHECK_NULL(slda_model_label(a, 5));
+    slda_update_destroy(rm);
+    slda_update_destroy(rmback);
+
+    /* damaged: a slot past K (the byte after the label's array header), a control character;
+     * the checksum recomputed so that the label is what is refused */
+    unsigned char *c = malloc(len);
+    const unsigned char *lab = memmem(buf, len, "labels", 6);
+    CHECK_NONNULL(lab);
+    if (lab) {
+        size_t at = (size_t)(lab - (const unsigned char *)buf) + 6 + 2; /* array(3), array(2) */
+        memcpy(c, buf, len);
+        CHECK_INT(c[at], 3);
+        c[at] = 9; /* topic 9 of 8 */
+        uint64_t sum = slda_hash64(c, len - 8, 0);
+        for (int i = 0; i < 8; i++)
+            c[len - 8 + i] = (unsigned char)(sum >> (8 * (7 - i)));
+        slda_update_t *bad = NULL;
+        CHECK_ERR(slda_update_decode(c, len, &bad, err, sizeof err), SLDA_ERR_CORRUPT, err);
+        CHECK_CONTAINS(err, "label");
+        memcpy(c, buf, len);
+        unsigned char *e = memmem(c, len, "elections", 9);
+        e[1] = '\n';
+        sum = slda_hash64(c, len - 8, 0);
+        for (int i = 0; i < 8; i++)
+            c[len - 8 + i] = (unsigned char)(sum >> (8 * (7 - i)));
+        CHECK_ERR(slda_update_decode(c, len, &bad, err, sizeof err), SLDA_ERR_CORRUPT, err);
+        CHECK_CONTAINS(err, "label text");
+    }
+    free(c);
+    free(buf);
+    slda_update_destroy(upd);
+
+    /* a minibatch's record keeps version 2 */
+    slda_update_t *plain = NULL;
+    n = make_batch(a, 1, 'a', docs);
+    CHECK_OK(slda_update_local(a, NULL, docs, n, 0, NULL, &plain, err, sizeof err), err);
+    CHECK_OK(slda_update_encode(plain, SLDA_UPDATE_F32, &buf, &len, err, sizeof err), err);
+    CHECK_INT(((unsigned char *)buf)[7], 2);
+    free(buf);
+    slda_update_destroy(plain);
+    slda_docs_clear(docs, n);
+    slda_model_destroy(a);
+}
+
 int main(void)
 {
+    test_label_records();
     test_births_remap();
     test_local_changes_nothing();
     test_scratch_borrows_held_rows();

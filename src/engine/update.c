@@ -80,6 +80,10 @@ void slda_update_destroy(slda_update_t *upd)
     for (size_t i = 0; i < upd->ninputs; i++)
         free(upd->inputs[i].topic);
     free(upd->inputs);
+    for (uint32_t i = 0; i < upd->nlabels; i++)
+        free(upd->label_text[i]);
+    free(upd->label_slot);
+    free(upd->label_text);
     free(upd);
 }
 
@@ -610,6 +614,8 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
                             "update: computed against update %" PRIu64
                             ", the model has applied only %" PRIu64,
                             upd->base, model->t);
+    if (upd_labels_only(upd))
+        return upd_apply_labels(model, upd, errstr, errstr_size);
     if (upd->scores && !model->p.births)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "update: carries births inputs, the model has births=false");
@@ -708,5 +714,6 @@ slda_err_t slda_update_apply(slda_model_t *model, const slda_update_t *upd, char
     free(acc.c1);
     free(acc.c2);
     free(ids);
-    return SLDA_OK;
+    /* labels carried beside a minibatch name the slots after its births */
+    return upd->nlabels ? upd_apply_labels(model, upd, errstr, errstr_size) : SLDA_OK;
 }

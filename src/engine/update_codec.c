@@ -20,6 +20,7 @@
  * SLDA_ERR_CORRUPT, "update record: <what> at byte <offset>".
  */
 #include "engine/update_priv.h"
+#include "engine/labels.h"
 #include "core/msgpack.h"
 
 #include <msgpack.h>
@@ -31,7 +32,8 @@
 
 #define UPD_MAGIC "SLDU"
 #define UPD_MAGIC_LEN 4
-#define UPD_VERSION 2u /* written; 1 and 2 are read */
+#define UPD_VERSION 3u /* 3 for a record with labels, else 2; 1 to 3 are read */
+#define UPD_VERSION_PLAIN 2u
 #define UPD_VERSION_MIN 1u
 #define UPD_HEAD_LEN (UPD_MAGIC_LEN + 4)
 #define UPD_TRAILER_LEN 8
@@ -71,7 +73,7 @@ static void pack_rows(msgpack_packer *pk, const float *x, uint64_t nrows, uint32
     upd_buf_t b = {0};
     upd_buf_reserve(&b, 1);
     for (uint64_t r = 0; r < nrows; r++)
-        upd_put_row(&b, x + r * K, K, values, UPD_VERSION);
+        upd_put_row(&b, x + r * K, K, values, UPD_VERSION_PLAIN); /* version 3 writes rows so too */
     msgpack_pack_bin_with_body(pk, b.p, b.n);
     free(b.p);
 }
@@ -101,12 +103,14 @@ slda_err_t slda_update_encode(const slda_update_t *upd, slda_update_values_t val
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
     unsigned char head[UPD_HEAD_LEN];
     memcpy(head, UPD_MAGIC, UPD_MAGIC_LEN);
+    /* a record without labels keeps version 2's bytes: replicas of an older build read it */
+    uint32_t version = upd->nlabels ? UPD_VERSION : UPD_VERSION_PLAIN;
     for (int i = 0; i < 4; i++)
-        head[UPD_MAGIC_LEN + i] = (unsigned char)(UPD_VERSION >> (8 * (3 - i)));
+        head[UPD_MAGIC_LEN + i] = (unsigned char)(version >> (8 * (3 - i)));
     msgpack_sbuffer_write(&sb, (const char *)head, UPD_HEAD_LEN);
 
     /* header */
-    msgpack_pack_map(&pk, 9);
+    msgpack_pack_map(&pk, upd->nlabels ? 10 : 9);
     pack_key(&pk, "base");
     msgpack_pack_uint64(&pk, upd->base);
     pack_key(&pk, "K");
@@ -137,6 +141,15 @@ slda_err_t slda_update_encode(const slda_update_t *upd, slda_update_values_t val
         msgpack_pack_int32(&pk, upd->inputs[i].partition);
         msgpack_pack_int64(&pk, upd->inputs[i].from);
         msgpack_pack_int64(&pk, upd->inputs[i].to);
+    }
+    if (upd->nlabels) { /* version 3: [[slot, text], ...] */
+        pack_key(&pk, "labels");
+        msgpack_pack_array(&pk, upd->nlabels);
+        for (uint32_t i = 0; i < upd->nlabels; i++) {
+            msgpack_pack_array(&pk, 2);
+            msgpack_pack_uint32(&pk, upd->label_slot[i]);
+            pack_key(&pk, upd->label_text[i]);
+        }
     }
 
     /* body */
@@ -299,14 +312,49 @@ static int decode_input(slda_msgpack_t *mp, slda_update_t *upd)
     return 0;
 }
 
-static int decode_header(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t *values)
+/* "labels" (version 3): [slot, text] pairs, each slot below K and each text a label's
+ * (labels.c's rules; "" removes one). */
+static int decode_labels(slda_msgpack_t *mp, slda_update_t *upd)
+{
+    uint32_t n, two;
+    if (expect_key(mp, "labels") || slda_msgpack_array(mp, "labels", &n))
+        return -1;
+    if (!n || n > slda_msgpack_left(mp) / 3)
+        return slda_msgpack_fail(mp, "labels");
+    upd->label_slot = slda_xcalloc(n, sizeof *upd->label_slot);
+    upd->label_text = slda_xcalloc(n, sizeof *upd->label_text);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t k;
+        const unsigned char *s;
+        size_t len;
+        char why[200];
+        if (slda_msgpack_array(mp, "label", &two))
+            return -1;
+        if (two != 2)
+            return slda_msgpack_fail(mp, "label");
+        if (slda_msgpack_uint(mp, "label topic", &k) || slda_msgpack_str(mp, "label text", &s, &len))
+            return -1;
+        if (k >= upd->K || len > SLDA_LABEL_MAX || memchr(s, 0, len))
+            return slda_msgpack_fail(mp, "label");
+        upd->label_slot[i] = (uint32_t)k;
+        upd->label_text[i] = slda_xstrndup((const char *)s, len);
+        upd->nlabels++;
+        if (slda_label_check(upd->label_text[i], why, sizeof why))
+            return slda_msgpack_fail(mp, "label text");
+    }
+    return 0;
+}
+
+static int decode_header(slda_msgpack_t *mp, slda_update_t *upd, slda_update_values_t *values,
+                         int version)
 {
     uint32_t n;
     uint64_t v;
     if (slda_msgpack_map(mp, "header", &n))
         return -1;
-    if (n != 9)
+    if (n != 9 && (n != 10 || version < 3))
         return slda_msgpack_fail(mp, "header");
+    int labels = n == 10;
     if (expect_key(mp, "base") || slda_msgpack_uint(mp, "base", &upd->base))
         return -1;
     if (expect_key(mp, "K") || slda_msgpack_uint(mp, "K", &v))
@@ -347,7 +395,7 @@ static int decode_header(slda_msgpack_t *mp, slda_update_t *upd, slda_update_val
     for (uint32_t i = 0; i < n; i++)
         if (decode_input(mp, upd))
             return -1;
-    return 0;
+    return labels ? decode_labels(mp, upd) : 0;
 }
 
 /* "words": non-empty strings without NUL bytes. */
@@ -531,7 +579,8 @@ slda_err_t slda_update_decode(const void *buf, size_t len, slda_update_t **out, 
                       errstr_size);
     slda_update_t *upd = slda_xcalloc(1, sizeof *upd);
     slda_update_values_t values = SLDA_UPDATE_F32;
-    if (decode_header(&mp, upd, &values) || decode_body(&mp, upd, values, (int)version)) {
+    if (decode_header(&mp, upd, &values, (int)version) ||
+        decode_body(&mp, upd, values, (int)version)) {
         slda_update_destroy(upd);
         return SLDA_ERR_CORRUPT;
     }

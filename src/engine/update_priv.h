@@ -43,7 +43,17 @@ struct slda_update_s {
     uint64_t npairs_total;
     size_t ninputs;
     upd_input_t *inputs;
+    uint32_t nlabels;         /* user labels set by the record (update_labels.c) */
+    uint32_t *label_slot;     /* nlabels */
+    char **label_text;        /* nlabels, NUL-terminated, owned ("": removed) */
 };
+
+/* update_labels.c: set the record's labels on the model, in record order. */
+slda_err_t upd_apply_labels(slda_model_t *model, const slda_update_t *upd, char *errstr,
+                            size_t errstr_size);
+/* A record that carries labels only (no document, no token): applying it sets them and moves
+ * nothing else, not even the update count. */
+int upd_labels_only(const slda_update_t *upd);
 
 /* The words of one replica minibatch, interned by their bytes (update_scratch.c). */
 struct slda_update_scratch_s {

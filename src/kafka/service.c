@@ -229,9 +229,10 @@ slda_err_t slda_service_run(slda_service_t *svc, volatile int *stop, char *errst
               (t - svc->batch_start) * 1000.0 >= c->minibatch_ms)))
             err = svc->replica ? slda_svc_publish_batch(svc, errstr, errstr_size)
                                : slda_svc_train_batch(svc, 0, errstr, errstr_size);
-        if (!err && svc->replica && !svc->ndocs && !svc->ninputs && svc->ntxn_offs &&
+        if (!err && svc->replica && !svc->ndocs && !svc->ninputs &&
+            (svc->ntxn_offs || slda_replica_pending(svc->replica)) &&
             (t - svc->txn_start) * 1000.0 >= c->minibatch_ms)
-            /* a quiet stream: no record waits */
+            /* a quiet stream (or labels only): no record waits */
             err = slda_svc_commit_txn(svc, errstr, errstr_size);
         if (!err && slda_svc_snapshot_due(svc, t))
             err = svc->replica ? slda_svc_replica_snapshot(svc, errstr, errstr_size)

@@ -133,6 +133,7 @@ struct slda_service_s {
     int64_t kept_log[64];      /* log positions of the snapshots kept, oldest first */
     size_t nkept;
     int64_t pruned;            /* the log was pruned below this offset */
+    int labels_applied;        /* a label record came back from the log: look the labels up */
 };
 
 

@@ -107,6 +107,18 @@ slda_err_t slda_svc_commit_txn(slda_service_t *svc, char *errstr, size_t errstr_
 static void replica_applied(void *opaque, const slda_update_t *upd)
 {
     slda_service_t *svc = opaque;
+    uint32_t k;
+    const char *text;
+    uint32_t n = slda_update_labels(upd, 0, &k, &text);
+    for (uint32_t i = 0; i < n; i++) {
+        slda_update_labels(upd, i, &k, &text);
+        slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "label of topic %u: \"%s\"%s (update log)",
+                 k, text, *text ? "" : " (removed)");
+        svc->labels_applied = 1; /* the page looks the labels up again */
+        svc->dirty = 1;          /* the next snapshot keeps them */
+    }
+    if (n && !slda_update_tokens(upd) && !slda_update_docs(upd))
+        return; /* labels only: the model made no update */
     slda_metrics_add(svc->metrics, SLDA_M_DOCS, slda_update_docs(upd));
     slda_metrics_add(svc->metrics, SLDA_M_TOKENS, slda_update_tokens(upd));
     slda_metrics_add(svc->metrics, SLDA_M_UPDATES, 1);

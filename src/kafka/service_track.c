@@ -185,13 +185,50 @@ static void look_up_words(slda_service_t *svc)
         slda_page_set(svc->page, SLDA_PAGE_SUPERS, json, len);
 }
 
+/* A replica's labels go through the update log (engine/update_labels.c): one record of the
+ * labels posted since the last look, in the open transaction; every replica, this one
+ * included, sets them when it applies the record (service_replica.c). */
+static void publish_labels(slda_service_t *svc)
+{
+    uint32_t k;
+    char *text, err[300];
+    slda_update_t *upd = NULL;
+    int n = 0;
+    while (slda_page_label_take(svc->page, &k, &text)) {
+        if (!upd)
+            upd = slda_update_new_labels(svc->model);
+        if (slda_update_add_label(upd, k, text, err, sizeof err) == SLDA_OK) {
+            slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "label of topic %u: \"%s\"%s: to the "
+                     "update log", k, text, *text ? "" : " (removed)");
+            n++;
+        } else {
+            slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "POST /api/labels refused: %s", err);
+        }
+        free(text);
+    }
+    if (n) {
+        if (!slda_replica_pending(svc->replica) && !svc->ntxn_offs)
+            svc->txn_start = slda_mono_s(); /* committed within minibatch.ms (service.c) */
+        if (slda_replica_add(svc->replica, svc->sink, upd,
+                             (slda_update_values_t)svc->conf->updates_values, err, sizeof err))
+            slda_log(svc->metrics, SLDA_LOG_WARN, NULL, "labels not published: %s", err);
+    }
+    slda_update_destroy(upd);
+}
+
 /* Labels posted to /api/labels (the HTTP thread queued them): set on the model, which keeps
- * them in its snapshots; 1 when one was set (the topics' labels are then looked up again). */
+ * them in its snapshots (a replica's: through the update log); 1 when one was set (the
+ * topics' labels are then looked up again). */
 static int apply_labels(slda_service_t *svc)
 {
     uint32_t k;
     char *text, err[300];
-    int set = 0;
+    int set = svc->labels_applied;
+    svc->labels_applied = 0;
+    if (svc->replica) {
+        publish_labels(svc);
+        return set;
+    }
     while (slda_page_label_take(svc->page, &k, &text)) {
         if (slda_model_set_label(svc->model, k, text, err, sizeof err) == SLDA_OK) {
             slda_log(svc->metrics, SLDA_LOG_INFO, NULL, "label of topic %u: \"%s\"%s", k, text,
