@@ -20,6 +20,8 @@ typedef struct topic_s {
     double mass;         /* share of the model's tokens then */
     double drift;        /* JS distance at the last comparison, -1 = none */
     int dead;            /* a death was reported and the topic has not come back */
+    uint32_t about;      /* documents since the last comparison with at least
+                            SLDA_EXAMPLE_MIN of this topic (UINT32_MAX: unknown, an older state) */
     /* top-10 changes at the last comparison: lists of words, each ended by a NUL, the
      * list by an empty one (a word may hold spaces: a JSON "tokens" field) */
     char entered[200], left[200];
@@ -27,6 +29,7 @@ typedef struct topic_s {
 
 /* A representative document of a topic (examples.c). */
 #define SLDA_EXAMPLE_MIN 0.25 /* the least share of a document that makes it one of a topic's */
+#define SLDA_SUBJECT_DOCS 2   /* documents about a slot's new words that make them a subject */
 typedef struct slda_example_s {
     double score;            /* the topic's share of the document's mixture when trained */
     int64_t ms;              /* its event time */

@@ -76,8 +76,11 @@ static void slda_track_write_rest(const slda_track_t *track, FILE *f)
     fprintf(f, ",\n\"topics\":[");
     for (uint32_t k = 0; k < track->K; k++) {
         const topic_t *t = &track->topics[k];
-        fprintf(f, "%s\n{\"id\":%u,\"mass\":%.9g,\"drift\":%.6g,\"dead\":%s,\"words\":[",
-                k ? "," : "", k, t->mass, t->drift, t->dead ? "true" : "false");
+        fprintf(f, "%s\n{\"id\":%u,\"mass\":%.9g,\"drift\":%.6g,\"dead\":%s,", k ? "," : "", k,
+                t->mass, t->drift, t->dead ? "true" : "false");
+        if (t->about != UINT32_MAX)
+            fprintf(f, "\"about\":%u,", t->about);
+        fprintf(f, "\"words\":[");
         for (size_t i = 0; i < t->words.n; i++) {
             fprintf(f, "%s[", i ? "," : "");
             slda_json_write_string(f, t->words.word[i]);
@@ -428,6 +431,11 @@ static int read_topic(jr_t *r, slda_track_t *t, uint32_t node, uint32_t k)
     tp->drift = drift;
     uint32_t dead = slda_json_object_get(&r->js, node, "dead");
     tp->dead = dead != SLDA_JSON_NONE && r->js.nodes[dead].type == SLDA_JSON_TRUE;
+    double about = -1; /* absent (an older state): unknown, no gate until the next comparison */
+    if (slda_json_object_get(&r->js, node, "about") != SLDA_JSON_NONE &&
+        jr_field(r, node, "about", &about))
+        return -1;
+    tp->about = about >= 0 && about < UINT32_MAX ? (uint32_t)about : UINT32_MAX;
     uint32_t words = slda_json_object_get(&r->js, node, "words");
     if (jr_array(r, words, "words"))
         return -1;
