@@ -12,7 +12,9 @@ partition): 3,000 documents trained and snapshotted; the service stopped; 9,489 
 into the same partition push the oldest out, the 3,000 read ones and some unread ones; the
 restarted service trains what is left and counts the rest in streamlda_lost_messages_total,
 with an error naming the offsets: trained + lost = produced, and lost = the partition's log
-start - 3,000. A first run of a model (no position) starts at the log start: nothing counted.
+start - 3,000. Another model's first run (no position) starts at the log start: nothing
+counted, and its log says where it starts (0053's backlog once lost documents to the mock's
+retention with nothing in the log).
 
 Waits are on conditions (documents trained, trained + lost), not on time.
 """
@@ -70,6 +72,25 @@ def run(tmp, broker):
               start - 3000)
         check("message(s) of documents [0] (offsets 3000..%d) were deleted" % (start - 1)
               in svc.text(), "the log names the lost offsets")
+        check(svc.stop() == 0, "SIGTERM -> exit 0")
+    finally:
+        if svc.proc.poll() is None:
+            svc.stop()
+    # another model's first run on the same partition: it starts at the log start, says so
+    # once, and counts nothing lost
+    svc = sc.Service(tmp, broker.addr, ["model.name=fresh", "input.topics=documents",
+                                        "topics=20", "threads=1", "http.port=0",
+                                        "snapshot.topic=",
+                                        "snapshot.dir=" + os.path.join(tmp, "fresh")],
+                     name="fresh")
+    try:
+        got = sc.wait_progress(lambda: svc.metric("streamlda_documents_total"), kept,
+                               "a first run over what the cluster kept")
+        check(got == kept, "the first run trains what the cluster kept", got, kept)
+        check(svc.metric("streamlda_lost_messages_total") == 0,
+              "a model's first run counts nothing lost", svc.metric("streamlda_lost_messages_total"))
+        check("documents [0] starts at offset %d, its log start" % start in svc.text(),
+              "the log says where the first run starts")
         check(svc.stop() == 0, "SIGTERM -> exit 0")
     finally:
         if svc.proc.poll() is None:
