@@ -201,8 +201,23 @@ void slda_batch_pam_after(slda_batch_t *batch)
     size_t n = batch->J * batch->G;
     if (batch->iter < batch->pam->warmup)
         return;
-    for (size_t i = 0; i < n; i++)
-        batch->nxyf[i] = (float)fmax(batch->nxy[i], 0.0);
+    /* the documents' counts as one draw of every token (pam.h, slda_pam_draw_counts): the
+     * sampled tokens' (x, y), and draws from each AMF pair's gamma */
+    size_t G = batch->G;
+    memset(batch->nxyf, 0, n * sizeof *batch->nxyf);
+    for (size_t j = 0; j < batch->J; j++) {
+        float *row = batch->nxyf + j * G;
+        for (size_t i = batch->pstart[j]; i < batch->pstart[j + 1]; i++) {
+            const bpair_t *pair = &batch->pairs[i];
+            if (pair->count > batch->r) {
+                slda_pam_draw_counts(batch->gamma + pair->off * G, G, pair->count, &batch->rng,
+                                     batch->work, row);
+                continue;
+            }
+            for (uint32_t t = 0; t < pair->count; t++)
+                row[(size_t)batch->zx[pair->off + t] * batch->K + batch->z[pair->off + t]] += 1;
+        }
+    }
     slda_pam_step(batch->pam, batch->nxyf, batch->J, 1.0, batch->iter);
     sums(batch);
 }

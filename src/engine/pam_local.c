@@ -29,6 +29,7 @@ typedef struct pam_scratch_s {
     uint32_t *zx, *zy;
     float *nx, *nxy, *nx_sum, *nxy_sum, *p, *A;
     float *alf;     /* S x K: alpha_x as floats, for the document */
+    double *cum;    /* S x K: slda_pam_draw_counts' scratch */
 } pam_scratch_t;
 
 void slda_pam_scratch_free(void *scratch)
@@ -49,6 +50,7 @@ void slda_pam_scratch_free(void *scratch)
     free(s->p);
     free(s->A);
     free(s->alf);
+    free(s->cum);
     free(s);
 }
 
@@ -71,6 +73,7 @@ static pam_scratch_t *scratch(slda_local_t *loc, uint32_t S, uint32_t K, uint32_
         s->nxy_sum = slda_xmalloc(sk * sizeof *s->nxy_sum);
         s->p = slda_xmalloc(sk * sizeof *s->p);
         s->alf = slda_xmalloc(sk * sizeof *s->alf);
+        s->cum = slda_xmalloc(sk * sizeof *s->cum);
         loc->pam = s;
         loc->pam_free = slda_pam_scratch_free;
     }
@@ -271,8 +274,14 @@ void slda_pam_run(slda_local_t *loc, const slda_frozen_t *fz, const slda_pam_t *
         s->nx_sum[x] *= inv_s;
     for (size_t i = 0; i < sk; i++)
         s->nxy_sum[i] *= inv_s;
-    if (nxy_out)
-        memcpy(nxy_out, s->nxy_sum, sk * sizeof *nxy_out);
+    if (nxy_out) { /* alpha_x's counts: one draw of every token (slda_pam_draw_counts) */
+        memset(nxy_out, 0, sk * sizeof *nxy_out);
+        for (uint32_t i = 0; i < ng; i++)
+            nxy_out[(size_t)s->zx[i] * K + s->zy[i]] += 1;
+        for (uint32_t v = 0; v < nv; v++)
+            slda_pam_draw_counts(s->g + (size_t)v * sk, sk, (uint32_t)s->v_n[v], &loc->rng,
+                                 s->cum, nxy_out);
+    }
     memset(loc->ntheta_sum, 0, Kp * sizeof(float)); /* the sub-topic counts, as LDA's N_theta */
     for (uint32_t x = 0; x < S; x++)
         for (uint32_t y = 0; y < K; y++)

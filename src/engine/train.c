@@ -85,7 +85,7 @@ struct slda_train_s {
     int revisit;           /* the documents' second visit (replay.c) */
     double t0;             /* when slda_train_begin was called */
     uint32_t *aoff, *aid;  /* model.kind=atm: each document's author ids (authors.c), or NULL */
-    float *pam_nxy;        /* model.kind=pam: ndocs x S x K mean counts n_mxy (pam.c), or NULL */
+    float *pam_nxy;        /* model.kind=pam: ndocs x S x K counts n_mxy, one draw (pam.c), or NULL */
 };
 
 void slda_train_item(slda_train_t *job, size_t i, uint32_t worker)
