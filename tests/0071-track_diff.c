@@ -23,32 +23,6 @@ static char errbuf[1024];
 static const char *S, *SRC;
 static char *T;
 
-/* Run a shell command; its standard output into *out (malloc'ed), exit status returned. */
-static int run(char **out, const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 2)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[len] = 0;
-    int st = pclose(p);
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 static double num(const slda_json_t *js, uint32_t node)
 {
     if (node == SLDA_JSON_NONE || js->nodes[node].type != SLDA_JSON_NUMBER)
@@ -64,7 +38,8 @@ static double get(const slda_json_t *js, uint32_t obj, const char *key)
 /* diff --json A B parsed into js (text owned by *text). */
 static int diff_json(slda_json_t *js, char **text, const char *a, const char *b)
 {
-    int rc = run(text, "\"%s\" diff --json \"%s/%s\" \"%s/%s\" 2>%s/err", S, T, a, T, b, T);
+    int rc = slda_test_run(text, "\"%s\" diff --json \"%s/%s\" \"%s/%s\" 2>%s/err", S, T, a, T, b,
+                           T);
     CHECK_INT(rc, 0);
     if (slda_json_parse(js, *text, strlen(*text), errbuf, sizeof errbuf) != SLDA_OK) {
         fprintf(stderr, "diff %s %s: not JSON (%s): %.300s\n", a, b, errbuf, *text);
@@ -118,12 +93,21 @@ int main(void)
     }
     T = slda_test_tmpdir();
     const char *austen = "examples/janeausten/northangerabbey.txt examples/janeausten/persuasion.txt";
-    CHECK_INT(run(NULL, "cd \"%s\" && \"%s\" train -q -k 10 -X seed=1 -o \"%s/a.slda\" %s 2>/dev/null",
-                  SRC, S, T, austen), 0);
-    CHECK_INT(run(NULL, "cd \"%s\" && \"%s\" train -q -k 10 -X seed=2 -o \"%s/b.slda\" %s 2>/dev/null",
-                  SRC, S, T, austen), 0);
-    CHECK_INT(run(NULL, "cd \"%s\" && \"%s\" train -q -k 6 -X seed=3 -o \"%s/c.slda\" %s 2>/dev/null",
-                  SRC, S, T, austen), 0);
+    CHECK_INT(slda_test_run(NULL,
+                            "cd \"%s\" && \"%s\" train -q -k 10 -X seed=1 "
+                            "-o \"%s/a.slda\" %s 2>/dev/null",
+                            SRC, S, T, austen),
+              0);
+    CHECK_INT(slda_test_run(NULL,
+                            "cd \"%s\" && \"%s\" train -q -k 10 -X seed=2 "
+                            "-o \"%s/b.slda\" %s 2>/dev/null",
+                            SRC, S, T, austen),
+              0);
+    CHECK_INT(slda_test_run(NULL,
+                            "cd \"%s\" && \"%s\" train -q -k 6 -X seed=3 "
+                            "-o \"%s/c.slda\" %s 2>/dev/null",
+                            SRC, S, T, austen),
+              0);
     const uint32_t perm[10] = {7, 2, 9, 0, 4, 1, 8, 3, 6, 5};
     char from[4200], to[4200];
     snprintf(from, sizeof from, "%s/a.slda", T);
@@ -190,7 +174,7 @@ int main(void)
     }
     free(text);
     /* ... and the other way round, as text */
-    CHECK_INT(run(&text, "\"%s\" diff \"%s/c.slda\" \"%s/a.slda\"", S, T, T), 0);
+    CHECK_INT(slda_test_run(&text, "\"%s\" diff \"%s/c.slda\" \"%s/a.slda\"", S, T, T), 0);
     CHECK_CONTAINS(text, "summary pairs=6 ");
     CHECK_CONTAINS(text, "unmatched_a=0 unmatched_b=4");
     CHECK_CONTAINS(text, "unmatched b ");
@@ -199,17 +183,20 @@ int main(void)
     /* a corrupt and a missing snapshot: exit 1, the path named; usage: exit 2 */
     snprintf(to, sizeof to, "%s/bad.slda", T);
     slda_test_write_file(to, "SLDASNAP not really a snapshot, long enough to be checked");
-    CHECK_INT(run(&text, "\"%s\" diff \"%s/a.slda\" \"%s/bad.slda\" 2>&1", S, T, T), 1);
+    CHECK_INT(slda_test_run(&text, "\"%s\" diff \"%s/a.slda\" \"%s/bad.slda\" 2>&1", S, T, T), 1);
     CHECK_CONTAINS(text, "bad.slda");
     free(text);
-    CHECK_INT(run(&text, "\"%s\" diff \"%s/missing.slda\" \"%s/a.slda\" 2>&1", S, T, T), 1);
+    CHECK_INT(slda_test_run(&text, "\"%s\" diff \"%s/missing.slda\" \"%s/a.slda\" 2>&1", S, T, T),
+              1);
     CHECK_CONTAINS(text, "missing.slda");
     free(text);
-    CHECK_INT(run(NULL, "\"%s\" diff \"%s/a.slda\" 2>/dev/null", S, T), 2);
-    CHECK_INT(run(NULL, "\"%s\" diff --top x \"%s/a.slda\" \"%s/a.slda\" 2>/dev/null", S, T, T), 2);
+    CHECK_INT(slda_test_run(NULL, "\"%s\" diff \"%s/a.slda\" 2>/dev/null", S, T), 2);
+    CHECK_INT(slda_test_run(NULL, "\"%s\" diff --top x \"%s/a.slda\" \"%s/a.slda\" 2>/dev/null", S,
+                            T, T),
+              2);
 
     slda_json_clear(&js);
-    run(NULL, "rm -rf \"%s\"", T);
+    slda_test_run(NULL, "rm -rf \"%s\"", T);
     free(T);
     return slda_test_done("0071-track_diff");
 }

@@ -16,30 +16,6 @@
 
 static char errbuf[1024];
 
-static int run(char **out, const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    size_t len = 0, cap = 4096, n;
-    char *buf = malloc(cap);
-    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 2)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[len] = 0;
-    int st = pclose(p);
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 /* Train model on one more minibatch of two themes. */
 static void step(slda_model_t *model, int round)
 {
@@ -93,7 +69,7 @@ int main(void)
     }
 
     char *out;
-    CHECK_INT(run(&out, "\"%s\" report \"%s\" --json - 2>\"%s/err\"", S, all, T), 0);
+    CHECK_INT(slda_test_run(&out, "\"%s\" report \"%s\" --json - 2>\"%s/err\"", S, all, T), 0);
     CHECK_CONTAINS(out, "\"time\":\"event\"");
     /* the points at the event times given, in update order */
     const char *p = out;
@@ -110,25 +86,28 @@ int main(void)
     }
     free(out);
 
-    CHECK_INT(run(&out, "\"%s\" report \"%s\" --json - --html \"%s/m.html\" 2>&1 >\"%s/m.json\"",
-                  S, mixed, T, T), 0);
+    CHECK_INT(slda_test_run(&out,
+                            "\"%s\" report \"%s\" --json - --html \"%s/m.html\" "
+                            "2>&1 >\"%s/m.json\"",
+                            S, mixed, T, T),
+              0);
     CHECK_CONTAINS(out, "1 of 4 snapshots carry no event time: the time axis is each snapshot's "
                         "last update for all");
     free(out);
-    CHECK_INT(run(&out, "cat \"%s/m.json\"", T), 0);
+    CHECK_INT(slda_test_run(&out, "cat \"%s/m.json\"", T), 0);
     CHECK_CONTAINS(out, "\"time\":\"updated\"");
     CHECK_NULL(strstr(out, "\"event_time\":true")); /* no point keeps its event time */
     CHECK_NULL(strstr(out, "\"time_ms\":1262304000000"));
     free(out);
-    CHECK_INT(run(&out, "grep -c 'class=\"chart\"' \"%s/m.html\"", T), 0);
+    CHECK_INT(slda_test_run(&out, "grep -c 'class=\"chart\"' \"%s/m.html\"", T), 0);
     CHECK_INT(atoi(out), 2);
     free(out);
-    CHECK_INT(run(&out, "grep -c 'time of each snapshot' \"%s/m.html\"", T), 0);
+    CHECK_INT(slda_test_run(&out, "grep -c 'time of each snapshot' \"%s/m.html\"", T), 0);
     free(out);
 
     slda_model_destroy(model);
     slda_conf_destroy(conf);
-    run(NULL, "rm -rf \"%s\"", T);
+    slda_test_run(NULL, "rm -rf \"%s\"", T);
     free(T);
     return slda_test_done("0073-track_report_axis");
 }

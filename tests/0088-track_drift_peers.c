@@ -8,7 +8,8 @@
  * needs the slot to have moved further than the slots anchored with it (their median) by half
  * the threshold as well (report_collect.c, anchor_dists).
  *
- * Ten themes of 40 words each ("t", the theme's letter, two letters), a document drawing from a window of 10 of its theme's words.
+ * Ten themes of 40 words each ("t", the theme's letter, two letters), a document drawing from
+ * a window of 10 of its theme's words.
  * After 1,000 documents (the warm-up) the windows slide by 2 words every 100 documents:
  *  - "all": every theme's window slides: every slot moves about as far as its peers: no drift
  *    event (the old rule: one per slot, 10);
@@ -27,30 +28,6 @@
 #define WARM 10    /* of them, before any window slides */
 
 static char errbuf[1024];
-
-static int run(char **out, const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    size_t len = 0, cap = 4096, n;
-    char *buf = malloc(cap);
-    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 2)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[len] = 0;
-    int st = pclose(p);
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static uint64_t lcg(uint64_t *s)
 {
@@ -105,7 +82,7 @@ static int drift_events(const char *S, const char *T, const char *dir, int all, 
     }
     /* the slot of theme 0: the one whose most probable word is one of theme 0's */
     char *words = NULL;
-    CHECK_INT(run(&words, "\"%s\" topics -n 1 \"%s\"", S, path), 0);
+    CHECK_INT(slda_test_run(&words, "\"%s\" topics -n 1 \"%s\"", S, path), 0);
     int slot0 = -1;
     for (const char *l = words; l && *l;) {
         int k;
@@ -119,7 +96,7 @@ static int drift_events(const char *S, const char *T, const char *dir, int all, 
         fprintf(stderr, "  no slot holds theme 0: %s\n", words);
     free(words);
     char *out = NULL;
-    CHECK_INT(run(&out, "\"%s\" report \"%s\" --json - 2>\"%s/err\"", S, dir, T), 0);
+    CHECK_INT(slda_test_run(&out, "\"%s\" report \"%s\" --json - 2>\"%s/err\"", S, dir, T), 0);
     int n = 0;
     *topic0 = 0;
     for (const char *p = out; (p = strstr(p, "{\"kind\":\"drift\",\"topic\":")); p++) {
@@ -149,7 +126,7 @@ int main(void)
     CHECK_INT(drift_events(S, T, all, 1, &t0), 0); /* every slot moved alike */
     int n = drift_events(S, T, one, 0, &t0);
     CHECK_TRUE(n >= 1 && t0 == n, "%d drift event(s), %d of theme 0's slot", n, t0);
-    run(NULL, "rm -rf \"%s\"", T);
+    slda_test_run(NULL, "rm -rf \"%s\"", T);
     free(T);
     return slda_test_done("0088-track_drift_peers");
 }

@@ -1,7 +1,9 @@
 /* testutil.c - shared test helpers: summary line, temporary files. */
 #include "testutil.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int slda_test_failures = 0;
@@ -56,6 +58,30 @@ char *slda_test_tmpdir(void)
         exit(1);
     }
     return path;
+}
+
+int slda_test_run(char **out, const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    size_t len = 0, cap = 4096, n;
+    char *buf = malloc(cap);
+    while (p && (n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 2)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = 0;
+    int st = p ? pclose(p) : -1;
+    if (out)
+        *out = buf;
+    else
+        free(buf);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
 void slda_test_on_token(const char *tok, size_t len, void *opaque)

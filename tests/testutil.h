@@ -148,6 +148,9 @@ void slda_test_fail(const char *file, int line, const char *expr, const char *fm
 int slda_test_done(const char *name);
 /* A fresh temporary directory (under $TMPDIR or /tmp), malloc'ed path. */
 char *slda_test_tmpdir(void);
+/* Run a shell command (printf-style); its standard output into *out (malloc'ed; out may be
+ * NULL), its exit status returned (128 when it did not exit). */
+int slda_test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Write prefix then n spelt in letters a-z (tokenizers keep letters; digits
  * may split or drop a token) and a space into buf (cap >= 4 bytes), NUL
  * terminated; returns the characters written, the NUL not counted. */
