@@ -35,6 +35,7 @@
  */
 #include "text/text_priv.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* Letters that tell languages of one script apart, and the languages that
@@ -236,12 +237,18 @@ void slda_lang_vote(double *vote, uint64_t mask, double weight)
     }
 }
 
-void slda_lang_scripts(slda_tokenizer_t *tok)
+/* Each language's script and tie rank: the same for every tokenizer, so worked out once. */
+static unsigned char script_of_lang[LANG_MAX];
+static uint16_t rank_of_lang[LANG_MAX];
+static pthread_once_t lang_once = PTHREAD_ONCE_INIT;
+
+static void lang_tables(void)
 {
-    for (uint32_t l = 0; l < tok->nlang; l++) {
+    uint32_t nlang = slda_nautolists < LANG_MAX ? (uint32_t)slda_nautolists : LANG_MAX;
+    for (uint32_t l = 0; l < nlang; l++) {
         uint32_t count[SCRIPT__COUNT] = {0};
         const char *name = slda_autolists[l].list;
-        tok->lang_script[l] = SCRIPT_NONE;
+        script_of_lang[l] = SCRIPT_NONE;
         for (size_t s = 0; s < slda_nstoplists; s++) {
             if (strcmp(slda_stoplists[s].name, name))
                 continue;
@@ -253,14 +260,21 @@ void slda_lang_scripts(slda_tokenizer_t *tok)
             }
         }
         for (int sc = SCRIPT_NONE + 1; sc < SCRIPT__COUNT; sc++)
-            if (count[sc] > count[tok->lang_script[l]])
-                tok->lang_script[l] = (unsigned char)sc;
+            if (count[sc] > count[script_of_lang[l]])
+                script_of_lang[l] = (unsigned char)sc;
         size_t n = sizeof tie_order / sizeof tie_order[0];
-        tok->lang_rank[l] = (uint16_t)(n + l);
+        rank_of_lang[l] = (uint16_t)(n + l);
         for (size_t r = 0; r < n; r++)
             if (!strcmp(tie_order[r], slda_autolists[l].lang))
-                tok->lang_rank[l] = (uint16_t)r;
+                rank_of_lang[l] = (uint16_t)r;
     }
+}
+
+void slda_lang_scripts(slda_tokenizer_t *tok)
+{
+    pthread_once(&lang_once, lang_tables);
+    memcpy(tok->lang_script, script_of_lang, sizeof tok->lang_script);
+    memcpy(tok->lang_rank, rank_of_lang, sizeof tok->lang_rank);
 }
 
 int slda_lang_decide(const slda_tokenizer_t *tok, const uint32_t *script, const double *vote)

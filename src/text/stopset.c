@@ -6,11 +6,18 @@
  * when apostrophes are kept) and stored once, so a lookup is one hash
  * (slda_stop_hash) and usually one compare. The set is filled by slda_tokenizer_new only;
  * after that it is read-only and threads share it.
+ *
+ * The auto lists (58 languages, some 10,000 words) are normalised once a
+ * process for each text mode (unicode or not, apostrophes kept or not) and
+ * kept: a tokenizer without explicit stop words reads that set itself, one
+ * with them merges its entries by their hashes (pointing at the cached words). Building them anew for every tokenizer cost more than
+ * reading a short input (a model made per message, or per fuzz input).
  */
 #include "text/text_priv.h"
 #include "text/icu.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +62,12 @@ static void stop_add_mask(slda_tokenizer_t *tok, const char *word, size_t len, u
     }
     norm[n] = '\0';
     free(folded);
+    if (tok->borrowed) { /* the cached auto lists: this tokenizer's own copy from here */
+        stop_entry_t *own = slda_xmalloc(tok->nslots * sizeof *own);
+        memcpy(own, tok->stop, tok->nslots * sizeof *own);
+        tok->stop = own;
+        tok->borrowed = 0;
+    }
     if ((tok->nstop + 1) * 2 > tok->nslots)
         stop_grow(tok);
     uint64_t h = slda_stop_hash(norm, n);
@@ -258,21 +271,88 @@ char *slda_stopwords_without_files(const char *spec)
     return out;
 }
 
+/* The auto lists' set of one text mode, built once (lang_lock) and never freed. */
+typedef struct lang_cache_s {
+    stop_entry_t *stop; /* nslots, as a tokenizer's; every entry shared */
+    size_t nslots, nstop;
+    int built;
+} lang_cache_t;
+
+static lang_cache_t lang_cache[2][2]; /* [unicode][apostrophes kept] */
+static pthread_mutex_t lang_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const lang_cache_t *lang_cache_get(const slda_tokenizer_t *tok)
+{
+    int apos = tok->rules.apostrophes == SLDA_TEXT_APOS_KEEP;
+    lang_cache_t *c = &lang_cache[tok->unicode != 0][apos];
+    pthread_mutex_lock(&lang_lock);
+    if (!c->built) { /* tok->nlang is the same in every tokenizer (tokenize.c) */
+        slda_tokenizer_t tmp; /* only what stop_add_mask reads: the mode and a set */
+        memset(&tmp, 0, sizeof tmp);
+        tmp.unicode = tok->unicode;
+        tmp.rules = tok->rules;
+        for (uint32_t l = 0; l < tok->nlang; l++) {
+            const slda_stoplist_t *list = stop_builtin(slda_autolists[l].list,
+                                                       strlen(slda_autolists[l].list));
+            for (size_t i = 0; list && i < list->n; i++)
+                stop_add_mask(&tmp, list->words[i], strlen(list->words[i]), LANG_BIT(l));
+        }
+        for (size_t i = 0; i < tmp.nslots; i++)
+            tmp.stop[i].shared = 1;
+        c->stop = tmp.stop;
+        c->nslots = tmp.nslots;
+        c->nstop = tmp.nstop;
+        c->built = 1;
+    }
+    pthread_mutex_unlock(&lang_lock);
+    return c;
+}
+
 void slda_stop_load_languages(slda_tokenizer_t *tok)
 {
-    for (uint32_t l = 0; l < tok->nlang; l++) {
-        const slda_stoplist_t *list = stop_builtin(slda_autolists[l].list,
-                                                   strlen(slda_autolists[l].list));
-        for (size_t i = 0; list && i < list->n; i++)
-            stop_add_mask(tok, list->words[i], strlen(list->words[i]), LANG_BIT(l));
+    const lang_cache_t *c = lang_cache_get(tok);
+    if (tok->nstop == 0) { /* no explicit words: the cached set itself, read-only */
+        free(tok->stop);
+        tok->stop = c->stop;
+        tok->nslots = c->nslots;
+        tok->nstop = c->nstop;
+        tok->borrowed = 1;
+        return;
     }
+    /* The explicit words (a few hundred) go into a copy of the cached set. */
+    stop_entry_t *mine = tok->stop;
+    size_t nmine = tok->nslots;
+    tok->stop = slda_xmalloc(c->nslots * sizeof *tok->stop);
+    memcpy(tok->stop, c->stop, c->nslots * sizeof *tok->stop);
+    tok->nslots = c->nslots;
+    tok->nstop = c->nstop;
+    for (size_t i = 0; i < nmine; i++) {
+        stop_entry_t *e;
+        if (!mine[i].word)
+            continue;
+        if ((tok->nstop + 1) * 2 > tok->nslots)
+            stop_grow(tok);
+        e = slda_stop_slot(tok->stop, tok->nslots, mine[i].word, mine[i].len, mine[i].hash);
+        if (e->word) {
+            e->mask |= mine[i].mask; /* a language's word that is also an explicit one */
+            free(mine[i].word);
+        } else {
+            *e = mine[i];
+            tok->nstop++;
+        }
+    }
+    free(mine);
 }
 
 void slda_stop_free(slda_tokenizer_t *tok)
 {
-    for (size_t i = 0; i < tok->nslots; i++)
-        free(tok->stop[i].word);
-    free(tok->stop);
+    if (!tok->borrowed) {
+        for (size_t i = 0; i < tok->nslots; i++)
+            if (!tok->stop[i].shared)
+                free(tok->stop[i].word);
+        free(tok->stop);
+    }
+    tok->borrowed = 0;
     tok->stop = NULL;
     tok->nslots = tok->nstop = tok->nexplicit = 0;
 }

@@ -35,6 +35,7 @@ typedef struct stop_entry_s {
     char *word; /* NULL = empty slot */
     size_t len;
     uint64_t mask;
+    int shared; /* word belongs to the process's cache of the auto lists (stopset.c): not freed */
 } stop_entry_t;
 
 /* Scripts, as language identification counts them (langid.c). */
@@ -55,6 +56,7 @@ struct slda_tokenizer_s {
     size_t nslots;
     size_t nstop;
     size_t nexplicit;   /* words of the explicit lists (slda_tokenizer_stopword_count) */
+    int borrowed;       /* stop is the process's cached auto lists (stopset.c): not ours to change */
     int unicode;        /* text.segment=unicode */
     int autolists;      /* text.stopwords has auto: each document's language's list applies */
     int detect;         /* documents' languages are identified (unicode mode, or auto) */

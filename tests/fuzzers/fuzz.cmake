@@ -72,9 +72,10 @@ foreach(entry ${SLDA_FUZZ_TARGETS})
            COMMAND fuzz_replay_${name} ${SLDA_FUZZ_DIR}/corpus/${corpus})
   # Allocations a hostile size asks for must fail softly (SLDA_ERR_NOMEM),
   # not end the process inside the sanitizer's allocator. The limit is far above what a
-  # loaded machine needs: fuzz_replay_reader makes two models an input (about 2,700 inputs),
-  # 295 s under AddressSanitizer on a quiet machine, and it ran out of 600 s once with both
-  # cores loaded three times over (2026-12-07).
+  # loaded machine needs: fuzz_replay_reader makes two models an input (about 2,500 inputs);
+  # it took 295 s under AddressSanitizer on a quiet machine and ran out of 600 s once with
+  # both cores loaded three times over (2026-12-07), until the tokenizers shared the auto
+  # stop lists built once a process (src/text/stopset.c): 23 s since.
   set_tests_properties(fuzz_replay_${name} PROPERTIES
     ENVIRONMENT "ASAN_OPTIONS=allocator_may_return_null=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
     TIMEOUT 1800 LABELS fuzz)
