@@ -449,8 +449,9 @@ static void broker_usage(FILE *f)
             "  --partitions N    partitions of each created topic (default 4)\n"
             "  --topics LIST     topics to create, NAME or NAME:PARTITIONS\n"
             "  --control FIFO    read fault-injection commands, one per line (created if\n"
-            "                    missing): down ID | up ID | rtt ID MS | errors API N [ERR]\n"
-            "                    | clear API | topic-error TOPIC [ERR]  (for tests)\n");
+            "                    missing): down ID | up ID | rtt ID MS | leader TOPIC P ID\n"
+            "                    | errors API N [ERR] | clear API | topic-error TOPIC [ERR]\n"
+            "                    (for tests)\n");
 }
 
 /* Through slda_outfile: a regular file appears whole (readers poll for it), a

@@ -85,6 +85,9 @@ slda_err_t slda_ksource_commit(slda_ksource_t *src, const slda_offset_t *offs, s
 struct rd_kafka_consumer_group_metadata_s *slda_ksource_group_metadata(slda_ksource_t *src);
 /* Number of partitions currently assigned. */
 int slda_ksource_assigned(const slda_ksource_t *src);
+/* Assigned partitions with no fetch response since the last assignment (as of the last
+ * statistics, once a second), and in *since when that assignment came (slda_mono_s). */
+int slda_ksource_unfetched(const slda_ksource_t *src, double *since);
 /* Pause (1) or resume (0) fetching on every assigned partition, and on any
  * assigned later while paused. Polling goes on (group membership, callbacks);
  * positions are unchanged, so nothing is skipped or repeated. */

@@ -43,6 +43,8 @@ struct slda_ksource_s {
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
     rd_kafka_topic_partition_list_t *owned; /* the assignment, kept by on_rebalance */
+    double assigned_t;  /* slda_mono_s() of the last assignment */
+    int unfetched;      /* owned partitions with no fetch response yet (consumer_lag) */
     int paused;         /* consumption paused (the service's backpressure) */
     int replica;        /* updates.topic: one of the model's replicas (replica.c) */
     uint64_t generation; /* rebalances seen (assignments and revocations) */
@@ -156,6 +158,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         else
             rd_kafka_resume_partitions(rk, parts);
         slda_metrics_set_health(src->metrics, 1, NULL);
+        src->assigned_t = slda_mono_s();
         slda_log(src->metrics, SLDA_LOG_INFO, NULL, "kafka: assigned %d partition(s)", parts->cnt);
     } else {
         if (cooperative)
@@ -213,10 +216,16 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
 }
 
 /* Messages between each assigned partition's position and its high
- * watermark (librdkafka's cached value from the last fetch), or -1. */
+ * watermark, summed over the partitions fetched at least once; -1 when none
+ * has been. A partition librdkafka has no watermarks for (no fetch response
+ * since it was assigned: its leader unreachable, its fetcher stuck) has no
+ * known lag: it is counted in src->unfetched instead of passing for 0, so
+ * /healthz can name it (service_flow.c) rather than report a caught-up
+ * consumer while one partition is never read. */
 static int64_t consumer_lag(slda_ksource_t *src)
 {
     const rd_kafka_topic_partition_list_t *parts = src->owned;
+    src->unfetched = 0;
     if (!parts)
         return -1;
     int64_t lag = 0;
@@ -225,13 +234,22 @@ static int64_t consumer_lag(slda_ksource_t *src)
         int64_t lo, hi;
         const rd_kafka_topic_partition_t *p = &parts->elems[i];
         size_t k = pos_find(src, p->topic, p->partition, 0);
-        if (rd_kafka_get_watermark_offsets(src->rk, p->topic, p->partition, &lo, &hi) || hi < 0)
+        if (rd_kafka_get_watermark_offsets(src->rk, p->topic, p->partition, &lo, &hi) || hi < 0) {
+            src->unfetched++;
             continue;
+        }
         int64_t pos = k != SIZE_MAX && src->pos[k].offset >= 0 ? src->pos[k].offset : lo;
         lag += hi > pos ? hi - pos : 0;
         known = 1;
     }
     return known ? lag : -1;
+}
+
+int slda_ksource_unfetched(const slda_ksource_t *src, double *since)
+{
+    if (since)
+        *since = src->assigned_t;
+    return src->owned ? src->unfetched : 0;
 }
 
 /* Statistics (statistics.interval.ms): broker states for /healthz and the
@@ -250,6 +268,7 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     src->brokers_up = up;
     src->have_stats = 1;
     slda_metrics_set(src->metrics, SLDA_G_LAG, (double)consumer_lag(src));
+    slda_metrics_set(src->metrics, SLDA_G_UNFETCHED, (double)src->unfetched);
     if (up > 0) {
         slda_metrics_set_health(src->metrics, 1, NULL);
         slda_log_reset(src->metrics, "kafka-error-_ALL_BROKERS_DOWN");

@@ -246,7 +246,9 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "Held-out per-word perplexity (NaN until measured: heldout.modulo=0 or nothing scored "
          "yet)."},
         {SLDA_G_VOCAB, "streamlda_vocabulary_words", "Vocabulary words in use."},
-        {SLDA_G_LAG, "streamlda_consumer_lag", "Messages behind the high watermark (-1 = unknown)."},
+        {SLDA_G_LAG, "streamlda_consumer_lag",
+         "Messages behind the high watermark, over the partitions fetched at least once "
+         "(-1 = none yet; the others: streamlda_unfetched_partitions)."},
         {SLDA_G_SNAPSHOT_SECONDS, "streamlda_snapshot_seconds", "Wall time of the last snapshot."},
         {SLDA_G_SNAPSHOT_BYTES, "streamlda_snapshot_bytes", "Size of the last snapshot."},
         {SLDA_G_PUBLISH_SECONDS, "streamlda_snapshot_publish_seconds",
@@ -268,6 +270,9 @@ char *slda_metrics_prometheus(slda_metrics_t *m, const char *model, size_t *len)
          "included."},
         {SLDA_G_PARTITIONS, "streamlda_assigned_partitions",
          "Input partitions this instance is assigned in its consumer group."},
+        {SLDA_G_UNFETCHED, "streamlda_unfetched_partitions",
+         "Assigned partitions with no fetch response since their assignment (lag unknown; "
+         "/healthz fails once one stays so for health.stall.ms)."},
     };
     for (size_t i = 0; i < sizeof gauges / sizeof gauges[0]; i++) {
         double v = slda_metrics_gauge(m, gauges[i].g);
@@ -290,9 +295,12 @@ void slda_metrics_status_line(slda_metrics_t *m, char *buf, size_t size)
     if (dt <= 0)
         dt = 1e-9;
     double lag = slda_metrics_gauge(m, SLDA_G_LAG);
-    char lagtxt[32];
+    char lagtxt[64];
+    double unfetched = slda_metrics_gauge(m, SLDA_G_UNFETCHED);
     if (lag < 0)
         snprintf(lagtxt, sizeof lagtxt, "?");
+    else if (unfetched > 0) /* a partition never fetched: its lag is not in the sum */
+        snprintf(lagtxt, sizeof lagtxt, "%.0f+? (%.0f unfetched)", lag, unfetched);
     else
         snprintf(lagtxt, sizeof lagtxt, "%.0f", lag);
     double perp = slda_metrics_gauge(m, SLDA_G_PERPLEXITY);

@@ -46,6 +46,7 @@ typedef enum {
     SLDA_G_MODEL_UPDATES,    /* the model's update count (restored ones included) */
     SLDA_G_MODEL_DOCS,       /* documents in the model (restored ones included) */
     SLDA_G_PARTITIONS,       /* input partitions assigned to this instance */
+    SLDA_G_UNFETCHED,        /* of those, partitions with no fetch response yet (lag unknown) */
     SLDA_G__COUNT
 } slda_metric_gauge_t;
 

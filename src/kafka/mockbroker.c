@@ -203,6 +203,10 @@ slda_err_t slda_mock_control(slda_mock_t *mock, const char *line, char *errstr,
         err = rd_kafka_mock_broker_set_up(mock->mcluster, id);
     else if (!strcmp(argv[0], "rtt") && argc == 3)
         err = rd_kafka_mock_broker_set_rtt(mock->mcluster, id, (int)strtol(argv[2], NULL, 10));
+    else if (!strcmp(argv[0], "leader") && argc == 4) /* TOPIC PARTITION ID; -1: none */
+        err = rd_kafka_mock_partition_set_leader(mock->mcluster, argv[1],
+                                                 (int32_t)strtol(argv[2], NULL, 10),
+                                                 (int32_t)strtol(argv[3], NULL, 10));
     else if (!strcmp(argv[0], "errors"))
         return control_errors(mock, argc, argv, errstr, errstr_size);
     else if (!strcmp(argv[0], "topic-error") && (argc == 2 || argc == 3)) {
@@ -219,7 +223,8 @@ slda_err_t slda_mock_control(slda_mock_t *mock, const char *line, char *errstr,
     } else
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "control \"%s\": unknown command or wrong arguments (down ID, "
-                            "up ID, rtt ID MS, errors API N [ERR], clear API, topic-error TOPIC [ERR])", line);
+                            "up ID, rtt ID MS, leader TOPIC PARTITION ID, errors API N [ERR], clear API, "
+                            "topic-error TOPIC [ERR])", line);
     if (err)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "control \"%s\": %s", line,
                             rd_kafka_err2str(err));

@@ -30,6 +30,7 @@ slda_err_t slda_mock_topics_create(slda_mock_t *mock, const char *list,
 /* Fault injection, one command per line (the broker's --control FIFO):
  *   down ID | up ID          broker ID (-1 = all) refuses / accepts connections
  *   rtt ID MS                broker ID answers MS milliseconds late (0 = normal)
+ *   leader TOPIC PART ID     the partition's leader becomes broker ID (-1 = none)
  *   errors API N [ERR]       the next N requests of API (Produce, Fetch, Metadata,
  *                            OffsetCommit, ... or a number) fail with ERR (a
  *                            librdkafka error name such as NOT_LEADER_FOR_PARTITION

@@ -14,7 +14,8 @@
 /* Pause consumption while the producer has a backlog (records waiting for
  * room or for a retry) or a snapshot's hold lasts, resume when it is gone;
  * /healthz turns 503 when records stay undelivered, consumption stays paused,
- * or lagging partitions yield nothing, for health.stall.ms. */
+ * lagging partitions yield nothing, or an assigned partition has had no fetch
+ * response, for health.stall.ms. */
 void slda_svc_flow(slda_service_t *svc, double t)
 {
     size_t backlog = slda_ksink_backlog(svc->sink);
@@ -41,7 +42,8 @@ void slda_svc_flow(slda_service_t *svc, double t)
     svc->health_t = t;
     double stall = svc->conf->health_stall_ms / 1000.0, lag = slda_metrics_gauge(svc->metrics,
                                                                                 SLDA_G_LAG);
-    double undelivered_s = slda_ksink_stalled_s(svc->sink);
+    double undelivered_s = slda_ksink_stalled_s(svc->sink), assigned_t;
+    int unfetched = slda_ksource_unfetched(svc->src, &assigned_t);
     char why[256] = "";
     if (undelivered_s >= stall)
         snprintf(why, sizeof why, "producer stalled: %zu record(s) undelivered, none delivered "
@@ -53,6 +55,10 @@ void slda_svc_flow(slda_service_t *svc, double t)
              t - svc->last_msg_t >= stall)
         snprintf(why, sizeof why, "consumer stalled: lag %.0f, no message for %.0f s", lag,
                  t - svc->last_msg_t);
+    else if (!svc->paused && unfetched > 0 && t - assigned_t >= stall)
+        snprintf(why, sizeof why, "consumer stalled: %d of %d assigned partition(s) not fetched "
+                 "in the %.0f s since the assignment (lag unknown)", unfetched,
+                 slda_ksource_assigned(svc->src), t - assigned_t);
     slda_metrics_set_flow_health(svc->metrics, !why[0], why);
     slda_metrics_set(svc->metrics, SLDA_G_UNDELIVERED, (double)slda_ksink_undelivered(svc->sink));
 }
