@@ -9,7 +9,10 @@ partition 1 but never gets a fetch response for it. The other 30 documents train
 within health.stall.ms, with streamlda_unfetched_partitions 1. It used to stay 200 with
 streamlda_consumer_lag 0: librdkafka has no watermarks for a partition never fetched, and the
 lag summed over the others (seen once under load in 0058: one partition's 8 messages never
-fetched in 120 s, the gauge saying 0). The leader back: all 40 train, /healthz 200, the gauge 0.
+fetched in 120 s, the gauge saying 0). After health.stall.ms the service also assigns it again
+from its positions (a kick for a partition stuck inside librdkafka), logged; under the eager
+protocol that renews every partition, so the exact count below also shows nothing is read
+twice. The leader back: exactly 40 train, /healthz 200, the gauge 0.
 Waits are on conditions, with limits far above what they need.
 """
 import os
@@ -47,6 +50,10 @@ def run(tmp, broker):
               "/healthz: 503 naming one partition of four never fetched", body)
         check(svc.metric("streamlda_unfetched_partitions") == 1,
               "streamlda_unfetched_partitions 1", svc.metric("streamlda_unfetched_partitions"))
+        renewed = sc.wait_for(lambda: "documents [1] had no fetch response" in svc.text(), 120,
+                              "the partition's assignment renewed")
+        check(renewed and "assigned again from the model's positions" in svc.text(),
+              "the unfetched partition is assigned again, logged", svc.text()[-600:])
 
         broker.control("leader documents 1 1")
         got = sc.wait_progress(docs, 40, "partition 1 trained once it has a leader")

@@ -43,8 +43,10 @@ struct slda_ksource_s {
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
     rd_kafka_topic_partition_list_t *owned; /* the assignment, kept by on_rebalance */
-    double assigned_t;  /* slda_mono_s() of the last assignment */
+    double assigned_t;  /* slda_mono_s() of the last assignment by the group */
+    double renewed_t;   /* ... or by renew_unfetched, if later */
     int unfetched;      /* owned partitions with no fetch response yet (consumer_lag) */
+    double refetch_s;   /* health.stall.ms: unfetched this long, the assignment is renewed */
     int paused;         /* consumption paused (the service's backpressure) */
     int replica;        /* updates.topic: one of the model's replicas (replica.c) */
     uint64_t generation; /* rebalances seen (assignments and revocations) */
@@ -113,6 +115,18 @@ static void note_replays(slda_ksource_t *src, const rd_kafka_topic_partition_lis
     rd_kafka_topic_partition_list_destroy(ask);
 }
 
+/* Each partition of parts to start at our position, or where the group committed
+ * (RD_KAFKA_OFFSET_INVALID) when we have none. */
+static void set_positions(slda_ksource_t *src, rd_kafka_topic_partition_list_t *parts)
+{
+    for (int i = 0; i < parts->cnt; i++) {
+        rd_kafka_topic_partition_t *p = &parts->elems[i];
+        size_t k = pos_find(src, p->topic, p->partition, 0);
+        p->offset = (k != SIZE_MAX && src->pos[k].offset >= 0) ? src->pos[k].offset
+                                                               : RD_KAFKA_OFFSET_INVALID;
+    }
+}
+
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
@@ -121,12 +135,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     src->generation++;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         note_replays(src, parts);
-        for (int i = 0; i < parts->cnt; i++) {
-            rd_kafka_topic_partition_t *p = &parts->elems[i];
-            size_t k = pos_find(src, p->topic, p->partition, 0);
-            p->offset = (k != SIZE_MAX && src->pos[k].offset >= 0) ? src->pos[k].offset
-                                                                   : RD_KAFKA_OFFSET_INVALID;
-        }
+        set_positions(src, parts);
         rd_kafka_error_t *e = NULL;
         rd_kafka_resp_err_t r = RD_KAFKA_RESP_ERR_NO_ERROR;
         if (cooperative)
@@ -474,6 +483,7 @@ slda_ksource_t *slda_ksource_new(const slda_conf_t *conf, const char *bootstrap,
         src->pos[k].offset = positions[i].offset;
     }
     src->replica = conf->updates_topic && *conf->updates_topic;
+    src->refetch_s = conf->health_stall_ms / 1000.0;
     src->gapless = bootstrap && !src->replica; /* (a replica's log holds transaction markers) */
     rd_kafka_conf_t *rconf = consumer_conf(conf, bootstrap, src, errstr, errstr_size);
     if (!rconf)
@@ -628,8 +638,62 @@ static void note_lost(slda_ksource_t *src, const slda_kmsg_t *msg, int64_t pos)
                             "retention.bytes went faster than the service read)");
 }
 
+/* An assigned partition with no fetch response for health.stall.ms has been seen stuck in
+ * librdkafka's start (0058 under load: one partition of four never fetched in 120 s, its
+ * broker up, nothing logged; librdkafka has known states a partition does not leave, e.g.
+ * an offset query whose answer was lost). The assignment is renewed from our positions, as
+ * a rebalance would (the unfetched partitions only under the cooperative protocol; all
+ * under the eager one, whose assign replaces the whole assignment): nothing is read twice
+ * or skipped, since every partition starts at the next offset the model has not seen. Once
+ * per stall period; a partition without a leader stays unfetched and /healthz says so. */
+static void renew_unfetched(slda_ksource_t *src)
+{
+    double last = src->renewed_t > src->assigned_t ? src->renewed_t : src->assigned_t;
+    if (!src->owned || src->unfetched == 0 || src->refetch_s <= 0 ||
+        slda_mono_s() - last < src->refetch_s)
+        return;
+    int cooperative = !strcmp(rd_kafka_rebalance_protocol(src->rk), "COOPERATIVE");
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(src->owned->cnt);
+    char names[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < src->owned->cnt; i++) {
+        const rd_kafka_topic_partition_t *p = &src->owned->elems[i];
+        int64_t lo, hi;
+        int stuck = rd_kafka_get_watermark_offsets(src->rk, p->topic, p->partition, &lo, &hi) ||
+                    hi < 0;
+        if (stuck && used < sizeof names - 1)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s [%d]",
+                                     used ? ", " : "", p->topic, (int)p->partition);
+        if (stuck || !cooperative)
+            rd_kafka_topic_partition_list_add(parts, p->topic, p->partition);
+    }
+    src->renewed_t = slda_mono_s();
+    if (parts->cnt == 0) {
+        rd_kafka_topic_partition_list_destroy(parts);
+        return;
+    }
+    set_positions(src, parts);
+    rd_kafka_error_t *e = NULL;
+    rd_kafka_resp_err_t r = RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (cooperative) {
+        e = rd_kafka_incremental_unassign(src->rk, parts);
+        if (!e)
+            e = rd_kafka_incremental_assign(src->rk, parts);
+    } else
+        r = rd_kafka_assign(src->rk, parts);
+    if (src->paused)
+        rd_kafka_pause_partitions(src->rk, parts);
+    slda_log(src->metrics, SLDA_LOG_WARN, "kafka-refetch",
+             "kafka: %s had no fetch response in %.0f s (health.stall.ms): assigned again from "
+             "the model's positions%s%s", names, src->refetch_s, e || r ? ": failed: " : "",
+             e ? rd_kafka_error_string(e) : r ? rd_kafka_err2str(r) : "");
+    rd_kafka_error_destroy(e);
+    rd_kafka_topic_partition_list_destroy(parts);
+}
+
 int slda_ksource_poll(slda_ksource_t *src, int timeout_ms, slda_kmsg_t *msg)
 {
+    renew_unfetched(src);
     rd_kafka_message_t *m = rd_kafka_consumer_poll(src->rk, timeout_ms);
     if (!m)
         return 0;
