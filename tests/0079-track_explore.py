@@ -15,7 +15,11 @@ topics whose words are "aword..", "bword.." ...), `train --time-field --snapshot
    stream, their event times, the start of their own text, mostly words of the topic's family;
  - the report in headless Chromium at 390x844 and 1280x900: the topics table and the page fit
    the window (the old report at 390 px: the table 24 px off the right edge, the page 742 px
-   wide); screenshots kept.
+   wide); screenshots kept;
+ - the events of a stream whose topics change (steps, a burst, a late topic, a fall) at 390 px:
+   every table fits its box and the words column is at least 100 px wide with no word cut (the
+   old report gave it 30-40 px beside the snapshot's file name: 4 letters a line, cut inside
+   words, the rest off the box's edge); its screenshot kept.
 """
 import json
 import os
@@ -40,6 +44,34 @@ window.addEventListener('load', function () {
   var t = document.getElementById('topics'), b = t ? t.getBoundingClientRect() : null;
   parent.postMessage(JSON.stringify({w: window.innerWidth,
     scroll: document.documentElement.scrollWidth, right: b ? b.right : -1}), '*');
+});
+</script>"""
+# The events' tables at phone width: each table against its scrolling box, the narrowest words
+# cell, and whether any word in them wraps (a word wider than its cell's line is cut).
+EVFIT = """<script>
+window.addEventListener('load', function () {
+  var out = {w: window.innerWidth, tables: 0, over: [], minwd: 1e9, cut: 0, sn: 0};
+  document.querySelectorAll('.tw').forEach(function (box) {
+    var h = box.previousElementSibling;
+    while (h && h.tagName !== 'H2') h = h.previousElementSibling;
+    out.tables++;
+    if (box.scrollWidth > box.clientWidth + 1)
+      out.over.push((h ? h.textContent : '?') + ': ' + box.scrollWidth + ' > ' + box.clientWidth);
+  });
+  document.querySelectorAll('td.wd').forEach(function (td) {
+    out.minwd = Math.min(out.minwd, td.clientWidth);
+    var r = document.createRange(), words = td.textContent.split(/\\s+/), text = td.textContent;
+    var node = td.firstChild, at = 0;
+    words.forEach(function (wd) {
+      var i = text.indexOf(wd, at);
+      if (!wd || i < 0 || !node || node.nodeType !== 3) return;
+      r.setStart(node, i); r.setEnd(node, i + wd.length);
+      if (r.getClientRects().length > 1) out.cut++;
+      at = i + wd.length;
+    });
+  });
+  document.querySelectorAll('.sn').forEach(function (e) { if (e.offsetWidth > 0) out.sn++; });
+  parent.postMessage(JSON.stringify(out), '*');
 });
 </script>"""
 FRAME = """<!DOCTYPE html><html><body style="margin:0">
@@ -227,9 +259,43 @@ def main():
             axes.chromium(tmp, "file://" + os.path.join(tmp, "shot.html"), "--screenshot=" + shot,
                           size="%d,%d" % (max(w, 500), h))
             check(os.path.exists(shot), "screenshot kept", shot)
+        events_at_phone_width(tmp, art)
     else:
         print("SKIP: the Chromium checks (%s missing)" % axes.CHROMIUM)
     return sc.done("0079-track_explore", tmp)
+
+
+def events_at_phone_width(tmp, art):
+    stream = os.path.join(tmp, "ev.jsonl")
+    subprocess.run([sys.executable, os.path.join(sc.SRC, "bench/track/gen.py"), "--docs", "6000",
+                    "--topics", "8", "--span-days", "120", "--shape", "step,burst,late,fall",
+                    "--seed", "1", "--out", stream], check=True, stdout=subprocess.DEVNULL)
+    snaps = os.path.join(tmp, "evsnaps")
+    rc, _, err = run("train", "-q", "-k", "8", "-X", "seed=1",
+                     "--time-field", "time", "--snapshot-dir", snaps, "--snapshot-every", "300",
+                     stream)
+    check(rc == 0, "train (events)", rc, err[-300:])
+    html = os.path.join(tmp, "ev.html")
+    rc, _, err = run("report", snaps, "--html", html)
+    check(rc == 0 and "<h2>Events (0)</h2>" not in open(html).read(),
+          "report (events): a stream whose topics change has events", rc, err[-300:])
+    open(os.path.join(tmp, "evfit.html"), "w").write(
+        open(html).read().replace("</body>", EVFIT + "</body>"))
+    frame = os.path.join(tmp, "frame-ev.html")
+    open(frame, "w").write(FRAME % ("evfit.html", 390, 844))
+    dom = axes.chromium(tmp, "file://" + frame, "--dump-dom", size="500,844")
+    m = re.search(r'<pre id="fit">(.*?)</pre>', dom, re.S)
+    fit = json.loads(m.group(1).replace("&quot;", '"')) if m else {}
+    print("events at 390 px:", fit)
+    check(fit and fit["w"] == 390 and fit["tables"] >= 1 and fit["over"] == [],
+          "report at 390 px: every table fits its box", fit)
+    check(fit and 100 <= fit["minwd"] < 1e9 and fit["cut"] == 0 and fit["sn"] == 0,
+          "report at 390 px: the events' words column 100 px or wider, no word cut, no file "
+          "name column", fit)
+    shot = os.path.join(art, "0079-events-phone.png")
+    open(os.path.join(tmp, "shot-ev.html"), "w").write(FRAME % ("ev.html", 390, 844))
+    axes.chromium(tmp, "file://" + os.path.join(tmp, "shot-ev.html"), "--screenshot=" + shot,
+                  size="500,844")
 
 
 if __name__ == "__main__":

@@ -93,10 +93,12 @@ static const char html_head[] =
     ".lbl{font-weight:600}.auto{color:#5b6472}.by{color:#5b6472;font-size:90%}td{overflow-wrap:anywhere}\n"
     "details{font-size:12px;color:#3a4350}details li{margin:2px 0}\n"
     ".tw{overflow-x:auto}\n"
-    /* a phone (390 px): the topics table drops its bar column and narrows, every other table
-     * scrolls inside its own box (.tw) rather than widening the page */
-    "@media (max-width:600px){body{padding:10px 8px}td,th{padding:3px 4px}.bc{display:none}"
-    "td.n{white-space:normal;overflow-wrap:normal}"
+    /* a phone (390 px): the topics table drops its bar column and narrows, the events drop
+     * the snapshot's file name (its time is beside it) and keep their words whole (a column
+     * of 4 letters a line, cut inside words, was unreadable), every other table scrolls inside
+     * its own box (.tw) rather than widening the page */
+    "@media (max-width:600px){body{padding:10px 8px}td,th{padding:3px 4px}.bc,.sn{display:none}"
+    "td.n{white-space:normal;overflow-wrap:normal}td.wd{overflow-wrap:normal;min-width:7em}td[class^=ev-]{overflow-wrap:normal}"
     "#groups th{display:none}#groups tr{display:block;border-bottom:1px solid #e3e6ea}"
     "#groups td{display:inline-block;border:0}#groups td.t{display:block}}\n"
     "</style></head><body>\n";
@@ -400,18 +402,18 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
     /* events */
     fprintf(f, "<h2>Events (%zu)</h2>\n", r->nev);
     if (r->nev) {
-        fputs("<div class=\"tw\"><table><tr><th>time</th><th>snapshot</th><th>event</th>"
-              "<th>topic</th><th>js</th><th>weight</th><th>words</th></tr>\n", f);
+        fputs("<div class=\"tw\"><table><tr><th>time</th><th class=\"sn\">snapshot</th>"
+              "<th>event</th><th>topic</th><th>js</th><th>weight</th><th>words</th></tr>\n", f);
         for (size_t e = 0; e < r->nev; e++) {
             const slda_report_event_t *ev = &r->ev[e];
             fmt_time(r->pts[ev->point].time_ms, t1 - t0, a, sizeof a);
-            fprintf(f, "<tr><td class=\"n\">%s</td><td>", a);
+            fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"sn\">", a);
             html_text(f, r->pts[ev->point].file);
             fprintf(f, "</td><td class=\"ev-%s\">%s", ev->kind, ev->kind);
             if (ev->other != UINT32_MAX)
                 fprintf(f, " to %u", ev->other);
             fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">%.3f</td><td class=\"n\">"
-                       "%.2f%% &rarr; %.2f%%</td><td>",
+                       "%.2f%% &rarr; %.2f%%</td><td class=\"wd\">",
                     ev->topic, ev->js, 100 * ev->w0, 100 * ev->w1);
             html_text(f, ev->words);
             fputs("</td></tr>\n", f);
@@ -435,7 +437,8 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
             fmt_time(c->start_ms, t1 - t0, a, sizeof a);
             fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"ev-%s\">%s</td><td class=\"n\">"
                        "%u</td><td class=\"n\">%.2f%% &rarr; %.2f%%</td><td class=\"n\">%.1f</td>"
-                       "<td>", a, c->kind, c->kind, c->topic, 100 * c->before, 100 * c->after, c->z);
+                       "<td class=\"wd\">", a, c->kind, c->kind, c->topic, 100 * c->before,
+                    100 * c->after, c->z);
             html_text(f, cw);
             fputs("</td></tr>\n", f);
         }
@@ -458,7 +461,7 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
             fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">", ev->topic);
             if (ev->js >= 0)
                 fprintf(f, "%.3f", ev->js);
-            fputs("</td><td>", f);
+            fputs("</td><td class=\"wd\">", f);
             html_text(f, ev->words);
             fputs("</td></tr>\n", f);
         }
