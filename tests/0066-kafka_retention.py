@@ -49,8 +49,8 @@ def run(tmp, broker):
         got = sc.wait_progress(lambda: svc.metric("streamlda_documents_total"), 3000,
                                "the first 3,000 trained")
         check(got == 3000, "the first run trains every document", got)
-        check(svc.metric("streamlda_lost_messages_total") == 0,
-              "a model's first run counts nothing lost", svc.metric("streamlda_lost_messages_total"))
+        sc.check_metric(svc, "streamlda_lost_messages_total", 0,
+                        "a model's first run counts nothing lost")
         check(svc.stop() == 0, "SIGTERM -> exit 0")
     finally:
         if svc.proc.poll() is None:
@@ -87,8 +87,8 @@ def run(tmp, broker):
         got = sc.wait_progress(lambda: svc.metric("streamlda_documents_total"), kept,
                                "a first run over what the cluster kept")
         check(got == kept, "the first run trains what the cluster kept", got, kept)
-        check(svc.metric("streamlda_lost_messages_total") == 0,
-              "a model's first run counts nothing lost", svc.metric("streamlda_lost_messages_total"))
+        sc.check_metric(svc, "streamlda_lost_messages_total", 0,
+                        "a model's first run counts nothing lost")
         check("documents [0] starts at offset %d, its log start" % start in svc.text(),
               "the log says where the first run starts")
         check(svc.stop() == 0, "SIGTERM -> exit 0")

@@ -73,6 +73,12 @@ def done(name, tmp=None):
     return 1 if FAILURES[0] else 0
 
 
+def check_metric(svc, name, want, what):
+    """check that svc's /metrics has name = want."""
+    got = svc.metric(name)
+    check(got == want, what, got)
+
+
 def wait_for(pred, timeout, what, step=0.2):
     """Poll pred() until true or timeout seconds; returns its last value."""
     end = time.time() + timeout
