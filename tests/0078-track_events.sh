@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # 0078-track_events.sh - events that mean something: a stationary stream (bench/track/gen.py
 # --shuffle-time: a year of 10,000 documents whose mixtures do not move with time), trained
-# with the default tracking settings, raises no death and no rise or fall, and the report finds
-# no change in prevalence. Deaths are judged on the windows the charts show (days here), not
+# with the default tracking settings, raises no death, no rise or fall and no new subject, and
+# the report finds no change in prevalence. Deaths are judged on the windows the charts show (days here), not
 # the finest ring: in one-document minutes a topic of 8% 'died' (the old binary, hour windows:
 # 5 deaths; with minute windows 7). The same stream in time order, with known changes (a step
 # up at 50%, a burst at 45-50%, a topic appearing at 60%, a fall at 40%; a ramp 30-70% too
 # slow for the test), gives the report's changes in prevalence (`changes`): each known change
 # found for the topic that holds its words, of its kind, within 4% of the span (400
-# documents) of when it happened, and nothing else (the old report had no such test); on a
+# documents) of when it happened, and nothing else (the old report had no such test); the topic
+# that appears late is a new subject (`subject`, from its words: the old tracker had no such
+# event), dated within 2% of the span, and no subject names a topic that did not change; on a
 # sparser stream each change dated within 1% of the span.
 set -u
 . "$(dirname "$0")/checks.sh"
@@ -27,6 +29,7 @@ rep = collections.Counter(e["kind"] for e in d["events"])
 trk = collections.Counter(e["kind"] for e in d.get("tracker_events", []))
 print("report events", dict(rep), "tracker events", dict(trk))
 assert trk["death"] == 0, trk
+assert trk["subject"] == 0, trk  # new subjects from the words: none on a stationary stream
 assert rep["rise"] == 0 and rep["fall"] == 0, rep
 assert not d["changes"], d["changes"]
 PY
@@ -55,6 +58,21 @@ extra = [f for f in found if not any(f[0] == t[0] and f[1] == t[1] and abs(f[2] 
                                      for t in true)]
 print("missed", missed, "extra", extra)
 assert not missed and not extra
+# new subjects from the words: the topic that appears late (d, at 60%) is one, named by its own
+# words and dated within 2% of the span; a subject names a topic that really changed (the late
+# one, or the burst of c or the step of a), never one of the flat ones (f..j)
+subj = []
+for e in d.get("tracker_events", []):
+    if e["kind"] != "subject":
+        continue
+    words = e["words"] if isinstance(e["words"], list) else e["words"].split()
+    fam = [w[0] for w in words if re.match(r"[a-z]word", w)]
+    subj.append((max(set(fam), key=fam.count) if fam else "?", fam.count("d") if fam else 0,
+                 len(words), (e["event_ms"] - t0) / (t1 - t0)))
+print("subjects:", subj)
+assert any(f == "d" and nd >= 3 and nd >= 0.8 * n and abs(x - 0.60) <= 0.02
+           for f, nd, n, x in subj), subj
+assert all(f in "acd" for f, nd, n, x in subj), subj
 PY
 # A sparser stream (4,000 documents, 11 a day): the changes show in the 16-day blocks, and
 # each is dated when it happened (within 1% of the span, 3.7 days), not at the start of the

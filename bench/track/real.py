@@ -52,7 +52,7 @@ Y2010 = 1262304000  # 2010-01-01T00:00:00Z
 YEAR_S = 365 * 86400
 JOIN_S = Y2010 + 182 * 86400  # 2010-07-02T00:00:00Z: a day boundary, so no window straddles it
 TOKEN = re.compile(r"[a-z]+")
-DETECT_KINDS = {"birth", "taken", "change", "drift", "rise"}
+DETECT_KINDS = {"birth", "taken", "change", "drift", "rise", "subject"}
 
 
 def iso(sec):

@@ -410,6 +410,13 @@ const slda_prop_t slda_conf_table[] = {
     UINT("track.examples", track_examples, "5", 0, 50,
          "Representative documents kept per topic (id, event time, the start of the text) for "
          "the report, the page and topics --docs; 0 = none."),
+    UINT("track.subject.docs", track_subject_docs, "1000", 0, 1000000,
+         "New subjects from the words: at the end of each block of this many documents, words "
+         "far more frequent than their baseline in the last two blocks, three or more in one "
+         "topic's documents, raise a \"subject\" event; 0 = off."),
+    UINT("track.subject.words", track_subject_words, "100000", 16, 10000000,
+         "Words the new-subject test counts at most (the rarest are forgotten; the rest counted "
+         "as skipped)."),
     UINT("track.group.capacity", track_group_capacity, "1000", 0, 1000000,
          "Groups tracked (input.group.field); when full, a sampled group with the fewest documents "
          "is evicted into \"(other)\" and counted; 0 = no groups."),

@@ -183,6 +183,8 @@ struct slda_conf_s {
     uint32_t track_sample_docs; /* track.sample.docs: documents kept per window to score again */
     uint32_t track_examples;    /* track.examples: representative documents per topic */
     uint32_t track_group_capacity; /* track.group.capacity: groups tracked (0 = none) */
+    uint32_t track_subject_docs;   /* track.subject.docs: block of the new-subject test (0 off) */
+    uint32_t track_subject_words;  /* track.subject.words: words it counts at most */
     uint64_t track_warmup_docs; /* track.warmup.docs */
     double track_change_js, track_birth_js, track_merge_js, track_death_floor, track_trend_slope;
     uint32_t track_birth_keep, track_death_windows, track_trend_windows;

@@ -22,6 +22,7 @@
 
 #include "core/json.h"
 #include "track/sample.h"
+#include "text/vocab.h"
 
 #include <errno.h>
 #include <math.h>
@@ -88,6 +89,8 @@ void slda_track_opts_from_conf(slda_track_opts_t *o, const slda_conf_t *c)
     o->trend_slope = c->track_trend_slope;
     o->examples = c->track_examples;
     o->group_capacity = c->track_group_capacity;
+    o->subject_docs = c->track_subject_docs;
+    o->subject_words = c->track_subject_words;
     o->group_source = c->input_group_field && *c->input_group_field ? c->input_group_field
                       : c->p.kind == SLDA_KIND_ATM                    ? "@author"
                                                                        : NULL;
@@ -127,6 +130,7 @@ slda_track_t *slda_track_new(uint32_t K, const slda_track_opts_t *opts)
         track->o.group_source = track->group_src;
         track->groups = slda_groups_new(K, track->o.group_capacity, track->group_src);
     }
+    track->subjects = slda_subjects_new(track->o.subject_docs, track->o.subject_words);
     return track;
 }
 
@@ -143,6 +147,8 @@ void slda_track_destroy(slda_track_t *track)
     slda_track_examples_free(track);
     slda_groups_destroy(track->groups);
     free(track->group_src);
+    slda_subjects_destroy(track->subjects);
+    free(track->subject_keys);
     free(track);
 }
 
@@ -234,6 +240,60 @@ void slda_track_add(slda_track_t *track, int64_t ms, const float *theta)
     slda_track_add_doc(track, ms, theta, NULL, NULL);
 }
 
+static void join_words(char *dst, size_t size, size_t n, const char *const *word);
+
+/* A new subject found by the words (subject.c): an event "subject" on the topic that holds
+ * most of its documents, dated by the first of them, naming its words. */
+static void emit_subject(slda_track_t *track, const slda_subject_t *sj, const slda_model_t *model)
+{
+    const slda_vocab_t *vocab = slda_model_vocab(model);
+    const char *word[SLDA_SUBJECT_WORDS];
+    size_t n = 0;
+    for (uint32_t i = 0; i < sj->nwords; i++) {
+        uint32_t id = slda_vocab_find_key(vocab, sj->key[i]);
+        const char *w = id != UINT32_MAX ? slda_vocab_word(vocab, id) : NULL;
+        if (w)
+            word[n++] = w;
+    }
+    slda_track_event_t *ev = slda_track_event_push(track);
+    snprintf(ev->kind, sizeof ev->kind, "subject");
+    ev->topic = sj->topic < track->K ? sj->topic : 0;
+    ev->update = slda_model_updates(model);
+    ev->event_ms = sj->first_ms;
+    join_words(ev->words, sizeof ev->words, n, word);
+    if (track->cb)
+        track->cb(ev, track->cb_opaque);
+}
+
+static void add_subjects(slda_track_t *track, int64_t ms, const float *theta,
+                         const slda_model_t *model, const slda_doc_t *doc)
+{
+    const slda_vocab_t *vocab = slda_model_vocab(model);
+    if (doc->npairs > track->subject_cap) {
+        track->subject_cap = doc->npairs * 2;
+        track->subject_keys = slda_xrealloc(track->subject_keys,
+                                            track->subject_cap * sizeof *track->subject_keys);
+    }
+    uint32_t n = 0, top = 0;
+    for (uint32_t i = 0; i < doc->npairs; i++)
+        track->subject_keys[n++] = slda_vocab_key(vocab, doc->word[i]);
+    for (uint32_t k = 1; k < track->K; k++)
+        if (theta[k] > theta[top])
+            top = k;
+    size_t found = slda_subjects_add(track->subjects, track->subject_keys, n, top, ms);
+    if (found) {
+        size_t nf;
+        const slda_subject_t *sj = slda_subjects_found(track->subjects, &nf);
+        for (size_t i = 0; i < nf; i++)
+            emit_subject(track, &sj[i], model);
+    }
+}
+
+uint64_t slda_track_subject_skipped(const slda_track_t *track)
+{
+    return slda_subjects_skipped(track->subjects);
+}
+
 void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
                         const slda_model_t *model, const slda_doc_t *doc)
 {
@@ -246,6 +306,8 @@ void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
             slda_track_examples_offer(track, ms, theta, model, doc);
         if (doc && track->groups)
             add_groups(track, ms, theta, doc);
+        if (doc && model && track->subjects)
+            add_subjects(track, ms, theta, model, doc);
     } else {
         track->dropped++; /* not a mixture: nothing to add */
     }

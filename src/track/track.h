@@ -39,6 +39,8 @@ typedef struct slda_track_opts_s {
     const char *group_source;   /* input.group.field (borrowed), @lang, @author, @key; NULL:
                                    no groups (groups.h) */
     uint32_t group_capacity;    /* track.group.capacity: 0 = no groups */
+    uint32_t subject_docs;      /* track.subject.docs: block of the new-subject test, 0 = off */
+    uint32_t subject_words;     /* track.subject.words: words it counts at most */
 } slda_track_opts_t;
 
 /* Whether input.group.field names a source of groups this run has: a field, @lang, @author
@@ -85,6 +87,8 @@ void slda_track_add(slda_track_t *track, int64_t ms, const float *theta);
 void slda_track_add_doc(slda_track_t *track, int64_t ms, const float *theta,
                         const slda_model_t *model, const slda_doc_t *doc);
 uint64_t slda_track_dropped(const slda_track_t *track);
+/* Words the new-subject test found no room for (track.subject.words: subject.h). */
+uint64_t slda_track_subject_skipped(const slda_track_t *track);
 uint64_t slda_track_beyond(const slda_track_t *track);
 uint64_t slda_track_docs(const slda_track_t *track);
 /* Tiers, finest first; a tier's window (ms) now (the last one's grows). */

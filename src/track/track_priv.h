@@ -5,6 +5,7 @@
 #include "track/groups.h"
 #include "track/prev.h"
 #include "track/sample.h"
+#include "track/subject.h"
 #include "track/track.h"
 
 #define MERGED_MAX 4096 /* close pairs remembered (so a merge is reported once) */
@@ -69,6 +70,10 @@ struct slda_track_s {
     /* groups (groups.c), NULL without them; group_src: their source (owned) */
     slda_groups_t *groups;
     char *group_src;
+    /* new subjects from the words (subject.h), NULL when track.subject.docs is 0 */
+    slda_subjects_t *subjects;
+    uint64_t *subject_keys; /* scratch: a document's keys */
+    size_t subject_cap;
 };
 
 /* examples.c */
