@@ -86,7 +86,8 @@ struct rd_kafka_consumer_group_metadata_s *slda_ksource_group_metadata(slda_ksou
 /* Number of partitions currently assigned. */
 int slda_ksource_assigned(const slda_ksource_t *src);
 /* Assigned partitions with no fetch response since the last assignment (as of the last
- * statistics, once a second), and in *since when that assignment came (slda_mono_s). */
+ * statistics, once a second), and in *since when that assignment came, or consumption last
+ * resumed if later (slda_mono_s). */
 int slda_ksource_unfetched(const slda_ksource_t *src, double *since);
 /* Pause (1) or resume (0) fetching on every assigned partition, and on any
  * assigned later while paused. Polling goes on (group membership, callbacks);

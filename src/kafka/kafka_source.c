@@ -43,8 +43,9 @@ struct slda_ksource_s {
     int brokers_up;     /* from the last statistics: brokers in state UP */
     int have_stats;
     rd_kafka_topic_partition_list_t *owned; /* the assignment, kept by on_rebalance */
-    double assigned_t;  /* slda_mono_s() of the last assignment by the group */
-    double renewed_t;   /* ... or by renew_unfetched, if later */
+    double assigned_t;  /* slda_mono_s() of the last assignment by the group, or of the last
+                           resume if later (a paused partition is not fetched) */
+    double renewed_t;   /* the last renewal by renew_unfetched */
     int unfetched;      /* owned partitions with no fetch response yet (consumer_lag) */
     double refetch_s;   /* health.stall.ms: unfetched this long, the assignment is renewed */
     int paused;         /* consumption paused (the service's backpressure) */
@@ -649,7 +650,7 @@ static void note_lost(slda_ksource_t *src, const slda_kmsg_t *msg, int64_t pos)
 static void renew_unfetched(slda_ksource_t *src)
 {
     double last = src->renewed_t > src->assigned_t ? src->renewed_t : src->assigned_t;
-    if (!src->owned || src->unfetched == 0 || src->refetch_s <= 0 ||
+    if (!src->owned || src->unfetched == 0 || src->refetch_s <= 0 || src->paused ||
         slda_mono_s() - last < src->refetch_s)
         return;
     int cooperative = !strcmp(rd_kafka_rebalance_protocol(src->rk), "COOPERATIVE");
@@ -832,6 +833,8 @@ slda_err_t slda_ksource_pause(slda_ksource_t *src, int pause)
     if (err)
         return SLDA_ERR_KAFKA;
     src->paused = !!pause;
+    if (!pause) /* the partitions' fetch clock starts again: paused, none was fetched */
+        src->assigned_t = slda_mono_s();
     return SLDA_OK;
 }
 
