@@ -447,7 +447,9 @@ void slda_report_write_html(const slda_report_t *r, FILE *f)
     if (r->ntev) {
         fprintf(f, "<h2>Events recorded while training (%zu)</h2>\n<p class=\"legend\">From the "
                    "tracker's state beside the snapshots (docs/tracking.md: birth, change, merge, "
-                   "death), at the newest event time when each was seen.</p>\n"
+                   "death, rise, fall at the newest event time when each was seen; subject, new "
+                   "words that came together, where their documents start; the engine's own)."
+                   "</p>\n"
                    "<div class=\"tw\"><table><tr><th>time</th><th>update</th><th>event</th><th>topic</th><th>js</th>"
                    "<th>words</th></tr>\n", r->ntev);
         for (size_t e = 0; e < r->ntev; e++) {
