@@ -293,9 +293,10 @@ def events_at_phone_width(tmp, art):
           "report at 390 px: the events' words column 100 px or wider, no word cut, no file "
           "name column", fit)
     shot = os.path.join(art, "0079-events-phone.png")
-    open(os.path.join(tmp, "shot-ev.html"), "w").write(FRAME % ("ev.html", 390, 844))
+    # the whole page (the events are below the topics): a frame as tall as a long page
+    open(os.path.join(tmp, "shot-ev.html"), "w").write(FRAME % ("ev.html", 390, 5000))
     axes.chromium(tmp, "file://" + os.path.join(tmp, "shot-ev.html"), "--screenshot=" + shot,
-                  size="500,844")
+                  size="500,5000")
 
 
 if __name__ == "__main__":
