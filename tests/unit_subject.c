@@ -7,7 +7,8 @@
  * puts them in topic 7), one subject is found at the end of block 13 or 14: at least its
  * strongest words are new words, its topic is 7, its time is the first new document's or
  * within a few documents of it, it is reported once, and the same input gives the same
- * subjects. A table of 16 words counts what finds no room as skipped.
+ * subjects, also with a table small enough to prune at every block. A table of 16 words counts
+ * what finds no room as skipped.
  */
 #include "testutil.h"
 #include "track/subject.h"
@@ -152,6 +153,75 @@ static void test_new_subject(void)
     CHECK_INT(stream(1, 20 * BLOCK, CHANGE, 100000, g, 8, NULL), n);
     CHECK_TRUE(!memcmp(&f[0].subject, &g[0].subject, sizeof f[0].subject) && f[0].doc == g[0].doc,
                "deterministic");
+
+}
+
+/* Blocks of 100 documents of 20 words from 300 (Zipf) and 3 words no other document has (typos,
+ * ids); from block 30 on, 30% of the documents add 10 words of 20 new ones (topic 7). */
+static size_t junk_stream(uint32_t cap, slda_subject_t *out, size_t max, uint64_t *at)
+{
+    static double cum[300], cumnew[20];
+    double t = 0;
+    for (uint32_t r = 0; r < 300; r++)
+        cum[r] = (t += 1.0 / (r + 1));
+    t = 0;
+    for (uint32_t r = 0; r < 20; r++)
+        cumnew[r] = (t += 1.0 / (r + 1));
+    slda_subjects_t *s = slda_subjects_new(100, cap);
+    uint64_t rng = 77, junk = 0x5000000000ULL;
+    size_t nout = 0;
+    for (uint64_t d = 0; d < 60 * 100; d++) {
+        uint64_t key[33];
+        uint32_t n = 0;
+        int fresh = d >= 3000 && unif(&rng) < 0.3;
+        while (n < 20) {
+            uint64_t k = old_key(zipf(cum, 300, &rng));
+            int dup = 0;
+            for (uint32_t i = 0; i < n; i++)
+                dup |= key[i] == k;
+            if (!dup)
+                key[n++] = k;
+        }
+        for (int j = 0; j < 3; j++)
+            key[n++] = junk++;
+        for (uint32_t m = 0; fresh && m < 10; m++) {
+            uint64_t k = new_key(zipf(cumnew, 20, &rng));
+            int dup = 0;
+            for (uint32_t i = 20; i < n; i++)
+                dup |= key[i] == k;
+            if (!dup)
+                key[n++] = k;
+        }
+        if (slda_subjects_add(s, key, n, fresh ? 7 : (uint32_t)(key[0] % 5), (int64_t)d)) {
+            size_t m;
+            const slda_subject_t *sj = slda_subjects_found(s, &m);
+            for (size_t i = 0; i < m && nout < max; i++) {
+                at[nout] = d + 1;
+                out[nout++] = sj[i];
+            }
+        }
+    }
+    slda_subjects_destroy(s);
+    return nout;
+}
+
+/* A table that prunes at every block's end finds what an unbounded one does: the window's
+ * documents follow their words to their new slots (they kept the old slots, so the words a
+ * subject was made of were other words' counts). */
+static void test_prune(void)
+{
+    slda_subject_t a[8], b[8];
+    uint64_t at_a[8], at_b[8];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    size_t na = junk_stream(1000000, a, 8, at_a), nb = junk_stream(5000, b, 8, at_b);
+    CHECK_TRUE(na >= 1, "the new words are a subject (%zu)", na);
+    CHECK_INT(nb, na);
+    for (size_t i = 0; i < na && i < nb; i++)
+        CHECK_TRUE(!memcmp(&a[i], &b[i], sizeof a[i]) && at_a[i] == at_b[i],
+                   "subject %zu the same with a table that prunes (first word %llx / %llx, "
+                   "%u / %u documents)", i, (unsigned long long)a[i].key[0],
+                   (unsigned long long)b[i].key[0], a[i].docs, b[i].docs);
 }
 
 static void test_capacity(void)
@@ -169,6 +239,7 @@ int main(void)
 {
     test_stationary();
     test_new_subject();
+    test_prune();
     test_capacity();
     return slda_test_done("unit_subject");
 }

@@ -128,17 +128,24 @@ static size_t slot_of(const slda_subjects_t *s, uint64_t key)
     return i;
 }
 
-/* Forget the words with a small baseline that this block did not hold (tab rebuilt). */
+/* Forget the words with a small baseline that the window does not hold (tab rebuilt; the
+ * window's documents, which hold only words it keeps, point at their new slots). */
 static void prune(slda_subjects_t *s)
 {
     went_t *old = s->tab;
+    uint32_t *moved = slda_xmalloc(s->nslots * sizeof *moved);
     s->tab = slda_xcalloc(s->nslots, sizeof *s->tab);
     s->used = 0;
     for (size_t i = 0; i < s->nslots; i++)
         if (old[i].key && (old[i].base >= PRUNE || old[i].cur > 0 || old[i].prev > 0)) {
-            s->tab[slot_of(s, old[i].key)] = old[i];
+            size_t to = slot_of(s, old[i].key);
+            s->tab[to] = old[i];
+            moved[i] = (uint32_t)to;
             s->used++;
         }
+    for (size_t u = 0; u < s->nw; u++)
+        s->word[u] = moved[s->word[u]];
+    free(moved);
     free(old);
 }
 
@@ -387,8 +394,6 @@ static void end_block(slda_subjects_t *s)
         w->cur = 0;
         w->cand = -1;
     }
-    if (s->used * 4 >= (size_t)s->cap * 3)
-        prune(s);
     /* drop the first block's documents from the window */
     uint32_t keep = s->nblk - s->nprev, off = s->start[s->nprev];
     memmove(s->word, s->word + off, (s->nw - off) * sizeof *s->word);
@@ -398,6 +403,8 @@ static void end_block(slda_subjects_t *s)
     memmove(s->ms, s->ms + s->nprev, keep * sizeof *s->ms);
     s->nw -= off;
     s->nblk = s->nprev = keep;
+    if (s->used * 4 >= (size_t)s->cap * 3) /* after the shift: every word left is kept */
+        prune(s);
     s->blocks++;
 }
 
