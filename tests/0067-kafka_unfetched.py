@@ -48,7 +48,7 @@ def run(tmp, broker):
         body = sc.wait_for(stalled, 120, "/healthz to name the partition never fetched")
         check(body and "1 of 4 assigned partition(s) not fetched" in body,
               "/healthz: 503 naming one partition of four never fetched", body)
-        sc.check_metric(svc, "streamlda_unfetched_partitions", 1, "streamlda_unfetched_partitions 1")
+        sc.check_metric(svc, "streamlda_unfetched_partitions", 1, "the gauge says 1")
         renewed = sc.wait_for(lambda: "documents [1] had no fetch response" in svc.text(), 120,
                               "the partition's assignment renewed")
         check(renewed and "assigned again from the model's positions" in svc.text(),
@@ -59,7 +59,7 @@ def run(tmp, broker):
         check(got == 40, "all 40 documents train once partition 1 has a leader", got)
         healthy = sc.wait_for(lambda: svc.get("/healthz")[0] == 200, 120, "/healthz 200 again")
         check(healthy, "/healthz 200 again", svc.get("/healthz"))
-        sc.check_metric(svc, "streamlda_unfetched_partitions", 0, "streamlda_unfetched_partitions 0")
+        sc.check_metric(svc, "streamlda_unfetched_partitions", 0, "the gauge says 0")
         check(svc.stop() == 0, "SIGTERM -> exit 0")
     finally:
         if svc.proc.poll() is None:

@@ -98,7 +98,8 @@ static const char html_head[] =
      * of 4 letters a line, cut inside words, was unreadable), every other table scrolls inside
      * its own box (.tw) rather than widening the page */
     "@media (max-width:600px){body{padding:10px 8px}td,th{padding:3px 4px}.bc,.sn{display:none}"
-    "td.n{white-space:normal;overflow-wrap:normal}td.wd{overflow-wrap:normal;min-width:7em}td[class^=ev-]{overflow-wrap:normal}"
+    "td.n{white-space:normal;overflow-wrap:normal}td.wd{overflow-wrap:normal;min-width:7em}"
+    "td[class^=ev-]{overflow-wrap:normal}"
     "#groups th{display:none}#groups tr{display:block;border-bottom:1px solid #e3e6ea}"
     "#groups td{display:inline-block;border:0}#groups td.t{display:block}}\n"
     "</style></head><body>\n";

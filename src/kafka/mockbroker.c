@@ -223,7 +223,8 @@ slda_err_t slda_mock_control(slda_mock_t *mock, const char *line, char *errstr,
     } else
         return slda_set_err(errstr, errstr_size, SLDA_ERR_INVALID,
                             "control \"%s\": unknown command or wrong arguments (down ID, "
-                            "up ID, rtt ID MS, leader TOPIC PARTITION ID, errors API N [ERR], clear API, "
+                            "up ID, rtt ID MS, leader TOPIC PARTITION ID, errors API N [ERR], "
+                            "clear API, "
                             "topic-error TOPIC [ERR])", line);
     if (err)
         return slda_set_err(errstr, errstr_size, SLDA_ERR_KAFKA, "control \"%s\": %s", line,

@@ -10,8 +10,9 @@
  * The auto lists (58 languages, some 10,000 words) are normalised once a
  * process for each text mode (unicode or not, apostrophes kept or not) and
  * kept: a tokenizer without explicit stop words reads that set itself, one
- * with them merges its entries by their hashes (pointing at the cached words). Building them anew for every tokenizer cost more than
- * reading a short input (a model made per message, or per fuzz input).
+ * with them gets a copy of it and adds its own (the copy points at the cached
+ * words). Building them anew for every tokenizer cost more than reading a
+ * short input (a model made per message, or per fuzz input).
  */
 #include "text/text_priv.h"
 #include "text/icu.h"

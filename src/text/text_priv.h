@@ -56,7 +56,7 @@ struct slda_tokenizer_s {
     size_t nslots;
     size_t nstop;
     size_t nexplicit;   /* words of the explicit lists (slda_tokenizer_stopword_count) */
-    int borrowed;       /* stop is the process's cached auto lists (stopset.c): not ours to change */
+    int borrowed;       /* stop is the process's cached auto lists (stopset.c): read-only */
     int unicode;        /* text.segment=unicode */
     int autolists;      /* text.stopwords has auto: each document's language's list applies */
     int detect;         /* documents' languages are identified (unicode mode, or auto) */

@@ -243,7 +243,7 @@ void slda_track_add(slda_track_t *track, int64_t ms, const float *theta)
 static void join_words(char *dst, size_t size, size_t n, const char *const *word);
 
 /* A new subject found by the words (subject.c): an event "subject" on the topic that holds
- * most of its documents, dated by the first of them, naming its words. */
+ * most of its documents, dated where they start to come, naming its words. */
 static void emit_subject(slda_track_t *track, const slda_subject_t *sj, const slda_model_t *model)
 {
     const slda_vocab_t *vocab = slda_model_vocab(model);
