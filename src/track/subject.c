@@ -222,6 +222,8 @@ static int by_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static uint32_t topic_mode(uint32_t *t, uint32_t n);
+
 /* The topic that most of a word's documents (bits over the window) put first; the lowest
  * on a tie. */
 static uint32_t word_topic(const slda_subjects_t *s, const uint8_t *bits)
@@ -230,6 +232,14 @@ static uint32_t word_topic(const slda_subjects_t *s, const uint8_t *bits)
     for (uint32_t d = 0; d < s->nblk; d++)
         if (bits[d / 8] & (1u << (d % 8)))
             t[n++] = s->topic[d];
+    uint32_t best = topic_mode(t, n);
+    free(t);
+    return best;
+}
+
+/* The most frequent of t's n topics, the lowest on a tie (t is sorted in place). */
+static uint32_t topic_mode(uint32_t *t, uint32_t n)
+{
     qsort(t, n, sizeof *t, by_u32);
     uint32_t best = n ? t[0] : 0, bestn = 0;
     for (uint32_t i = 0, j; i < n; i = j) {
@@ -240,7 +250,6 @@ static uint32_t word_topic(const slda_subjects_t *s, const uint8_t *bits)
             best = t[i];
         }
     }
-    free(t);
     return best;
 }
 
@@ -304,6 +313,7 @@ static void find_subjects(slda_subjects_t *s)
     uint8_t *taken = slda_xcalloc(nc, 1);
     uint32_t *member = slda_xmalloc(nc * sizeof *member);
     uint32_t *hits = slda_xcalloc(s->nblk ? s->nblk : 1, sizeof *hits);
+    uint32_t *topics = slda_xmalloc((s->nblk ? s->nblk : 1) * sizeof *topics);
     uint32_t *lead = slda_xmalloc(nc * sizeof *lead);
     for (size_t a = 0; a < nc; a++)
         lead[a] = word_topic(s, docs + a * nbytes);
@@ -324,28 +334,12 @@ static void find_subjects(slda_subjects_t *s)
                 if (docs[(size_t)member[m] * nbytes + d / 8] & (1u << (d % 8)))
                     hits[d]++;
         uint32_t nd = 0;
-        uint32_t best = 0, bestn = 0;
-        uint32_t *votes = NULL;
-        size_t nvotes = 0;
-        for (uint32_t d = 0; d < s->nblk; d++) {
-            if (hits[d] < 2)
-                continue;
-            nd++;
-            if (s->topic[d] >= nvotes) { /* grow the tally to this topic */
-                size_t n2 = s->topic[d] + 1;
-                votes = slda_xrealloc(votes, n2 * sizeof *votes);
-                memset(votes + nvotes, 0, (n2 - nvotes) * sizeof *votes);
-                nvotes = n2;
-            }
-            if (++votes[s->topic[d]] > bestn || (votes[s->topic[d]] == bestn &&
-                                                 s->topic[d] < best)) {
-                bestn = votes[s->topic[d]];
-                best = s->topic[d];
-            }
-        }
-        free(votes);
+        for (uint32_t d = 0; d < s->nblk; d++)
+            if (hits[d] >= 2)
+                topics[nd++] = s->topic[d];
         if (nd < MIN_DOCS)
             continue;
+        uint32_t best = topic_mode(topics, nd);
         slda_subject_t *out = &s->found[s->nfound++];
         memset(out, 0, sizeof *out);
         for (size_t m = 0; m < nm; m++) {
@@ -364,6 +358,7 @@ static void find_subjects(slda_subjects_t *s)
             s->nfound--; /* the rest of the subject the previous window reported */
     }
     free(lead);
+    free(topics);
     free(hits);
     free(member);
     free(taken);
