@@ -62,6 +62,15 @@ static uint64_t new_key(uint32_t r)
     return 0x9000000ULL + r;
 }
 
+/* k appended to key[n] unless key[from..n) holds it already (a document's words are distinct). */
+static void add_key(uint64_t *key, uint32_t *n, uint32_t from, uint64_t k)
+{
+    for (uint32_t i = from; i < *n; i++)
+        if (key[i] == k)
+            return;
+    key[(*n)++] = k;
+}
+
 typedef struct found_s {
     uint64_t doc;          /* documents added when it was found */
     slda_subject_t subject;
@@ -89,11 +98,7 @@ static size_t stream(uint64_t seed, uint64_t ndocs, uint64_t change, uint32_t ca
         while (n < DOCW) {
             uint64_t k = fresh && n % 2 ? new_key(zipf(cumnew, NEW, &rng))
                                         : old_key(zipf(cum, OLD, &rng));
-            int dup = 0;
-            for (uint32_t i = 0; i < n; i++)
-                dup |= key[i] == k;
-            if (!dup)
-                key[n++] = k;
+            add_key(key, &n, 0, k);
         }
         topic = fresh ? 7 : (uint32_t)(key[0] % 5);
         size_t nf = slda_subjects_add(s, key, n, topic, (int64_t)d * 1000);
@@ -175,22 +180,12 @@ static size_t junk_stream(uint32_t cap, slda_subject_t *out, size_t max, uint64_
         uint32_t n = 0;
         int fresh = d >= 3000 && unif(&rng) < 0.3;
         while (n < 20) {
-            uint64_t k = old_key(zipf(cum, 300, &rng));
-            int dup = 0;
-            for (uint32_t i = 0; i < n; i++)
-                dup |= key[i] == k;
-            if (!dup)
-                key[n++] = k;
+            add_key(key, &n, 0, old_key(zipf(cum, 300, &rng)));
         }
         for (int j = 0; j < 3; j++)
             key[n++] = junk++;
         for (uint32_t m = 0; fresh && m < 10; m++) {
-            uint64_t k = new_key(zipf(cumnew, 20, &rng));
-            int dup = 0;
-            for (uint32_t i = 20; i < n; i++)
-                dup |= key[i] == k;
-            if (!dup)
-                key[n++] = k;
+            add_key(key, &n, 20, new_key(zipf(cumnew, 20, &rng)));
         }
         if (slda_subjects_add(s, key, n, fresh ? 7 : (uint32_t)(key[0] % 5), (int64_t)d)) {
             size_t m;
